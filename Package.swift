@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Sluice",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "Sluice", targets: ["Sluice"]),
+        .executable(name: "sluice", targets: ["sluice"]),
+    ],
+    targets: [
+        // The few libcurl functions Sluice calls, declared by hand: the system has
+        // libcurl.so.4 but not its headers.
+        .target(
+            name: "CCurl",
+            linkerSettings: [.linkedLibrary(":libcurl.so.4", .when(platforms: [.linux]))]
+        ),
+        // SHA-1/SHA-256 from the system's OpenSSL libcrypto (libssl-dev).
+        .target(
+            name: "CSluiceCrypto",
+            linkerSettings: [.linkedLibrary("crypto", .when(platforms: [.linux]))]
+        ),
+        .target(
+            name: "Sluice",
+            dependencies: [
+                .target(name: "CCurl", condition: .when(platforms: [.linux])),
+                .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux])),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "sluice", dependencies: ["Sluice"], swiftSettings: strict),
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

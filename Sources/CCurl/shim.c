@@ -1,0 +1,2 @@
+#include "CCurl.h"
+int sluice_ccurl_placeholder(void) { return 0; }

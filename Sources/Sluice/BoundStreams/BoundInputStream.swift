@@ -1,0 +1,68 @@
+import Foundation
+
+/// The reading end of a `BoundStreamPair`.
+///
+/// - Important: `read` blocks until bytes arrive, the writer closes, or the pair fails or
+///   is cancelled; call it from a thread that may wait (URLSession's stream queue on Linux
+///   does). It never reports the end before the writer closed.
+final class BoundInputStream: InputStream {
+    private let core: BoundStreamPair.Core
+
+    init(core: BoundStreamPair.Core) {
+        self.core = core
+        super.init(data: Data())
+    }
+
+    override func open() {
+        core.lock.withLock { $0.openReader() }
+    }
+
+    override func close() {
+        let event = core.lock.withLockBroadcasting { $0.closeReader() }
+        core.output?.deliver(event)
+    }
+
+    override var hasBytesAvailable: Bool {
+        core.lock.withLock { $0.readerHasBytesAvailable }
+    }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+        let target = UnsafeMutableRawBufferPointer(start: buffer, count: max(0, len))
+        let (result, event) = core.lock.wait { state -> (StateMachine.ReadResult, StateMachine.WriterEvent)? in
+            let step = state.read(into: target)
+            return step.0 == .wait ? nil : step
+        }
+        core.output?.deliver(event)
+        switch result {
+        case .bytes(let count): return count
+        case .end: return 0
+        case .failed, .wait: return -1
+        }
+    }
+
+    override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>) -> Bool {
+        false
+    }
+
+    override var streamStatus: Stream.Status {
+        core.lock.withLock { state in
+            if state.failure != nil { return .error }
+            switch state.reader {
+            case .notOpen: return .notOpen
+            case .closed: return .closed
+            case .open: return state.writer == .closed && state.ring.isEmpty ? .atEnd : .open
+            }
+        }
+    }
+
+    override var streamError: (any Error)? {
+        core.lock.withLock { $0.failure }
+    }
+
+    override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
+    override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
+    override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
+    override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
+}
+
+private typealias StateMachine = BoundStreamPair.StateMachine

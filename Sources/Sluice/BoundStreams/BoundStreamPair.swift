@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+
+/// Linux's missing `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`:
+/// an `InputStream` and an `OutputStream` joined by one fixed-capacity ring.
+///
+/// Bytes written to `outputStream` are read from `inputStream` in order. Memory is
+/// bounded by `capacity` bytes, allocated once.
+///
+/// The output side never blocks: `write` copies what fits and returns the count, and the
+/// delegate hears `hasSpaceAvailable` when it may write again (after `open`, after a write
+/// that did not fit once the reader frees space, and after an event whose writes all fit
+/// while space remains), `endEncountered` when the reader closed first, and `errorOccurred`
+/// when the pair failed. Events go to the run loop the stream is scheduled in, or to the
+/// dispatch queue given to `deliverEvents(on:)`.
+///
+/// The input side is built for `URLRequest.httpBodyStream` on Linux: `hasBytesAvailable` is
+/// `false` and `read` returns 0 only after the writer closed and every byte was read; until
+/// then `read` waits. It returns -1 with the real `streamError` after `fail(_:)` or
+/// `cancel()`, and wakes at once when either happens.
+///
+/// - Important: `cancel()` and `fail(_:)` may be called from any thread, any number of
+///   times; the first failure wins. `close()` of either stream is idempotent.
+public final class BoundStreamPair: @unchecked Sendable {
+    // @unchecked: the streams are Foundation classes marked non-Sendable; ours keep all
+    // their state behind the core's lock and a Mutex, so any thread may call them.
+    /// The end the request reads; hand it to `URLRequest.httpBodyStream` unopened.
+    public let inputStream: InputStream
+    /// The end the producer writes.
+    public let outputStream: OutputStream
+    public let capacity: Int
+
+    private let core: Core
+
+    /// - Parameter capacity: The ring's size in bytes, at least 1.
+    public init(capacity: Int) {
+        precondition(capacity > 0, "capacity must be positive")
+        let core = Core(capacity: capacity)
+        self.core = core
+        self.capacity = capacity
+        let output = BoundOutputStream(core: core)
+        self.outputStream = output
+        self.inputStream = BoundInputStream(core: core)
+        core.output = output
+    }
+
+    /// Fails both ends with `error`: the reader's next `read` returns -1 and its
+    /// `streamError` is `error`; the writer's delegate hears `errorOccurred`.
+    public func fail(_ error: any Error) {
+        core.fail(error)
+    }
+
+    /// Cancels the pair: `fail(_:)` with `CancellationError()`.
+    public func cancel() {
+        core.fail(CancellationError())
+    }
+
+    /// Delivers the output stream's events on `queue`, in addition to any run loop it is
+    /// scheduled in. Pass nil to stop.
+    public func deliverOutputEvents(on queue: DispatchQueue?) {
+        (outputStream as? BoundOutputStream)?.deliverEvents(on: queue)
+    }
+
+    /// The number of bytes the reader has taken out so far.
+    public var bytesRead: Int64 { core.lock.withLock { $0.totalRead } }
+
+    /// The error the pair failed with, if any.
+    public var failure: (any Error)? { core.lock.withLock { $0.failure } }
+}
+
+extension BoundStreamPair {
+    /// Shared by both streams: the state behind a condition lock, and event delivery.
+    final class Core: @unchecked Sendable {
+        // @unchecked: `output` is set once in BoundStreamPair.init before the pair is shared;
+        // `lock` guards all mutable state; `storage` is freed in deinit only.
+        let lock: ConditionLock<StateMachine>
+        private let storage: UnsafeMutableRawBufferPointer
+        weak var output: BoundOutputStream?
+
+        init(capacity: Int) {
+            storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+            lock = ConditionLock(StateMachine(ring: ByteRing(storage: storage)))
+        }
+
+        deinit { storage.deallocate() }
+
+        func fail(_ error: any Error) {
+            let event = lock.withLockBroadcasting { $0.fail(error) }
+            output?.deliver(event)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A value guarded by a mutex, with a condition variable to wait for it to change.
+///
+/// `Synchronization.Mutex` cannot wait; the bound stream's reader must, so this box
+/// pairs a pthread mutex with a condition variable.
+///
+/// - Important: Waits take a deadline or are woken by `broadcast()`; every state change
+///   that a waiter may be waiting for must broadcast.
+final class ConditionLock<State>: @unchecked Sendable {
+    // @unchecked: `state` is only touched with `mutex` held.
+    private var state: State
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init(_ state: State) {
+        self.state = state
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        #if os(Linux)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        #endif
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        condition.deallocate()
+    }
+
+    /// Runs `body` with the lock held.
+    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state)
+    }
+
+    /// Waits until `body` returns a value, re-running it each time the state changes.
+    ///
+    /// `body` runs with the lock held and returns `nil` to keep waiting.
+    func wait<R>(_ body: (inout State) throws -> R?) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let result = try body(&state) { return result }
+            pthread_cond_wait(condition, mutex)
+        }
+    }
+
+    /// Wakes every waiter so it re-checks the state.
+    func broadcast() {
+        pthread_mutex_lock(mutex)
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Runs `body` with the lock held, then wakes every waiter.
+    func withLockBroadcasting<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer {
+            pthread_cond_broadcast(condition)
+            pthread_mutex_unlock(mutex)
+        }
+        return try body(&state)
+    }
+}

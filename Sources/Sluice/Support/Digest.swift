@@ -1,0 +1,91 @@
+#if canImport(CSluiceCrypto)
+import CSluiceCrypto
+#endif
+
+/// An incremental SHA-256 or SHA-1, from the system's OpenSSL.
+///
+/// - Important: Not thread-safe; `finalize()` is called once.
+public final class Digest {
+    public enum Algorithm: String, Sendable {
+        case sha256 = "SHA256"
+        case sha1 = "SHA1"
+    }
+
+    private let context: UnsafeMutableRawPointer
+
+    public init(_ algorithm: Algorithm) {
+        guard let context = sluice_digest_new(algorithm.rawValue) else {
+            fatalError("OpenSSL has no \(algorithm.rawValue)")
+        }
+        self.context = context
+    }
+
+    deinit { sluice_digest_free(context) }
+
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        _ = sluice_digest_update(context, base, bytes.count)
+    }
+
+    public func update(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    /// The digest's bytes.
+    public func finalize() -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 64)
+        let count = Int(sluice_digest_final(context, &out))
+        return Array(out.prefix(count))
+    }
+
+    /// The digest as lowercase hex.
+    public func finalizeHex() -> String {
+        finalize().hexString
+    }
+
+    /// SHA-256 of a whole source, read in `chunkSize` pieces the way uploads read it.
+    ///
+    /// - Throws: The source's error, or `ByteSourceError.endedEarly` if it is short.
+    public static func sha256(of source: any ByteSource, chunkSize: Int = 1 << 20) throws -> String {
+        let digest = Digest(.sha256)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < source.length {
+            let want = Int(min(Int64(chunkSize), source.length - offset))
+            let count = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]), at: offset)
+            if count == 0 { throw ByteSourceError.endedEarly(offset: offset, expected: source.length) }
+            digest.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            offset += Int64(count)
+        }
+        return digest.finalizeHex()
+    }
+
+    /// SHA-256 of a sequential source, read to its end.
+    public static func sha256(of source: any SequentialByteSource, chunkSize: Int = 1 << 20) throws -> (hex: String, count: Int64) {
+        let digest = Digest(.sha256)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var total: Int64 = 0
+        while true {
+            let count = try source.read(into: buffer)
+            if count == 0 { break }
+            digest.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            total += Int64(count)
+        }
+        return (digest.finalizeHex(), total)
+    }
+}
+
+extension Sequence where Element == UInt8 {
+    /// Lowercase hex.
+    public var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one place where interrupted system calls are retried.
+enum Syscall {
+    /// Runs `call` until it does not fail with `EINTR`.
+    ///
+    /// - Returns: The call's non-negative result.
+    /// - Throws: `Errno` with the call's `errno` when it fails otherwise.
+    @inline(__always)
+    static func retrying<T: BinaryInteger>(_ call: () -> T) throws(Errno) -> T {
+        while true {
+            let result = call()
+            if result >= 0 { return result }
+            let code = errno
+            if code != EINTR { throw Errno(code: code) }
+        }
+    }
+
+    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, _ offset: Int64) throws(Errno) -> Int {
+        try retrying { Glibc_pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try retrying { Glibc_read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try retrying { Glibc_write(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Writes all of `buffer`, looping over short writes.
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(Errno) {
+        var done = 0
+        while done < buffer.count {
+            done += try write(fd, UnsafeRawBufferPointer(rebasing: buffer[done...]))
+        }
+    }
+}
+
+/// A system error number.
+struct Errno: Error, Sendable {
+    var code: Int32
+}
+
+@inline(__always) private func Glibc_pread(_ fd: Int32, _ p: UnsafeMutableRawPointer?, _ n: Int, _ o: off_t) -> Int { pread(fd, p, n, o) }
+@inline(__always) private func Glibc_read(_ fd: Int32, _ p: UnsafeMutableRawPointer?, _ n: Int) -> Int { read(fd, p, n) }
+@inline(__always) private func Glibc_write(_ fd: Int32, _ p: UnsafeRawPointer?, _ n: Int) -> Int { write(fd, p, n) }

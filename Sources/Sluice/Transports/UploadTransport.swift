@@ -1,0 +1,35 @@
+/// Sends one request with its body and returns the answer.
+///
+/// A transport follows redirects and answers auth challenges itself when it can replay
+/// the body; it reports progress through `progress`, throttled by the caller.
+public protocol UploadTransport: Sendable {
+    /// Sends `request` with `body`.
+    ///
+    /// - Parameters:
+    ///   - request: URL, method, headers.
+    ///   - body: The body; replayed from byte 0 for 307/308 and 401 when replayable.
+    ///   - options: Framing, buffers, credentials, timeouts.
+    ///   - progress: Called with body bytes sent so far in the current attempt; may be called often.
+    /// - Returns: The final response, whatever its status.
+    /// - Throws: `UploadError` for every failure other than an HTTP status; `.cancelled`
+    ///   promptly when the calling task is cancelled.
+    func send(
+        _ request: UploadRequest, body: UploadBody, options: UploadOptions,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> UploadResponse
+}
+
+/// The transports Sluice ships.
+public enum TransportKind: String, Sendable, CaseIterable {
+    case curl
+    case urlsession
+
+    /// curl on Linux; URLSession elsewhere.
+    public static var platformDefault: TransportKind {
+        #if os(Linux)
+        return .curl
+        #else
+        return .urlsession
+        #endif
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Synchronization
+
+/// Turns raw byte counts into throttled `UploadProgress` with a smoothed rate.
+///
+/// - Important: `update` may be called from any thread, as often as the transport likes;
+///   `report` runs outside the lock, at most every `interval` seconds, plus once in `finish`.
+final class ProgressMeter: Sendable {
+    private struct State {
+        var lastReport: Double = -1
+        var rate: Double = 0
+        var sampleTime: Double = 0
+        var sampleBytes: Int64 = 0
+        var latest: Int64 = 0
+    }
+
+    private let total: Int64?
+    private let interval: Double
+    private let report: (@Sendable (UploadProgress) -> Void)?
+    private let start = ContinuousClock.now
+    private let state = Mutex(State())
+
+    init(total: Int64?, interval: Double, report: (@Sendable (UploadProgress) -> Void)?) {
+        self.total = total
+        self.interval = interval
+        self.report = report
+    }
+
+    private var elapsed: Double {
+        let duration = ContinuousClock.now - start
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    func update(_ bytesSent: Int64) {
+        guard let report else { return }
+        let now = elapsed
+        let progress: UploadProgress? = state.withLock { state in
+            state.latest = bytesSent
+            guard now - state.lastReport >= interval else { return nil }
+            state.lastReport = now
+            let dt = now - state.sampleTime
+            if dt >= 0.25 {
+                // A replay restarts the count: never let the rate go negative.
+                let instant = Double(max(0, bytesSent - state.sampleBytes)) / dt
+                state.rate = state.rate == 0 ? instant : state.rate * 0.6 + instant * 0.4
+                state.sampleTime = now
+                state.sampleBytes = bytesSent
+            }
+            return UploadProgress(bytesSent: bytesSent, totalBytes: total, bytesPerSecond: state.rate, elapsed: now)
+        }
+        if let progress { report(progress) }
+    }
+
+    func finish(_ bytesSent: Int64) {
+        guard let report else { return }
+        let now = elapsed
+        report(UploadProgress(bytesSent: bytesSent, totalBytes: total, bytesPerSecond: now > 0 ? Double(bytesSent) / now : 0, elapsed: now))
+    }
+}

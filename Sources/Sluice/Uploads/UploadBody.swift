@@ -1,0 +1,51 @@
+import Foundation
+
+/// What an upload sends: where the bytes come from, how many, and whether they can be
+/// sent again from byte 0 (a redirect, an auth challenge, a retry).
+public struct UploadBody: Sendable {
+    enum Storage: Sendable {
+        case random(any ByteSource, startOffset: Int64)
+        case sequential(any SequentialByteSource)
+        case stream(length: BodyLength, make: @Sendable () -> InputStream)
+    }
+
+    let storage: Storage
+
+    /// A random-access source: replayable, length known.
+    ///
+    /// - Parameters:
+    ///   - source: The bytes.
+    ///   - offset: Send `source` from this offset on (a resumed upload).
+    public static func bytes(_ source: any ByteSource, from offset: Int64 = 0) -> UploadBody {
+        UploadBody(storage: .random(source, startOffset: offset))
+    }
+
+    /// A sequential source (stdin, a pipe, a producer): sent once, never replayed.
+    public static func sequential(_ source: any SequentialByteSource) -> UploadBody {
+        UploadBody(storage: .sequential(source))
+    }
+
+    /// An `InputStream` made on demand: sent once, never replayed.
+    ///
+    /// - Parameters:
+    ///   - length: The stream's length when known.
+    ///   - make: Called once, on the transport's thread; returns an unopened stream.
+    public static func stream(length: BodyLength, _ make: @escaping @Sendable () -> InputStream) -> UploadBody {
+        UploadBody(storage: .stream(length: length, make: make))
+    }
+
+    /// The number of bytes the body sends.
+    public var length: BodyLength {
+        switch storage {
+        case .random(let source, let offset): return .known(source.length - offset)
+        case .sequential(let source): return source.length
+        case .stream(let length, _): return length
+        }
+    }
+
+    /// Whether the body can be sent again from its first byte.
+    public var isReplayable: Bool {
+        if case .random = storage { return true }
+        return false
+    }
+}

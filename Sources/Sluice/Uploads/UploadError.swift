@@ -1,0 +1,92 @@
+/// Why an upload did not end in a complete body and a 2xx answer.
+///
+/// Switch on `code`; read the numbers that matter from the other properties.
+public struct UploadError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case invalidURL, invalidHeader, invalidOption
+            case connectionFailed, connectionReset, noResponse, timedOut
+            case httpStatus, sourceFailed, notReplayable, cancelled
+            case tooManyRedirects, tls, transport, protocolViolation
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The URL is not an http(s) URL with a host.
+        public static let invalidURL = Code(.invalidURL)
+        /// A header name or value would break the request (CR, LF, bad token).
+        public static let invalidHeader = Code(.invalidHeader)
+        /// An option is out of range or contradicts another.
+        public static let invalidOption = Code(.invalidOption)
+        /// No connection could be made (refused, unreachable, DNS).
+        public static let connectionFailed = Code(.connectionFailed)
+        /// The connection broke while the body was being sent or the answer read.
+        public static let connectionReset = Code(.connectionReset)
+        /// The server closed the connection without answering.
+        public static let noResponse = Code(.noResponse)
+        /// Nothing moved for longer than the stall timeout.
+        public static let timedOut = Code(.timedOut)
+        /// The server answered with a status that is not 2xx.
+        public static let httpStatus = Code(.httpStatus)
+        /// The byte source failed or ended early; `offset` says where.
+        public static let sourceFailed = Code(.sourceFailed)
+        /// The server asked for the body again (redirect, auth) and it cannot be replayed.
+        public static let notReplayable = Code(.notReplayable)
+        /// The upload was cancelled.
+        public static let cancelled = Code(.cancelled)
+        /// Redirects went on past the limit.
+        public static let tooManyRedirects = Code(.tooManyRedirects)
+        /// TLS setup or verification failed.
+        public static let tls = Code(.tls)
+        /// Any other transport failure.
+        public static let transport = Code(.transport)
+        /// The server broke the protocol (tus or HTTP).
+        public static let protocolViolation = Code(.protocolViolation)
+
+        public var description: String { base.rawValue }
+    }
+
+    public var code: Code
+    /// What happened, in one line.
+    public var message: String
+    /// The HTTP status, when there was one.
+    public var status: Int?
+    /// Body bytes sent before the failure.
+    public var bytesSent: Int64?
+    /// The body's length, when known.
+    public var totalBytes: Int64?
+    /// Where in the source a source failure happened.
+    public var offset: Int64?
+    /// The underlying error.
+    public var underlying: (any Error)?
+
+    public init(
+        _ code: Code, _ message: String, status: Int? = nil, bytesSent: Int64? = nil,
+        totalBytes: Int64? = nil, offset: Int64? = nil, underlying: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.status = status
+        self.bytesSent = bytesSent
+        self.totalBytes = totalBytes
+        self.offset = offset
+        self.underlying = underlying
+    }
+
+    static func invalidURL(_ text: String) -> UploadError {
+        UploadError(.invalidURL, "invalid URL '\(text)': expected http:// or https:// with a host")
+    }
+
+    static func invalidHeader(_ message: String) -> UploadError {
+        UploadError(.invalidHeader, message)
+    }
+
+    /// One line: what happened, the status, bytes sent of total, the cause.
+    public var description: String {
+        var line = message
+        if let bytesSent {
+            line += " (\(bytesSent) of \(totalBytes.map(String.init) ?? "unknown") bytes sent)"
+        }
+        return line
+    }
+}

@@ -1,0 +1,41 @@
+/// How an upload behaves: framing, buffers, credentials, redirects, timeouts.
+public struct UploadOptions: Sendable {
+    /// Send `Transfer-Encoding: chunked` even when the length is known.
+    public var forceChunked = false
+    /// Bytes in flight between the source and the connection; the upload's memory bound.
+    public var bufferSize = 1 << 20
+    /// Used to answer a 401 challenge; the body is replayed with them.
+    public var credentials: Credentials?
+    /// Follow 301/302/303/307/308 up to this many times (307/308 replay the body).
+    public var maximumRedirects = 10
+    /// Fail when no byte moves for this long, in seconds.
+    public var stallTimeout: Double = 60
+    /// Fail when a connection takes longer than this, in seconds.
+    public var connectTimeout: Double = 30
+    /// PEM file with extra trusted CAs for https.
+    public var caFile: String?
+    /// Skip TLS verification (tests against self-signed servers only).
+    public var insecure = false
+    /// Minimum seconds between progress reports.
+    public var progressInterval: Double = 0.1
+
+    public init() {}
+
+    public struct Credentials: Sendable, Equatable {
+        public var user: String
+        public var password: String
+
+        public init(user: String, password: String) {
+            self.user = user
+            self.password = password
+        }
+
+        /// Parses `USER:PASS`.
+        public init(parsing text: String) throws {
+            guard let colon = text.firstIndex(of: ":") else {
+                throw UploadError(.invalidOption, "--user needs USER:PASS")
+            }
+            self.init(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// An HTTP header: a name and a value, validated so neither can start another header.
+public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
+    public let name: String
+    public let value: String
+
+    /// - Throws: `UploadError.invalidHeader` when the name is not an RFC 9110 token or the
+    ///   value holds CR, LF or NUL.
+    public init(name: String, value: String) throws {
+        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
+        guard !name.isEmpty, name.utf8.allSatisfy({ tokenCharacters.contains($0) }) else {
+            throw UploadError.invalidHeader("header name '\(name.debugDescription.dropFirst().dropLast())' is not a valid token")
+        }
+        guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
+            throw UploadError.invalidHeader("header '\(name)' has a CR, LF or NUL in its value")
+        }
+        self.name = name
+        self.value = value.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Parses `Name: value` as given to `-H`.
+    ///
+    /// - Throws: `UploadError.invalidHeader` when there is no colon or the parts are invalid.
+    public init(parsing line: String) throws {
+        guard let colon = line.firstIndex(of: ":") else {
+            throw UploadError.invalidHeader("header '\(line)' has no ':' (expected 'Name: value')")
+        }
+        try self.init(name: String(line[..<colon]), value: String(line[line.index(after: colon)...]))
+    }
+
+    public var description: String { "\(name): \(value)" }
+}
+
+/// Where and how to send a body.
+public struct UploadRequest: Sendable {
+    public var url: URL
+    public var method: String
+    public var headers: [HTTPHeader]
+
+    /// - Throws: `UploadError.invalidURL` unless the URL is http or https with a host;
+    ///   `UploadError.invalidHeader` for a method that is not a token.
+    public init(url: URL, method: String = "POST", headers: [HTTPHeader] = []) throws {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty else {
+            throw UploadError.invalidURL(url.absoluteString)
+        }
+        _ = try HTTPHeader(name: method, value: "")
+        self.url = url
+        self.method = method
+        self.headers = headers
+    }
+
+    /// Parses a URL string as given on a command line.
+    public init(url string: String, method: String = "POST", headers: [HTTPHeader] = []) throws {
+        guard let url = URL(string: string) else { throw UploadError.invalidURL(string) }
+        try self.init(url: url, method: method, headers: headers)
+    }
+
+    /// The first value of header `name`, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// What the server answered.
+public struct UploadResponse: Sendable {
+    public var status: Int
+    public var headers: [HTTPHeader]
+    public var body: Data
+    /// Body bytes sent in the request that got this response.
+    public var bytesSent: Int64
+    /// The URL that answered, after redirects.
+    public var url: URL
+
+    public init(status: Int, headers: [HTTPHeader], body: Data, bytesSent: Int64, url: URL) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.bytesSent = bytesSent
+        self.url = url
+    }
+
+    /// The first value of header `name`, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    public var isSuccess: Bool { (200..<300).contains(status) }
+}
+
+/// How far an upload has come.
+public struct UploadProgress: Sendable, Equatable {
+    /// Body bytes handed to the connection in the current attempt, counted from byte 0 of the body.
+    public var bytesSent: Int64
+    public var totalBytes: Int64?
+    /// Smoothed rate over the last seconds.
+    public var bytesPerSecond: Double
+    /// Seconds since the upload started.
+    public var elapsed: Double
+
+    public init(bytesSent: Int64, totalBytes: Int64?, bytesPerSecond: Double, elapsed: Double) {
+        self.bytesSent = bytesSent
+        self.totalBytes = totalBytes
+        self.bytesPerSecond = bytesPerSecond
+        self.elapsed = elapsed
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// The front door: sends a body to a URL over a transport, with progress and cancellation.
+///
+/// ```swift
+/// let uploader = Uploader()
+/// let request = try UploadRequest(url: "http://127.0.0.1:8080/put/big.bin", method: "PUT")
+/// let response = try await uploader.upload(request, body: .bytes(try FileByteSource(path: path))) { p in
+///     print(p.bytesSent, p.totalBytes ?? -1)
+/// }
+/// ```
+///
+/// - Important: Cancelling the calling task stops the upload promptly and throws
+///   `UploadError` with code `.cancelled`. A response is returned whatever its status;
+///   use `upload(...).requireSuccess()` or check `isSuccess`.
+public struct Uploader: Sendable {
+    public let transport: any UploadTransport
+    public var options: UploadOptions
+
+    /// - Parameters:
+    ///   - transport: Which transport; the platform's default when nil.
+    ///   - options: Framing, buffers, credentials, timeouts.
+    public init(transport: TransportKind = .platformDefault, options: UploadOptions = UploadOptions()) {
+        self.init(transport: Uploader.makeTransport(transport), options: options)
+    }
+
+    public init(transport: any UploadTransport, options: UploadOptions = UploadOptions()) {
+        self.transport = transport
+        self.options = options
+    }
+
+    static func makeTransport(_ kind: TransportKind) -> any UploadTransport {
+        switch kind {
+        case .curl: return CurlTransport()
+        case .urlsession: return URLSessionTransport()
+        }
+    }
+
+    /// Sends `body` with `request`.
+    ///
+    /// - Parameters:
+    ///   - request: URL, method, headers.
+    ///   - body: Any byte source, stream or sequential source.
+    ///   - progress: Called at most every `options.progressInterval` seconds, and once at the end.
+    /// - Returns: The response, whatever its status, once the whole body was sent.
+    /// - Throws: `UploadError`.
+    public func upload(
+        _ request: UploadRequest, body: UploadBody,
+        progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> UploadResponse {
+        try options.validate()
+        let meter = ProgressMeter(total: body.length.value, interval: options.progressInterval, report: progress)
+        let response = try await transport.send(request, body: body, options: options) { sent in
+            meter.update(sent)
+        }
+        meter.finish(response.bytesSent)
+        return response
+    }
+
+    /// Sends `body` and reports progress as an `AsyncSequence` alongside the result.
+    ///
+    /// - Returns: A stream of progress updates that finishes when the upload ends, and a
+    ///   task whose value is the response.
+    public func uploadWithProgress(
+        _ request: UploadRequest, body: UploadBody
+    ) -> (progress: AsyncStream<UploadProgress>, response: Task<UploadResponse, any Error>) {
+        let (stream, continuation) = AsyncStream<UploadProgress>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let task = Task {
+            defer { continuation.finish() }
+            return try await upload(request, body: body) { continuation.yield($0) }
+        }
+        return (stream, task)
+    }
+}
+
+extension UploadOptions {
+    func validate() throws {
+        guard bufferSize >= 1024, bufferSize <= 512 << 20 else {
+            throw UploadError(.invalidOption, "buffer size \(bufferSize) is outside 1024 ... \(512 << 20) bytes")
+        }
+        guard maximumRedirects >= 0 else { throw UploadError(.invalidOption, "maximum redirects must not be negative") }
+        guard stallTimeout > 0, connectTimeout > 0 else { throw UploadError(.invalidOption, "timeouts must be positive") }
+    }
+}
+
+extension UploadResponse {
+    /// Throws `UploadError.httpStatus` unless the status is 2xx.
+    @discardableResult
+    public func requireSuccess(totalBytes: Int64?) throws -> UploadResponse {
+        guard isSuccess else {
+            let text = String(decoding: body.prefix(200), as: UTF8.self)
+                .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            throw UploadError(
+                .httpStatus, "server answered \(status)\(text.isEmpty ? "" : ": \(text)")",
+                status: status, bytesSent: bytesSent, totalBytes: totalBytes)
+        }
+        return self
+    }
+}

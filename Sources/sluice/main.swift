@@ -1,0 +1,2 @@
+import Sluice
+print("sluice")
