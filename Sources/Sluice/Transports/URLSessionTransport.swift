@@ -1,10 +1,289 @@
-/// Placeholder until the URLSession transport lands.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Sends bodies with `URLSession`, through an `InputStreamSource` as the streamed body.
+///
+/// On Linux, URLSession sends every stream body chunked (no `Content-Length`: servers that
+/// need a length refuse it), re-sends an empty body when it follows a redirect itself, and
+/// can hang on a 401. This transport closes those holes: every `needNewBodyStream` gets a
+/// fresh stream from byte 0 (or one that fails, for a one-shot body), redirects are never
+/// followed by URLSession but re-sent here with a fresh stream (307/308 only; other 3xx are
+/// returned), 401 challenges complete the task and are answered here with Basic credentials
+/// and a replay, and a 2xx after a short body is an error.
+///
+/// - Important: Each `send` uses its own session, invalidated when it ends.
 public struct URLSessionTransport: UploadTransport {
     public init() {}
+
     public func send(
         _ request: UploadRequest, body: UploadBody, options: UploadOptions,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> UploadResponse {
-        throw UploadError(.transport, "the URLSession transport is not built yet")
+        var url = request.url
+        var authorization: String?
+        var redirects = 0
+        var answeredChallenge = false
+        var firstAttempt = true
+        while true {
+            if Task.isCancelled {
+                throw UploadError(.cancelled, "upload cancelled", bytesSent: 0, totalBytes: body.length.value)
+            }
+            if !firstAttempt && !body.isReplayable {
+                throw UploadError(.notReplayable, "the server asked for the body again and it cannot be replayed (stdin or a stream)",
+                                  bytesSent: 0, totalBytes: body.length.value)
+            }
+            firstAttempt = false
+            let response = try await URLSessionAttempt(
+                url: url, request: request, authorization: authorization, body: body, options: options, progress: progress
+            ).run()
+            if response.status == 307 || response.status == 308, let location = response.header("Location") {
+                redirects += 1
+                guard redirects <= options.maximumRedirects else {
+                    throw UploadError(.tooManyRedirects, "more than \(options.maximumRedirects) redirects", status: response.status)
+                }
+                guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+                    throw UploadError(.protocolViolation, "redirect to an invalid location '\(location)'", status: response.status)
+                }
+                url = next
+                continue
+            }
+            if response.status == 401, let credentials = options.credentials, !answeredChallenge {
+                answeredChallenge = true
+                let token = Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
+                authorization = "Basic \(token)"
+                continue
+            }
+            return response
+        }
     }
 }
+
+/// One request/response exchange over a private URLSession.
+private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: NSObject subclass; mutable state lives in `state`, a Mutex; the rest is immutable.
+    private let url: URL
+    private let request: UploadRequest
+    private let authorization: String?
+    private let body: UploadBody
+    private let options: UploadOptions
+    private let progress: @Sendable (Int64) -> Void
+
+    private struct State {
+        var source: InputStreamSource?
+        var streamsHanded = 0
+        var response: HTTPURLResponse?
+        var data = Data()
+        var continuation: CheckedContinuation<Void, Never>?
+        var error: (any Error)?
+        var completed = false
+        var cancelled = false
+        var notReplayable = false
+        var task: URLSessionTask?
+    }
+
+    private let state = Mutex(State())
+
+    init(url: URL, request: UploadRequest, authorization: String?, body: UploadBody, options: UploadOptions,
+         progress: @escaping @Sendable (Int64) -> Void) {
+        self.url = url
+        self.request = request
+        self.authorization = authorization
+        self.body = body
+        self.options = options
+        self.progress = progress
+    }
+
+    func run() async throws -> UploadResponse {
+        var urlRequest = URLRequest(url: url)
+        urlRequest.httpMethod = request.method
+        urlRequest.timeoutInterval = options.stallTimeout
+        for header in request.headers where header.name.lowercased() != "content-length" {
+            urlRequest.addValue(header.value, forHTTPHeaderField: header.name)
+        }
+        if let authorization { urlRequest.setValue(authorization, forHTTPHeaderField: "Authorization") }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = options.stallTimeout
+        configuration.urlCredentialStorage = nil
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+        defer { session.finishTasksAndInvalidate() }
+        let task = session.uploadTask(withStreamedRequest: urlRequest)
+        state.withLock { $0.task = task }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let done = state.withLock { state -> Bool in
+                    if state.completed { return true }
+                    state.continuation = continuation
+                    return false
+                }
+                if done { continuation.resume() } else { task.resume() }
+            }
+        } onCancel: {
+            let source = state.withLock { state -> InputStreamSource? in
+                state.cancelled = true
+                return state.source
+            }
+            task.cancel()
+            source?.cancel()
+        }
+        return try outcome()
+    }
+
+    private func outcome() throws -> UploadResponse {
+        let (response, data, error, source, cancelled, notReplayable) = state.withLock {
+            ($0.response, $0.data, $0.error, $0.source, $0.cancelled, $0.notReplayable)
+        }
+        let total = body.length.value
+        let sent = source?.bytesRead ?? 0
+        if cancelled {
+            throw UploadError(.cancelled, "upload cancelled", bytesSent: sent, totalBytes: total)
+        }
+        if notReplayable {
+            throw UploadError(.notReplayable, "URLSession asked for the body again and it cannot be replayed", bytesSent: sent, totalBytes: total)
+        }
+        if let source, let failure = source.finishedFailure as? InputStreamSource.SourceFailure {
+            throw UploadError(.sourceFailed, "source failed at byte \(failure.offset): \(failure.underlying)",
+                              status: response?.statusCode, bytesSent: sent, totalBytes: total, offset: failure.offset, underlying: failure)
+        }
+        if let error {
+            throw Self.map(error, bytesSent: sent, total: total, url: url)
+        }
+        guard let response else {
+            throw UploadError(.noResponse, "no response from \(url.absoluteString)", bytesSent: sent, totalBytes: total)
+        }
+        let headers = response.allHeaderFields.compactMap { key, value -> HTTPHeader? in
+            guard let name = key as? String, let value = value as? String else { return nil }
+            return try? HTTPHeader(name: name, value: value)
+        }
+        let result = UploadResponse(status: response.statusCode, headers: headers, body: data, bytesSent: sent, url: response.url ?? url)
+        if result.isSuccess {
+            // Never a 2xx after a short body.
+            let complete: Bool
+            if let source {
+                let written = source.finishedBytes
+                complete = written != nil && sent == written! && (total == nil || sent == total!)
+            } else {
+                complete = true
+            }
+            if !complete {
+                throw UploadError(.sourceFailed, "server answered \(result.status) but only part of the body was sent",
+                                  status: result.status, bytesSent: sent, totalBytes: total)
+            }
+        }
+        return result
+    }
+
+    static func map(_ error: any Error, bytesSent: Int64, total: Int64?, url: URL) -> UploadError {
+        let host = "\(url.host ?? "?"):\(url.port.map(String.init) ?? (url.scheme == "https" ? "443" : "80"))"
+        guard let urlError = error as? URLError else {
+            return UploadError(.transport, "upload failed: \(error)", bytesSent: bytesSent, totalBytes: total, underlying: error)
+        }
+        let code: UploadError.Code
+        let message: String
+        switch urlError.code {
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
+            code = .connectionFailed; message = "could not connect to \(host)"
+        case .networkConnectionLost:
+            code = .connectionReset; message = "connection to \(host) lost"
+        case .timedOut:
+            code = .timedOut; message = "timed out talking to \(host)"
+        case .cancelled:
+            code = .cancelled; message = "upload cancelled"
+        case .badServerResponse, .zeroByteResource, .cannotParseResponse:
+            code = .noResponse; message = "no valid response from \(host)"
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
+            code = .tls; message = "TLS failed with \(host)"
+        default:
+            code = .transport; message = "upload to \(host) failed: \(urlError.localizedDescription)"
+        }
+        return UploadError(code, message, bytesSent: bytesSent, totalBytes: total, underlying: error)
+    }
+
+    // MARK: URLSession delegate
+
+    private func makeStream() -> InputStream {
+        switch body.storage {
+        case .random(let source, let start):
+            let fresh = InputStreamSource(source: source, range: start..<source.length, bufferSize: min(options.bufferSize, 1 << 20))
+            let old = state.withLock { state -> InputStreamSource? in
+                defer { state.source = fresh }
+                return state.source
+            }
+            old?.cancel()
+            fresh.start()
+            return fresh.inputStream
+        case .sequential(let source):
+            let fresh = InputStreamSource(sequential: source, bufferSize: min(options.bufferSize, 1 << 20))
+            state.withLock { $0.source = fresh }
+            fresh.start()
+            return fresh.inputStream
+        case .stream(_, let make):
+            return make()
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+        let handed = state.withLock { state -> Int in
+            state.streamsHanded += 1
+            return state.streamsHanded
+        }
+        if handed > 1 && !body.isReplayable {
+            // Never hand URLSession nil (an empty body) or a used stream: fail the task instead.
+            state.withLock { $0.notReplayable = true }
+            let failed = BoundStreamPair(capacity: 1)
+            failed.fail(UploadError(.notReplayable, "the body cannot be replayed"))
+            completionHandler(failed.inputStream)
+            task.cancel()
+            return
+        }
+        completionHandler(makeStream())
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        // URLSession would re-send an empty body; the transport replays it itself.
+        completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        // No proposed credential: a 401 completes the task and the transport answers it.
+        completionHandler(.performDefaultHandling, nil)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        state.withLock { $0.response = response as? HTTPURLResponse }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        state.withLock { state in
+            if state.data.count < 16 << 20 { state.data.append(data) }
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        let sent = state.withLock { $0.source?.bytesRead } ?? totalBytesSent
+        progress(sent)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let (continuation, source) = state.withLock { state in
+            if state.response == nil { state.response = task.response as? HTTPURLResponse }
+            state.error = error
+            state.completed = true
+            defer { state.continuation = nil }
+            return (state.continuation, state.source)
+        }
+        if error != nil { source?.cancel() }
+        continuation?.resume()
+    }
+}
+
+import Synchronization

@@ -1,0 +1,345 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The seed's "input stream source": exposes a plain, unopened `InputStream` (for
+/// `URLRequest.httpBodyStream`) whose bytes it pumps from any byte source through a
+/// `BoundStreamPair`, event by event.
+///
+/// It owns one fixed buffer the size of the pair's ring. On each `hasSpaceAvailable` it
+/// refills the buffer from the source at the tracked offset when the buffer is empty,
+/// writes as much as fits, and keeps the rest for the next event. When every byte is
+/// written it closes the output stream, so the reader sees the end after the last byte.
+/// A source error, or a source that ends before its length, becomes the input stream's
+/// error (`read` returns -1, `streamError` is a `SourceFailure`) — never a short body.
+///
+/// Memory: two buffers of `bufferSize` bytes (this one and the pair's ring), for any
+/// body size.
+///
+/// - Important: Events run on one serial queue (or the run loop given), one at a time.
+///   `cancel()` may be called from any thread, any number of times. The source finishes
+///   exactly once: `result` resolves and `onFinish` handlers run once, with `.success(bytes)`
+///   or `.failure(error)`. The object keeps itself alive until it finishes.
+public final class InputStreamSource: @unchecked Sendable {
+    // @unchecked: `buffer` and `pending` are touched only by event handlers, which run one
+    // at a time on the event target; everything else is immutable or inside `state`.
+
+    /// A source failure, with where it happened.
+    public struct SourceFailure: Error, Sendable, CustomStringConvertible {
+        /// The absolute source offset of the read that failed.
+        public var offset: Int64
+        /// The underlying error (`ByteSourceError.endedEarly` for a short source).
+        public var underlying: any Error
+        public var description: String { "source failed at byte \(offset): \(underlying)" }
+    }
+
+    /// The reader closed its end before the whole body was written.
+    public struct ReaderClosedEarly: Error, Sendable, CustomStringConvertible {
+        public var bytesWritten: Int64
+        public var description: String { "the reader closed the stream after \(bytesWritten) bytes" }
+    }
+
+    /// Where the bytes come from.
+    enum Filler: Sendable {
+        case random(any ByteSource, range: Range<Int64>)
+        case sequential(any SequentialByteSource)
+    }
+
+    /// The stream to hand to the request. Unopened; the request opens it.
+    public let inputStream: InputStream
+    /// The ring's and the buffer's size in bytes.
+    public let bufferSize: Int
+
+    private let filler: Filler
+    private let pair: BoundStreamPair
+    private let buffer: UnsafeMutableRawBufferPointer
+    private let queue: DispatchQueue
+    private let delegateBox: Delegate
+    /// Bytes of `buffer` written so far / filled so far.
+    private var pending: (start: Int, end: Int) = (0, 0)
+
+    private struct State {
+        var started = false
+        /// The next source offset to read (random) or bytes read so far (sequential).
+        var sourceOffset: Int64
+        var bytesWritten: Int64 = 0
+        var result: Result<Int64, any Error>?
+        var waiters: [CheckedContinuation<Result<Int64, any Error>, Never>] = []
+        var handlers: [@Sendable (Result<Int64, any Error>) -> Void] = []
+        var keepAlive: InputStreamSource?
+    }
+
+    private let state: Mutex<State>
+
+    /// Makes a source for `source[range]`, by default the whole source.
+    ///
+    /// - Parameters:
+    ///   - source: Random-access bytes.
+    ///   - range: The bytes to send; `offset..<source.length` resumes at `offset`.
+    ///   - bufferSize: The size of the fixed buffer and of the pair's ring, in bytes.
+    ///   - queue: The serial queue events run on; a private one when nil.
+    public convenience init(
+        source: any ByteSource, range: Range<Int64>? = nil, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil
+    ) {
+        let range = range ?? 0..<source.length
+        precondition(range.lowerBound >= 0 && range.upperBound <= source.length, "range outside the source")
+        self.init(filler: .random(source, range: range), bufferSize: bufferSize, queue: queue)
+    }
+
+    /// Makes a one-shot source that pumps a sequential source (stdin, a pipe).
+    ///
+    /// When `source.length` is known, a source that ends before it is an error.
+    public convenience init(sequential source: any SequentialByteSource, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil) {
+        self.init(filler: .sequential(source), bufferSize: bufferSize, queue: queue)
+    }
+
+    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?) {
+        precondition(bufferSize > 0, "bufferSize must be positive")
+        self.filler = filler
+        self.bufferSize = bufferSize
+        self.pair = BoundStreamPair(capacity: bufferSize)
+        self.inputStream = pair.inputStream
+        self.buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
+        self.queue = queue ?? DispatchQueue(label: "sluice.InputStreamSource")
+        self.delegateBox = Delegate()
+        var start: Int64 = 0
+        if case .random(_, let range) = filler { start = range.lowerBound }
+        self.state = Mutex(State(sourceOffset: start))
+        delegateBox.owner = self
+    }
+
+    deinit {
+        buffer.deallocate()
+    }
+
+    /// Whether a fresh stream can be made for a replay.
+    public var isReplayable: Bool {
+        if case .random = filler { return true }
+        return false
+    }
+
+    /// The number of bytes this source will send, when known.
+    public var length: BodyLength {
+        switch filler {
+        case .random(_, let range): return .known(Int64(range.count))
+        case .sequential(let source): return source.length
+        }
+    }
+
+    /// Body bytes the reader has taken so far.
+    public var bytesRead: Int64 { pair.bytesRead }
+
+    /// Body bytes written into the pair so far.
+    public var bytesWritten: Int64 { state.withLock { $0.bytesWritten } }
+
+    /// Starts pumping: opens the output side, whose first space event starts the writes.
+    ///
+    /// Calling it again does nothing. The request may open the input stream before or after.
+    public func start() {
+        let first = state.withLock { state -> Bool in
+            guard !state.started, state.result == nil else { return false }
+            state.started = true
+            state.keepAlive = self
+            return true
+        }
+        guard first else { return }
+        pair.deliverOutputEvents(on: queue)
+        pair.outputStream.delegate = delegateBox
+        pair.outputStream.open()
+    }
+
+    /// Cancels: the reader's pending and next reads return -1 with `CancellationError`,
+    /// and the source finishes with that error. Safe from any thread, any number of times.
+    public func cancel() {
+        fail(CancellationError())
+        // Also after a successful finish: a reader still draining the ring stops too.
+        pair.cancel()
+    }
+
+    /// A fresh source over the same bytes, for a replay from its first byte (or `offset`).
+    ///
+    /// - Returns: A new, unstarted source; nil when this one is sequential.
+    public func makeReplay(from offset: Int64? = nil) -> InputStreamSource? {
+        guard case .random(let source, let range) = filler else { return nil }
+        let start = offset ?? range.lowerBound
+        return InputStreamSource(source: source, range: start..<range.upperBound, bufferSize: bufferSize)
+    }
+
+    /// Registers `handler` to run once when the source finishes (at once if it has).
+    public func onFinish(_ handler: @escaping @Sendable (Result<Int64, any Error>) -> Void) {
+        let done = state.withLock { state -> Result<Int64, any Error>? in
+            if let result = state.result { return result }
+            state.handlers.append(handler)
+            return nil
+        }
+        if let done { handler(done) }
+    }
+
+    /// Waits until the source finished: every byte written and the output closed, or a failure.
+    public var result: Result<Int64, any Error> {
+        get async {
+            await withCheckedContinuation { continuation in
+                let done = state.withLock { state -> Result<Int64, any Error>? in
+                    if let result = state.result { return result }
+                    state.waiters.append(continuation)
+                    return nil
+                }
+                if let done { continuation.resume(returning: done) }
+            }
+        }
+    }
+
+    // MARK: - Events (on `queue`)
+
+    fileprivate func handle(_ event: Stream.Event) {
+        switch event {
+        case .hasSpaceAvailable:
+            pump()
+        case .errorOccurred:
+            fail(pair.failure ?? CancellationError())
+        case .endEncountered:
+            fail(ReaderClosedEarly(bytesWritten: bytesWritten))
+        default:
+            break
+        }
+    }
+
+    /// Writes pending bytes; refills from the source when the buffer is drained; stops at a
+    /// partial write (the next space event continues) or at the end.
+    private func pump() {
+        while true {
+            if state.withLock({ $0.result != nil }) { return }
+            if pending.start == pending.end {
+                switch refill() {
+                case .filled: break
+                case .end:
+                    succeed()
+                    return
+                case .failed(let error):
+                    fail(error)
+                    return
+                }
+            }
+            let count = pending.end - pending.start
+            let written = pair.outputStream.write(
+                buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + pending.start, maxLength: count)
+            if written < 0 {
+                fail(pair.outputStream.streamError ?? ReaderClosedEarly(bytesWritten: bytesWritten))
+                return
+            }
+            pending.start += written
+            state.withLock { $0.bytesWritten += Int64(written) }
+            if written < count { return }
+        }
+    }
+
+    private enum Refill {
+        case filled
+        case end
+        case failed(any Error)
+    }
+
+    private func refill() -> Refill {
+        let offset = state.withLock { $0.sourceOffset }
+        switch filler {
+        case .random(let source, let range):
+            if offset == range.upperBound { return .end }
+            let want = Int(min(Int64(bufferSize), range.upperBound - offset))
+            let count: Int
+            do {
+                count = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]), at: offset)
+            } catch {
+                return .failed(SourceFailure(offset: offset, underlying: error))
+            }
+            if count <= 0 {
+                return .failed(SourceFailure(offset: offset, underlying: ByteSourceError.endedEarly(offset: offset, expected: range.upperBound)))
+            }
+            pending = (0, count)
+            state.withLock { $0.sourceOffset += Int64(count) }
+            return .filled
+        case .sequential(let source):
+            var want = bufferSize
+            if case .known(let total) = source.length {
+                if offset == total { return .end }
+                want = Int(min(Int64(bufferSize), total - offset))
+            }
+            let count: Int
+            do {
+                count = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]))
+            } catch {
+                return .failed(SourceFailure(offset: offset, underlying: error))
+            }
+            if count == 0 {
+                if case .known(let total) = source.length {
+                    return .failed(SourceFailure(offset: offset, underlying: ByteSourceError.endedEarly(offset: offset, expected: total)))
+                }
+                return .end
+            }
+            pending = (0, count)
+            state.withLock { $0.sourceOffset += Int64(count) }
+            return .filled
+        }
+    }
+
+    private func succeed() {
+        let total = bytesWritten
+        guard let finish = takeFinish(.success(total)) else { return }
+        pair.outputStream.close()
+        finish()
+    }
+
+    private func fail(_ error: any Error) {
+        guard let finish = takeFinish(.failure(error)) else { return }
+        pair.fail(error)
+        queue.async { [pair] in pair.outputStream.close() }
+        finish()
+    }
+
+    /// Records the result once; returns the work that tells everyone, or nil if already finished.
+    private func takeFinish(_ result: Result<Int64, any Error>) -> (() -> Void)? {
+        let taken = state.withLock { state -> (waiters: [CheckedContinuation<Result<Int64, any Error>, Never>], handlers: [@Sendable (Result<Int64, any Error>) -> Void], keepAlive: InputStreamSource?)? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer {
+                state.waiters = []
+                state.handlers = []
+                state.keepAlive = nil
+            }
+            return (state.waiters, state.handlers, state.keepAlive)
+        }
+        guard let taken else { return nil }
+        return {
+            withExtendedLifetime(taken.keepAlive) {
+                for waiter in taken.waiters { waiter.resume(returning: result) }
+                for handler in taken.handlers { handler(result) }
+            }
+        }
+    }
+
+    /// The output stream's delegate; the stream holds it weakly, the source holds it strongly.
+    private final class Delegate: StreamDelegate {
+        weak var owner: InputStreamSource?
+
+        func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
+            owner?.handle(eventCode)
+        }
+    }
+}
+
+extension InputStreamSource {
+    /// The failure it finished with, if it finished with one.
+    public var finishedFailure: (any Error)? {
+        state.withLock { state in
+            if case .failure(let error) = state.result { return error }
+            return nil
+        }
+    }
+
+    /// The bytes written when it finished successfully; nil until then.
+    public var finishedBytes: Int64? {
+        state.withLock { state in
+            if case .success(let count) = state.result { return count }
+            return nil
+        }
+    }
+}

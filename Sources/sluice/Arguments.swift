@@ -1,0 +1,58 @@
+import Sluice
+
+/// A usage error: printed as one line, exit status 2.
+struct UsageError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A small curl-style argument scanner: options may come before or after positionals,
+/// `--name value` or `--name=value`, `-X value` or `-Xvalue`, `--` ends options.
+struct Arguments {
+    private var items: [String]
+    private(set) var positionals: [String] = []
+
+    init(_ items: [String]) { self.items = items }
+
+    /// Scans `items`, calling `handle` with each option name and a way to take its value.
+    ///
+    /// - Parameter valued: option names that take a value (e.g. `["-X", "--method"]`).
+    mutating func scan(valued: Set<String>, flags: Set<String>, handle: (String, String?) throws -> Void) throws {
+        var index = 0
+        var onlyPositionals = false
+        while index < items.count {
+            let item = items[index]
+            index += 1
+            if onlyPositionals || item == "-" || !item.hasPrefix("-") {
+                positionals.append(item)
+                continue
+            }
+            if item == "--" {
+                onlyPositionals = true
+                continue
+            }
+            var name = item
+            var value: String?
+            if item.hasPrefix("--"), let equals = item.firstIndex(of: "=") {
+                name = String(item[..<equals])
+                value = String(item[item.index(after: equals)...])
+            } else if !item.hasPrefix("--"), item.count > 2 {
+                name = String(item.prefix(2))
+                value = String(item.dropFirst(2))
+            }
+            if valued.contains(name) {
+                if value == nil {
+                    guard index < items.count else { throw UsageError("option \(name) needs a value") }
+                    value = items[index]
+                    index += 1
+                }
+                try handle(name, value)
+            } else if flags.contains(name) {
+                guard value == nil else { throw UsageError("option \(name) takes no value") }
+                try handle(name, nil)
+            } else {
+                throw UsageError("unknown option \(item)")
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import Sluice
+
+/// `sluice checksum SOURCE`: SHA-256 of SOURCE, read the way uploads read it.
+struct ChecksumCommand {
+    var source: SourceSpecification
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        try scanner.scan(valued: [], flags: []) { _, _ in }
+        guard scanner.positionals.count == 1 else { throw UsageError("checksum needs exactly one SOURCE") }
+        source = try SourceSpecification(parsing: scanner.positionals[0])
+    }
+
+    func run() -> Int32 {
+        do {
+            let opened = try source.open()
+            defer { opened.close() }
+            if let random = opened.source {
+                let hex = try Digest.sha256(of: random)
+                print("\(hex)  \(random.length)")
+            } else {
+                let (hex, count) = try Digest.sha256(of: FileDescriptorStream.standardInput)
+                print("\(hex)  \(count)")
+            }
+            return 0
+        } catch {
+            Terminal.error("sluice: \(error)")
+            return 1
+        }
+    }
+}

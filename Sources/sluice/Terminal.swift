@@ -1,0 +1,109 @@
+import Foundation
+import Sluice
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writing to stderr/stdout without Foundation's buffering surprises.
+enum Terminal {
+    static func error(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    static func output(_ data: Data) {
+        FileHandle.standardOutput.write(data)
+    }
+
+    static var stderrIsTerminal: Bool { isatty(2) == 1 }
+
+    /// Human-readable bytes: 1.5 GiB.
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// Peak resident memory of this process (VmHWM), in bytes.
+    static func peakResidentBytes() -> Int64? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let digits = line.split(separator: " ").dropFirst().first.flatMap { Int64($0) }
+            return digits.map { $0 * 1024 }
+        }
+        return nil
+    }
+}
+
+/// Turns SIGINT and SIGTERM into a call to `onSignal`, once.
+final class SignalWatcher: @unchecked Sendable {
+    // @unchecked: the sources are created once in init and only cancelled in `stop`.
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(_ onSignal: @escaping @Sendable (Int32) -> Void) {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { onSignal(signalNumber) }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func stop() {
+        for source in sources { source.cancel() }
+    }
+}
+
+/// Draws progress on stderr: a bar with rate and ETA, or JSON lines.
+struct ProgressPrinter: Sendable {
+    enum Style: String {
+        case auto, bar, json, none
+    }
+
+    let style: Style
+
+    init(style: Style) {
+        if style == .auto {
+            self.style = Terminal.stderrIsTerminal ? .bar : .none
+        } else {
+            self.style = style
+        }
+    }
+
+    func report(_ progress: UploadProgress) {
+        switch style {
+        case .none, .auto:
+            return
+        case .json:
+            let total = progress.totalBytes.map(String.init) ?? "null"
+            Terminal.error("{\"bytes_sent\":\(progress.bytesSent),\"total_bytes\":\(total),\"bytes_per_second\":\(Int(progress.bytesPerSecond)),\"elapsed\":\(String(format: "%.3f", progress.elapsed))}")
+        case .bar:
+            var line = "\r"
+            let rate = "\(Terminal.bytes(Int64(progress.bytesPerSecond)))/s"
+            if let total = progress.totalBytes, total > 0 {
+                let fraction = min(1, Double(progress.bytesSent) / Double(total))
+                let width = 30
+                let filled = Int(fraction * Double(width))
+                line += "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
+                line += String(format: "%5.1f%% ", fraction * 100)
+                line += "\(Terminal.bytes(progress.bytesSent)) of \(Terminal.bytes(total))  \(rate)"
+                if progress.bytesPerSecond > 0 {
+                    let eta = Double(total - progress.bytesSent) / progress.bytesPerSecond
+                    line += String(format: "  ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)
+                }
+            } else {
+                line += "\(Terminal.bytes(progress.bytesSent))  \(rate)"
+            }
+            FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
+        }
+    }
+
+    func end() {
+        if style == .bar { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Sluice
+
+/// `sluice upload SOURCE URL [options]`
+struct UploadCommand {
+    static let usage = """
+    usage: sluice upload SOURCE URL [options]
+      SOURCE                     PATH | - (stdin) | synthetic:SIZE[:SEED]
+      -X, --method METHOD        default POST
+      -H, --header 'Name: value' repeatable
+      -u, --user USER:PASS       answers a 401 challenge; the body is replayed
+      --transport curl|urlsession
+      --chunked                  chunked even when the length is known
+      --buffer-size BYTES        memory between source and connection (default 1MiB)
+      --progress auto|bar|json|none
+      --cacert FILE              extra trusted CAs (PEM)
+      -k, --insecure             skip TLS verification
+      --stall-timeout SECONDS    fail when nothing moves this long (default 60)
+    """
+
+    var source: SourceSpecification
+    var url: String
+    var method = "POST"
+    var headers: [HTTPHeader] = []
+    var options = UploadOptions()
+    var transport = TransportKind.platformDefault
+    var progress = ProgressPrinter.Style.auto
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        var method: String?
+        var headers: [HTTPHeader] = []
+        var options = UploadOptions()
+        var transport = TransportKind.platformDefault
+        var progress = ProgressPrinter.Style.auto
+        try scanner.scan(
+            valued: ["-X", "--method", "-H", "--header", "-u", "--user", "--transport", "--buffer-size", "--progress",
+                     "--cacert", "--stall-timeout"],
+            flags: ["--chunked", "-k", "--insecure"]
+        ) { name, value in
+            let value = value ?? ""
+            switch name {
+            case "-X", "--method": method = value
+            case "-H", "--header": headers.append(try HTTPHeader(parsing: value))
+            case "-u", "--user": options.credentials = try UploadOptions.Credentials(parsing: value)
+            case "--transport":
+                guard let kind = TransportKind(rawValue: value) else {
+                    throw UsageError("unknown transport '\(value)': use curl or urlsession")
+                }
+                transport = kind
+            case "--chunked": options.forceChunked = true
+            case "--buffer-size":
+                let size = try ByteCount.parse(value)
+                guard size >= 1024, size <= 512 << 20 else { throw UsageError("--buffer-size must be between 1KiB and 512MiB") }
+                options.bufferSize = Int(size)
+            case "--progress":
+                guard let style = ProgressPrinter.Style(rawValue: value) else {
+                    throw UsageError("unknown progress style '\(value)': use auto, bar, json or none")
+                }
+                progress = style
+            case "--cacert": options.caFile = value
+            case "-k", "--insecure": options.insecure = true
+            case "--stall-timeout":
+                guard let seconds = Double(value), seconds > 0 else { throw UsageError("--stall-timeout needs a positive number of seconds") }
+                options.stallTimeout = seconds
+            default: break
+            }
+        }
+        guard scanner.positionals.count == 2 else {
+            throw UsageError(scanner.positionals.count < 2 ? "upload needs SOURCE and URL" : "upload takes SOURCE and URL, got \(scanner.positionals.count) arguments")
+        }
+        self.source = try SourceSpecification(parsing: scanner.positionals[0])
+        self.url = scanner.positionals[1]
+        self.method = method ?? "POST"
+        self.headers = headers
+        self.options = options
+        self.transport = transport
+        self.progress = progress
+    }
+
+    func run() async -> Int32 {
+        let request: UploadRequest
+        do {
+            request = try UploadRequest(url: url, method: method, headers: headers)
+        } catch {
+            Terminal.error("sluice: \(error)")
+            return 2
+        }
+        let opened: SourceSpecification.Opened
+        do {
+            opened = try source.open()
+        } catch {
+            Terminal.error("sluice: \(error)")
+            return 1
+        }
+        defer { opened.close() }
+        return await UploadCommand.send(request, body: opened.body, transport: transport, options: options, progress: progress)
+    }
+
+    /// Sends and reports: the response body to stdout, one line on stderr on failure.
+    static func send(_ request: UploadRequest, body: UploadBody, transport: TransportKind, options: UploadOptions,
+                     progress: ProgressPrinter.Style) async -> Int32 {
+        let printer = ProgressPrinter(style: progress)
+        let uploader = Uploader(transport: transport, options: options)
+        let task = Task {
+            try await uploader.upload(request, body: body) { printer.report($0) }
+        }
+        let signals = SignalWatcher { _ in task.cancel() }
+        defer { signals.stop() }
+        let result = await task.result
+        printer.end()
+        do {
+            let response = try result.get()
+            Terminal.output(response.body)
+            try response.requireSuccess(totalBytes: body.length.value)
+            return 0
+        } catch let error as UploadError {
+            Terminal.error("sluice: upload failed: \(error)")
+            return error.code == .cancelled ? 130 : 1
+        } catch {
+            Terminal.error("sluice: upload failed: \(error)")
+            return 1
+        }
+    }
+}
