@@ -1,0 +1,65 @@
+import Foundation
+@testable import Sluice
+
+/// A seeded generator so random shapes can be reproduced from the printed seed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+enum MultipartTestSupport {
+    /// A fixed boundary for exact-byte tests.
+    static let boundary = "----SluiceBoundaryTESTTESTTESTTESTTESTTESTTESTTEST"
+
+    /// Reads `source` front to back in `chunk`-sized reads (short reads allowed).
+    static func readAll(_ source: any ByteSource, chunk: Int = 71) throws -> [UInt8] {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        var offset: Int64 = 0
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try source.read(into: $0, at: offset) }
+            if count == 0 { break }
+            out += buffer[..<count]
+            offset += Int64(count)
+        }
+        return out
+    }
+
+    static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    /// A fresh temporary directory, removed by the caller.
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-mp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// The header lines of each part: the lines between a delimiter and the blank line.
+    static func headerLines(of body: [UInt8], boundary: String) -> [[String]] {
+        let delimiter = Array("--\(boundary)\r\n".utf8)
+        var result: [[String]] = []
+        var index = 0
+        while let found = find(delimiter, in: body, from: index) {
+            let start = found + delimiter.count
+            guard let end = find(Array("\r\n\r\n".utf8), in: body, from: start) else { break }
+            result.append(text(Array(body[start..<end])).components(separatedBy: "\r\n"))
+            index = end
+        }
+        return result
+    }
+
+    static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard needle.count <= haystack.count, start <= haystack.count - needle.count else { return nil }
+        for index in start...(haystack.count - needle.count) where haystack[index] == needle[0] {
+            if Array(haystack[index..<(index + needle.count)]) == needle { return index }
+        }
+        return nil
+    }
+}
