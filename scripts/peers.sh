@@ -1,0 +1,266 @@
+# Peer servers for Sluice's tests and benchmarks, on 127.0.0.1 and free ports.
+#
+# Source this file (bash), then:
+#   sluice_peers_install       install what is missing (needs root on a fresh Debian): nginx-light,
+#                              curl, libssl-dev, python3 + pip, and the Python packages
+#   sluice_start_nginx DIR     nginx from a config written into DIR; exports SLUICE_NGINX_URL
+#                              (http://127.0.0.1:PORT), SLUICE_NGINX_ROOT, SLUICE_NGINX_PID
+#   sluice_start_tus DIR       tuspyserver under uvicorn, files in DIR/tus; exports SLUICE_TUS_URL
+#                              (http://127.0.0.1:PORT/files/), SLUICE_TUS_STORE, SLUICE_TUS_PID
+#   sluice_start_fault DIR     Tests/Peers/fault_server.py; exports SLUICE_FAULT_URL, _PID
+#   sluice_check_peers         one small request to each started server
+#   sluice_stop_peers          stops every server started above, by PID
+#
+# nginx locations (under $SLUICE_NGINX_URL):
+#   /dav/...     PUT stores the body as $SLUICE_NGINX_ROOT/dav/... (directories created)
+#   /drop        `return 204`: answers as soon as the head is read, then reads and discards the
+#                whole body (nothing stored; the connection stays usable for the next request)
+#   /drop-read   echo module: answers 204 only after the last byte (nginx spools the body to a
+#                temporary file first, so it is ~4x slower than /drop; not for benchmarks)
+#
+# Only servers started here are stopped, and only by the PIDs recorded here.
+
+SLUICE_PEERS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SLUICE_PEER_PIDS=()
+SLUICE_PYTHON="${SLUICE_PYTHON:-python3}"
+
+sluice_log() { printf '[peers] %s\n' "$*" >&2; }
+
+# A free TCP port on 127.0.0.1 (the kernel's choice; the socket is closed before use,
+# so the caller retries if the server then fails to bind).
+sluice_free_port() {
+    "$SLUICE_PYTHON" - <<'PY'
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()
+PY
+}
+
+# Waits until 127.0.0.1:$1 accepts connections, or $2 seconds pass, or PID $3 exits.
+sluice_wait_port() {
+    local port=$1 seconds=$2 pid=$3 i
+    for ((i = 0; i < seconds * 10; i++)); do
+        if ! kill -0 "$pid" 2>/dev/null; then return 1; fi
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+        sleep 0.1
+    done
+    return 1
+}
+
+sluice_python_has() {
+    "$SLUICE_PYTHON" -c "import $1" >/dev/null 2>&1
+}
+
+# Whether the linker can find libcrypto (libssl-dev's libcrypto.so).
+sluice_has_libcrypto_dev() {
+    local path
+    for path in /usr/lib/*-linux-gnu/libcrypto.so /usr/lib64/libcrypto.so /usr/lib/libcrypto.so; do
+        [[ -e $path ]] && return 0
+    done
+    return 1
+}
+
+# Installs what the peers and the build need, only what is missing.
+sluice_peers_install() {
+    local packages=() missing=() spec module
+    [[ -x /usr/sbin/nginx ]] || packages+=(nginx-light)
+    [[ -x /usr/bin/curl ]] || packages+=(curl)
+    sluice_has_libcrypto_dev || packages+=(libssl-dev)
+    command -v "$SLUICE_PYTHON" >/dev/null || packages+=(python3)
+    "$SLUICE_PYTHON" -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
+    if ((${#packages[@]})); then
+        sluice_log "apt-get install ${packages[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq || return 1
+        # Where an init system runs, the package starts a system nginx on port 80; ours uses
+        # its own config and port and leaves that one alone.
+        apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null || return 1
+    fi
+    for spec in tuspyserver:tuspyserver uvicorn:uvicorn fastapi:fastapi tusclient:tuspy \
+                multipart:python-multipart pytest:pytest; do
+        module=${spec%%:*}
+        sluice_python_has "$module" || missing+=("${spec#*:}")
+    done
+    if ((${#missing[@]})); then
+        sluice_log "pip install ${missing[*]}"
+        # Debian's own python3 refuses plain `pip install` (PEP 668); this machine is a test box.
+        "$SLUICE_PYTHON" -m pip install -q --disable-pip-version-check "${missing[@]}" 2>/dev/null \
+            || "$SLUICE_PYTHON" -m pip install -q --disable-pip-version-check --break-system-packages "${missing[@]}" \
+            || return 1
+    fi
+    for spec in tuspyserver uvicorn tusclient multipart pytest; do
+        sluice_python_has "$spec" || { sluice_log "python module $spec still missing"; return 1; }
+    done
+}
+
+# Writes DIR/nginx.conf for port $2.
+sluice_write_nginx_conf() {
+    local dir=$1 port=$2 echo_module="" drop_read=""
+    # nginx-light depends on libnginx-mod-http-echo; without it there is no /drop-read.
+    if [[ -f /usr/lib/nginx/modules/ngx_http_echo_module.so ]]; then
+        echo_module="load_module /usr/lib/nginx/modules/ngx_http_echo_module.so;"
+        drop_read="location = /drop-read { echo_read_request_body; echo_status 204; echo -n \"\"; }"
+    fi
+    mkdir -p "$dir/www/dav" "$dir/body" "$dir/logs"
+    cat >"$dir/nginx.conf" <<EOF
+$echo_module
+daemon off;
+master_process off;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 256; }
+http {
+    log_format sluice '\$request \$status rl=\$request_length cl=\$content_length te=\$http_transfer_encoding rt=\$request_time';
+    access_log $dir/logs/access.log sluice;
+    client_body_temp_path $dir/body;
+    proxy_temp_path $dir/body;
+    fastcgi_temp_path $dir/body;
+    uwsgi_temp_path $dir/body;
+    scgi_temp_path $dir/body;
+    client_max_body_size 0;
+    client_body_buffer_size 1m;
+    client_body_timeout 60s;
+    keepalive_requests 10000;
+    types { }
+    default_type application/octet-stream;
+    server {
+        listen 127.0.0.1:$port;
+        server_name localhost;
+        location /dav/ {
+            root $dir/www;
+            dav_methods PUT DELETE;
+            create_full_put_path on;
+            dav_access user:rw group:r all:r;
+        }
+        location = /drop {
+            return 204;
+        }
+        $drop_read
+    }
+}
+EOF
+}
+
+# Runs LAUNCH PORT (which starts one server in the background and sets SLUICE_LAUNCHED_PID)
+# on free ports until the server accepts connections; logs LOG's tail on each failure.
+# Sets SLUICE_STARTED_PORT and SLUICE_STARTED_PID.
+sluice_start_on_free_port() {
+    local name=$1 seconds=$2 log=$3 launch=$4 attempt port
+    for attempt in 1 2 3 4 5; do
+        port=$(sluice_free_port)
+        "$launch" "$port"
+        SLUICE_PEER_PIDS+=("$SLUICE_LAUNCHED_PID")
+        if sluice_wait_port "$port" "$seconds" "$SLUICE_LAUNCHED_PID"; then
+            SLUICE_STARTED_PORT=$port
+            SLUICE_STARTED_PID=$SLUICE_LAUNCHED_PID
+            return 0
+        fi
+        sluice_stop_pid "$SLUICE_LAUNCHED_PID"
+        sluice_log "$name did not start on port $port (attempt $attempt):"
+        tail -n 5 "$log" >&2 || true
+    done
+    return 1
+}
+
+sluice_launch_nginx() {
+    sluice_write_nginx_conf "$SLUICE_NGINX_DIR" "$1"
+    /usr/sbin/nginx -p "$SLUICE_NGINX_DIR" -c "$SLUICE_NGINX_DIR/nginx.conf" -e "$SLUICE_NGINX_DIR/logs/error.log" \
+        >>"$SLUICE_NGINX_DIR/logs/stdout.log" 2>&1 &
+    SLUICE_LAUNCHED_PID=$!
+}
+
+# Starts nginx with its own config in DIR on a free port; exports SLUICE_NGINX_URL, _ROOT, _PID.
+sluice_start_nginx() {
+    SLUICE_NGINX_DIR=$1
+    mkdir -p "$SLUICE_NGINX_DIR/logs"
+    sluice_start_on_free_port nginx 10 "$SLUICE_NGINX_DIR/logs/error.log" sluice_launch_nginx || return 1
+    export SLUICE_NGINX_URL="http://127.0.0.1:$SLUICE_STARTED_PORT"
+    export SLUICE_NGINX_ROOT="$SLUICE_NGINX_DIR/www"
+    export SLUICE_NGINX_PID=$SLUICE_STARTED_PID
+    sluice_log "nginx pid $SLUICE_NGINX_PID on $SLUICE_NGINX_URL (dav root $SLUICE_NGINX_ROOT)"
+}
+
+sluice_launch_tus() {
+    SLUICE_TUS_STORE="$SLUICE_TUS_DIR/tus" "$SLUICE_PYTHON" -m uvicorn --app-dir "$SLUICE_PEERS_DIR/Tests/Peers" \
+        --host 127.0.0.1 --port "$1" --log-level warning --no-access-log \
+        tus_app:app >>"$SLUICE_TUS_DIR/tus.log" 2>&1 &
+    SLUICE_LAUNCHED_PID=$!
+}
+
+# Starts tuspyserver under uvicorn on a free port; exports SLUICE_TUS_URL, _STORE, _PID.
+sluice_start_tus() {
+    SLUICE_TUS_DIR=$1
+    mkdir -p "$SLUICE_TUS_DIR/tus"
+    sluice_start_on_free_port "tus server" 30 "$SLUICE_TUS_DIR/tus.log" sluice_launch_tus || return 1
+    export SLUICE_TUS_URL="http://127.0.0.1:$SLUICE_STARTED_PORT/files/"
+    export SLUICE_TUS_STORE="$SLUICE_TUS_DIR/tus"
+    export SLUICE_TUS_PID=$SLUICE_STARTED_PID
+    sluice_log "tus pid $SLUICE_TUS_PID on $SLUICE_TUS_URL (store $SLUICE_TUS_STORE)"
+}
+
+sluice_launch_fault() {
+    "$SLUICE_PYTHON" "$SLUICE_PEERS_DIR/Tests/Peers/fault_server.py" --port "$1" \
+        >>"$SLUICE_FAULT_DIR/fault.log" 2>&1 &
+    SLUICE_LAUNCHED_PID=$!
+}
+
+# Starts Tests/Peers/fault_server.py on a free port; exports SLUICE_FAULT_URL and _PID.
+sluice_start_fault() {
+    SLUICE_FAULT_DIR=$1
+    mkdir -p "$SLUICE_FAULT_DIR"
+    sluice_start_on_free_port "fault server" 15 "$SLUICE_FAULT_DIR/fault.log" sluice_launch_fault || return 1
+    export SLUICE_FAULT_URL="http://127.0.0.1:$SLUICE_STARTED_PORT"
+    export SLUICE_FAULT_PID=$SLUICE_STARTED_PID
+    sluice_log "fault server pid $SLUICE_FAULT_PID on $SLUICE_FAULT_URL"
+}
+
+# One small request to each server started; fails loudly when one does not answer as expected.
+sluice_check_peers() {
+    local code ok=0
+    if [[ -n ${SLUICE_NGINX_URL:-} ]]; then
+        code=$(printf 'peer check' | curl -sS -o /dev/null -w '%{http_code}' -T - "$SLUICE_NGINX_URL/dav/.peer-check/x")
+        [[ $code == 201 || $code == 204 ]] || { sluice_log "nginx dav PUT answered $code"; ok=1; }
+        cmp -s <(printf 'peer check') "$SLUICE_NGINX_ROOT/dav/.peer-check/x" || { sluice_log "nginx dav did not store the body"; ok=1; }
+        rm -rf "$SLUICE_NGINX_ROOT/dav/.peer-check"
+        code=$(printf 'peer check' | curl -sS -o /dev/null -w '%{http_code}' -T - "$SLUICE_NGINX_URL/drop")
+        [[ $code == 204 ]] || { sluice_log "nginx /drop answered $code"; ok=1; }
+        if grep -q drop-read "$SLUICE_NGINX_DIR/nginx.conf"; then
+            code=$(printf 'peer check' | curl -sS -o /dev/null -w '%{http_code}' -T - "$SLUICE_NGINX_URL/drop-read")
+            [[ $code == 204 ]] || { sluice_log "nginx /drop-read answered $code"; ok=1; }
+        fi
+    fi
+    if [[ -n ${SLUICE_TUS_URL:-} ]]; then
+        code=$(curl -sS -o /dev/null -w '%{http_code}' -X OPTIONS -H 'Tus-Resumable: 1.0.0' "$SLUICE_TUS_URL")
+        [[ $code == 2* ]] || { sluice_log "tus OPTIONS answered $code"; ok=1; }
+    fi
+    if [[ -n ${SLUICE_FAULT_URL:-} ]]; then
+        code=$(curl -sS -o /dev/null -w '%{http_code}' --data-binary 'peer check' "$SLUICE_FAULT_URL/sink")
+        [[ $code == 200 ]] || { sluice_log "fault server /sink answered $code"; ok=1; }
+    fi
+    return $ok
+}
+
+# Stops one process we started: TERM, then KILL after 5 s.
+sluice_stop_pid() {
+    local pid=$1 i
+    kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for ((i = 0; i < 50; i++)); do
+        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+# Stops every server started by this shell, by PID.
+sluice_stop_peers() {
+    local pid
+    for pid in "${SLUICE_PEER_PIDS[@]}"; do
+        sluice_stop_pid "$pid"
+    done
+    SLUICE_PEER_PIDS=()
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Sluice's whole test run: peers, build (warnings are errors), every test, the stream tests
+# under ThreadSanitizer, and the CLI end-to-end tests.
+#
+#   bash scripts/test.sh
+#
+# On a fresh Debian machine (as root) it first installs what is missing: nginx-light, curl,
+# libssl-dev, python3 + pip, and the Python packages tuspyserver, uvicorn, tuspy,
+# python-multipart and pytest. It starts, on 127.0.0.1 and free ports, nginx (a config of its
+# own in a temporary directory) and a tus 1.0 server (tuspyserver under uvicorn), and exports
+# for the tests:
+#   SLUICE_NGINX_URL   http://127.0.0.1:PORT  (/dav/... stores PUT bodies; /drop reads and drops;
+#                      /drop-read answers only after the last byte; see scripts/peers.sh)
+#   SLUICE_NGINX_ROOT  the directory /dav/... is stored under (PUT /dav/a -> $SLUICE_NGINX_ROOT/dav/a)
+#   SLUICE_TUS_URL     http://127.0.0.1:PORT/files/   (tus creation endpoint)
+#   SLUICE_TUS_STORE   the directory tus uploads are stored in (file name = last URL component)
+#   SLUICE_FAULT_URL   http://127.0.0.1:PORT  (Tests/Peers/fault_server.py)
+#   SLUICE_BIN         the sluice executable just built (for Tests/e2e)
+# Every server it started is stopped by PID on exit, whatever happens.
+#
+# Environment: SLUICE_SKIP_TSAN=1 skips the ThreadSanitizer step; SLUICE_KEEP_TMP=1 keeps the
+# temporary directory (configs, logs, stored files); SLUICE_SCRATCH_PATH and
+# SLUICE_TSAN_SCRATCH_PATH choose the build directories (default .build and .build-tsan).
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+REPO=$(pwd)
+# shellcheck source=scripts/peers.sh
+source "$REPO/scripts/peers.sh"
+
+SCRATCH=(--scratch-path "${SLUICE_SCRATCH_PATH:-.build}")
+TSAN_SCRATCH=(--scratch-path "${SLUICE_TSAN_SCRATCH_PATH:-.build-tsan}")
+STARTED_AT=$SECONDS
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice-test.XXXXXX")
+RESULTS=()
+FAILED=0
+SWIFT_CLOSING=""
+
+say() { printf '\n=== %s\n' "$*" >&2; }
+
+cleanup() {
+    local status=$?
+    sluice_stop_peers
+    if [[ ${SLUICE_KEEP_TMP:-0} == 1 ]]; then
+        printf 'test.sh: kept %s\n' "$TMP" >&2
+    else
+        rm -rf "$TMP"
+    fi
+    return $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Runs one step; records "name: ok|FAILED (Ns)".
+step() {
+    local name=$1 started=$SECONDS status
+    shift
+    say "$name: $*"
+    "$@"
+    status=$?
+    if ((status == 0)); then
+        RESULTS+=("$name ok ($((SECONDS - started))s)")
+    else
+        RESULTS+=("$name FAILED (exit $status, $((SECONDS - started))s)")
+        FAILED=1
+    fi
+    return $status
+}
+
+skip() { RESULTS+=("$1 skipped ($2)"); }
+
+summary() {
+    local result
+    say "summary"
+    for result in "${RESULTS[@]}"; do printf '  %s\n' "$result"; done
+    [[ -n $SWIFT_CLOSING ]] && printf '  swift test: %s\n' "$SWIFT_CLOSING"
+    if ((FAILED)); then
+        printf 'test.sh: FAILED after %ds: %s\n' "$((SECONDS - STARTED_AT))" "$(IFS=';'; echo "${RESULTS[*]}")"
+    else
+        printf 'test.sh: PASSED in %ds: %s\n' "$((SECONDS - STARTED_AT))" "$(IFS=';'; echo "${RESULTS[*]}")"
+    fi
+}
+
+start_peers() {
+    sluice_start_nginx "$TMP/nginx" || return 1
+    sluice_start_tus "$TMP" || return 1
+    sluice_start_fault "$TMP" || return 1
+    sluice_check_peers
+}
+
+swift_tests() {
+    local log="$TMP/swift-test.log"
+    swift test "${SCRATCH[@]}" --skip-build 2>&1 | tee "$log"
+    local status=${PIPESTATUS[0]}
+    # The runners' closing lines (Swift Testing, then XCTest if any ran).
+    SWIFT_CLOSING=$(grep -E 'Test run with [0-9]+ tests? |Executed [1-9][0-9]* tests?, with' "$log" \
+        | tail -n 2 | sed -E 's/^[[:space:]]+//' | paste -sd ' ' -)
+    return "$status"
+}
+
+e2e_tests() {
+    "$SLUICE_PYTHON" -m pytest -q Tests/e2e
+}
+
+has_e2e_tests() {
+    compgen -G "Tests/e2e/test_*.py" >/dev/null || compgen -G "Tests/e2e/*_test.py" >/dev/null
+}
+
+build() {
+    swift build "${SCRATCH[@]}" --build-tests -Xswiftc -warnings-as-errors || return 1
+    # For the end-to-end tests: the CLI just built.
+    SLUICE_BIN="$(swift build "${SCRATCH[@]}" --show-bin-path)/sluice"
+    export SLUICE_BIN
+}
+
+if step "install" sluice_peers_install \
+    && step "peers" start_peers; then
+    if step "build" build; then
+        step "swift test" swift_tests
+        if [[ ${SLUICE_SKIP_TSAN:-0} == 1 ]]; then
+            skip "tsan" "SLUICE_SKIP_TSAN=1"
+        else
+            step "tsan" swift test --sanitize=thread "${TSAN_SCRATCH[@]}" \
+                --filter 'ByteRing|BoundStream|InputStreamSource'
+        fi
+        if has_e2e_tests; then
+            step "e2e" e2e_tests
+        else
+            skip "e2e" "no tests in Tests/e2e"
+        fi
+    else
+        skip "swift test" "build failed"
+        skip "tsan" "build failed"
+        skip "e2e" "build failed"
+    fi
+fi
+summary
+exit "$FAILED"
