@@ -310,8 +310,9 @@ public final class InputStreamSource: @unchecked Sendable {
         guard let taken else { return nil }
         return {
             withExtendedLifetime(taken.keepAlive) {
-                for waiter in taken.waiters { waiter.resume(returning: result) }
+                // Handlers first: whoever awaits `result` sees them done.
                 for handler in taken.handlers { handler(result) }
+                for waiter in taken.waiters { waiter.resume(returning: result) }
             }
         }
     }

@@ -1,0 +1,156 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+@testable import Sluice
+
+@Suite struct InputStreamSourceTests {
+    @Test(arguments: [(37, 71, 13), (64 * 1024, 1_000_003, 65524), (4096, 0, 100), (1, 257, 3), (1000, 999, 1000)])
+    func deliversTheSourceByteForByte(bufferSize: Int, length: Int, readChunk: Int) async throws {
+        let source = SyntheticByteSource(length: Int64(length), seed: 11)
+        let iss = InputStreamSource(source: ShortReadSource(base: source, chunk: 71), bufferSize: bufferSize)
+        iss.start()
+        let result = await onThread { drain(iss.inputStream, chunk: readChunk) }
+        #expect(result.error == nil)
+        #expect(result.bytes == (try source.bytes(in: 0..<source.length)))
+        #expect(try await iss.result.get() == Int64(length))
+        #expect(iss.bytesRead == Int64(length))
+    }
+
+    @Test func randomShapesDeliverEveryByte() async throws {
+        let seed = testSeed("issRandomShapes")
+        var rng = SeededGenerator(seed: seed)
+        for _ in 0..<25 {
+            let length = Int64.random(in: 0...300_000, using: &rng)
+            let bufferSize = Int.random(in: 1...20_000, using: &rng)
+            let readChunk = Int.random(in: 1...70_000, using: &rng)
+            let shortChunk = Int.random(in: 1...10_000, using: &rng)
+            let start = Int64.random(in: 0...length, using: &rng)
+            let source = SyntheticByteSource(length: length, seed: seed)
+            let iss = InputStreamSource(source: ShortReadSource(base: source, chunk: shortChunk), range: start..<length, bufferSize: bufferSize)
+            iss.start()
+            let result = await onThread { drain(iss.inputStream, chunk: readChunk) }
+            #expect(result.error == nil)
+            #expect(result.bytes == (try source.bytes(in: start..<length)),
+                    "seed \(seed): length \(length) start \(start) buffer \(bufferSize) read \(readChunk) short \(shortChunk)")
+        }
+    }
+
+    @Test(arguments: [FaultySource.Fault.fail, .endEarly])
+    func aFailingOrShortSourceBecomesTheStreamsError(fault: FaultySource.Fault) async throws {
+        let faultOffset: Int64 = 150_001
+        let source = FaultySource(base: SyntheticByteSource(length: 400_000), faultOffset: faultOffset, fault: fault)
+        let iss = InputStreamSource(source: source, bufferSize: 4096)
+        let finishes = Mutex(0)
+        iss.onFinish { _ in finishes.withLock { $0 += 1 } }
+        iss.start()
+        let result = await onThread { drain(iss.inputStream, chunk: 65524) }
+        // Never a silent end: the reader gets -1 and the real error, after at most the good bytes.
+        let failure = try #require(result.error as? InputStreamSource.SourceFailure)
+        #expect(failure.offset == faultOffset)
+        if fault == .fail {
+            #expect(failure.underlying is FaultySource.Injected)
+        } else {
+            #expect(failure.underlying as? ByteSourceError == .endedEarly(offset: faultOffset, expected: 400_000))
+        }
+        #expect(Int64(result.bytes.count) <= faultOffset)
+        #expect(result.bytes == (try SyntheticByteSource(length: 400_000).bytes(in: 0..<Int64(result.bytes.count))))
+        if case .success = await iss.result { Issue.record("a failed source finished successfully") }
+        iss.cancel()
+        #expect(finishes.withLock { $0 } == 1)
+    }
+
+    @Test func cancelAtRandomPointsFromEitherSideFinishesOnceAndNeverHangs() async throws {
+        let seed = testSeed("issCancel")
+        var rng = SeededGenerator(seed: seed)
+        for round in 0..<30 {
+            let source = SyntheticByteSource(length: 2_000_000, seed: UInt64(round))
+            let iss = InputStreamSource(source: source, bufferSize: Int.random(in: 100...70_000, using: &rng))
+            let finishes = Mutex(0)
+            iss.onFinish { _ in finishes.withLock { $0 += 1 } }
+            iss.start()
+            let stopAfter = Int.random(in: 0...2_000_000, using: &rng)
+            let fromReader = Bool.random(using: &rng)
+            let read = await onThread { () -> (Int, Int) in
+                var total = 0
+                var buffer = [UInt8](repeating: 0, count: 65524)
+                iss.inputStream.open()
+                while true {
+                    if total >= stopAfter {
+                        if fromReader { iss.inputStream.close() } else { iss.cancel() }
+                        let after = buffer.withUnsafeMutableBufferPointer { iss.inputStream.read($0.baseAddress!, maxLength: 65524) }
+                        return (total, after)
+                    }
+                    let count = buffer.withUnsafeMutableBufferPointer { iss.inputStream.read($0.baseAddress!, maxLength: 65524) }
+                    if count <= 0 { return (total, count) }
+                    total += count
+                }
+            }
+            let outcome = await iss.result
+            if read.0 < 2_000_000 {
+                // Stopped before the end: never a success, never a silent 0.
+                #expect(read.1 == -1, "seed \(seed) round \(round)")
+                if case .success = outcome { Issue.record("seed \(seed) round \(round): success after cancel at \(read.0)") }
+            }
+            iss.cancel()
+            iss.cancel()
+            #expect(finishes.withLock { $0 } == 1, "seed \(seed) round \(round)")
+        }
+    }
+
+    @Test func aReplayStartsAgainFromTheFirstByte() async throws {
+        let source = SyntheticByteSource(length: 100_000, seed: 8)
+        let first = InputStreamSource(source: source, bufferSize: 1000)
+        first.start()
+        let partial = await onThread { () -> Int in
+            var buffer = [UInt8](repeating: 0, count: 30_000)
+            first.inputStream.open()
+            return buffer.withUnsafeMutableBufferPointer { first.inputStream.read($0.baseAddress!, maxLength: 30_000) }
+        }
+        #expect(partial > 0)
+        first.cancel()
+        let replay = try #require(first.makeReplay())
+        replay.start()
+        let result = await onThread { drain(replay.inputStream) }
+        #expect(result.bytes == (try source.bytes(in: 0..<100_000)))
+        let resumed = try #require(first.makeReplay(from: 60_000))
+        resumed.start()
+        #expect(await onThread { drain(resumed.inputStream) }.bytes == (try source.bytes(in: 60_000..<100_000)))
+        #expect(InputStreamSource(sequential: FileDescriptorStream(fd: 0)).makeReplay() == nil)
+    }
+
+    @Test func sequentialSourceOfKnownLengthThatEndsEarlyFails() async throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let writeEnd = fds[1]
+        let bytes = [UInt8](repeating: 5, count: 1000)
+        _ = bytes.withUnsafeBytes { write(writeEnd, $0.baseAddress, 1000) }
+        close(writeEnd)
+        let iss = InputStreamSource(sequential: FileDescriptorStream(fd: fds[0], length: .known(5000), name: "pipe"), bufferSize: 300)
+        iss.start()
+        let result = await onThread { drain(iss.inputStream) }
+        close(fds[0])
+        let failure = try #require(result.error as? InputStreamSource.SourceFailure)
+        #expect(failure.offset == 1000)
+        // The failure reaches the reader at once; bytes still in the ring are dropped, never padded.
+        #expect(result.bytes.count <= 1000)
+        #expect(result.bytes.allSatisfy { $0 == 5 })
+    }
+
+    @Test func leavesNoThreadOrDescriptorBehind() async throws {
+        let fdsBefore = openFileDescriptorCount()
+        for _ in 0..<40 {
+            let iss = InputStreamSource(source: SyntheticByteSource(length: 50_000), bufferSize: 4096)
+            iss.start()
+            _ = await onThread { drain(iss.inputStream) }
+            _ = await iss.result
+        }
+        for _ in 0..<40 {
+            let iss = InputStreamSource(source: SyntheticByteSource(length: 50_000), bufferSize: 4096)
+            iss.start()
+            iss.cancel()
+            _ = await iss.result
+        }
+        #expect(openFileDescriptorCount() == fdsBefore)
+    }
+}

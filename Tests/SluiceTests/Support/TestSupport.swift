@@ -1,0 +1,89 @@
+import Foundation
+@testable import Sluice
+
+/// A seeded generator so random tests can print and replay their seed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A seed for a random test: `SLUICE_TEST_SEED` when set, else fresh; printed either way.
+func testSeed(_ name: String) -> UInt64 {
+    let seed = ProcessInfo.processInfo.environment["SLUICE_TEST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+    print("\(name): seed \(seed) (set SLUICE_TEST_SEED=\(seed) to replay)")
+    return seed
+}
+
+/// A source that fails, or ends early, at a chosen offset.
+struct FaultySource: ByteSource {
+    enum Fault: Sendable { case fail, endEarly }
+    let base: SyntheticByteSource
+    let faultOffset: Int64
+    let fault: Fault
+    var length: Int64 { base.length }
+
+    struct Injected: Error, Equatable {}
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        if offset >= faultOffset {
+            if fault == .fail { throw Injected() }
+            return 0
+        }
+        let room = Int(min(Int64(buffer.count), faultOffset - offset))
+        return try base.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<room]), at: offset)
+    }
+}
+
+/// A source whose reads return at most `chunk` bytes: forces short reads everywhere.
+struct ShortReadSource: ByteSource {
+    let base: any ByteSource
+    let chunk: Int
+    var length: Int64 { base.length }
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        let room = min(buffer.count, chunk)
+        return try base.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<room]), at: offset)
+    }
+}
+
+/// Open file descriptors of this process.
+func openFileDescriptorCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+}
+
+/// Threads of this process.
+func threadCount() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+    for line in status.split(separator: "\n") where line.hasPrefix("Threads:") {
+        return Int(line.split(separator: "\t").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "") ?? -1
+    }
+    return -1
+}
+
+/// Reads an input stream to its end on the current thread.
+func drain(_ stream: InputStream, chunk: Int = 65524) -> (bytes: [UInt8], error: (any Error)?) {
+    var out: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: chunk)
+    stream.open()
+    while true {
+        let count = buffer.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: chunk) }
+        if count < 0 { return (out, stream.streamError) }
+        if count == 0 { return (out, nil) }
+        out.append(contentsOf: buffer[..<count])
+    }
+}
+
+/// Runs blocking work on a thread of its own, so it never ties up Swift's cooperative
+/// pool (which has one thread per core: two here).
+func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.start()
+    }
+}
