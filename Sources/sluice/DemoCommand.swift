@@ -1,5 +1,95 @@
+import Foundation
 import Sluice
+
+/// `sluice demo [--size SIZE] [--seed N] [--transport T]`: starts the loopback receiver,
+/// uploads a synthetic source to it, checks the server's SHA-256 against the source's, and
+/// prints bytes, throughput and this process's peak memory.
 struct DemoCommand {
-    init(arguments: [String]) throws {}
-    func run() async throws -> Int32 { Terminal.error("sluice: demo is not built yet"); return 1 }
+    var length: Int64 = 4 << 30
+    var seed: UInt64 = 2026
+    var transport = TransportKind.platformDefault
+    var progress = ProgressPrinter.Style.auto
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        var length: Int64 = 4 << 30
+        var seed: UInt64 = 2026
+        var transport = TransportKind.platformDefault
+        var progress = ProgressPrinter.Style.auto
+        try scanner.scan(valued: ["--size", "--seed", "--transport", "--progress"], flags: []) { name, value in
+            let value = value ?? ""
+            switch name {
+            case "--size": length = try ByteCount.parse(value)
+            case "--seed":
+                guard let parsed = UInt64(value) else { throw UsageError("--seed needs an unsigned integer") }
+                seed = parsed
+            case "--transport":
+                guard let kind = TransportKind(rawValue: value) else { throw UsageError("unknown transport '\(value)': use curl or urlsession") }
+                transport = kind
+            case "--progress":
+                guard let style = ProgressPrinter.Style(rawValue: value) else { throw UsageError("unknown progress style '\(value)'") }
+                progress = style
+            default: break
+            }
+        }
+        guard scanner.positionals.isEmpty else { throw UsageError("demo takes no arguments, got '\(scanner.positionals[0])'") }
+        self.length = length
+        self.seed = seed
+        self.transport = transport
+        self.progress = progress
+    }
+
+    func run() async throws -> Int32 {
+        let receiver: LoopbackReceiver
+        do {
+            receiver = try LoopbackReceiver()
+        } catch {
+            Terminal.error("sluice: demo: could not start the receiver: \(error)")
+            return 1
+        }
+        defer { receiver.stop() }
+        let source = SyntheticByteSource(length: length, seed: seed)
+        print("sluice demo: uploading synthetic:\(length):\(seed) (\(Terminal.bytes(length))) to \(receiver.url)demo.bin with \(transport.rawValue)")
+        // The source's own hash, computed alongside the upload on a thread of its own.
+        let expected = Task.detached { try Digest.sha256(of: source) }
+        let request = try UploadRequest(url: receiver.url + "demo.bin", method: "PUT")
+        var options = UploadOptions()
+        options.progressInterval = 0.2
+        let printer = ProgressPrinter(style: progress)
+        let uploader = Uploader(transport: transport, options: options)
+        let start = ContinuousClock.now
+        let task = Task { try await uploader.upload(request, body: .bytes(source)) { printer.report($0) } }
+        let signals = SignalWatcher { _ in task.cancel() }
+        defer { signals.stop() }
+        let response: UploadResponse
+        do {
+            response = try await task.value
+            printer.end()
+            try response.requireSuccess(totalBytes: length)
+        } catch {
+            printer.end()
+            Terminal.error("sluice: demo: upload failed: \(error)")
+            return 1
+        }
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        guard let received = receiver.completed.last else {
+            Terminal.error("sluice: demo: the receiver recorded no upload")
+            return 1
+        }
+        let sourceHash = try await expected.value
+        let rate = Double(length) / max(seconds, 1e-9)
+        print("sent      \(response.bytesSent) bytes in \(String(format: "%.2f", seconds)) s: \(Terminal.bytes(Int64(rate)))/s (\(String(format: "%.0f", rate / 1e6)) MB/s)")
+        print("server    \(received.bytes) bytes, sha256 \(received.sha256), \(received.chunked ? "chunked" : "Content-Length: \(received.contentLength ?? -1)")")
+        print("source    \(length) bytes, sha256 \(sourceHash)")
+        if let peak = Terminal.peakResidentBytes() {
+            print("memory    peak RSS \(Terminal.bytes(peak)) for a \(Terminal.bytes(length)) body")
+        }
+        guard received.bytes == length, received.sha256 == sourceHash else {
+            Terminal.error("sluice: demo: MISMATCH: the server got \(received.bytes) bytes with sha256 \(received.sha256)")
+            return 1
+        }
+        print("verified  the server's SHA-256 equals the source's")
+        return 0
+    }
 }

@@ -1,5 +1,55 @@
+import Foundation
 import Sluice
+
+/// `sluice receive [--port N] [--host H] [--store DIR]`: a loopback sink that answers each
+/// upload with its byte count and SHA-256, until SIGINT or SIGTERM.
 struct ReceiveCommand {
-    init(arguments: [String]) throws {}
-    func run() async throws -> Int32 { Terminal.error("sluice: receive is not built yet"); return 1 }
+    var port: UInt16 = 0
+    var host = "127.0.0.1"
+    var store: String?
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        var port: UInt16 = 0
+        var host = "127.0.0.1"
+        var store: String?
+        try scanner.scan(valued: ["--port", "--host", "--store"], flags: []) { name, value in
+            switch name {
+            case "--port":
+                guard let value, let parsed = UInt16(value) else { throw UsageError("--port needs a number from 0 to 65535") }
+                port = parsed
+            case "--host":
+                guard let value, ["127.0.0.1", "::1", "localhost"].contains(value) else {
+                    throw UsageError("--host must be 127.0.0.1, ::1 or localhost: the receiver only listens on loopback")
+                }
+                host = value
+            case "--store": store = value
+            default: break
+            }
+        }
+        guard scanner.positionals.isEmpty else { throw UsageError("receive takes no arguments, got '\(scanner.positionals[0])'") }
+        self.port = port
+        self.host = host
+        self.store = store
+    }
+
+    func run() async throws -> Int32 {
+        let receiver: LoopbackReceiver
+        do {
+            receiver = try LoopbackReceiver(port: port, host: host, storeDirectory: store, onUpload: { upload in
+                Terminal.error(upload.json)
+            })
+        } catch {
+            Terminal.error("sluice: \(error)")
+            return 1
+        }
+        Terminal.output(Data("listening on \(receiver.url)\n".utf8))
+        let stopped = AsyncStream<Int32>.makeStream()
+        let signals = SignalWatcher { signal in stopped.continuation.yield(signal) }
+        var iterator = stopped.stream.makeAsyncIterator()
+        _ = await iterator.next()
+        signals.stop()
+        receiver.stop()
+        return 0
+    }
 }
