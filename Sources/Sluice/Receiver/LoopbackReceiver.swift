@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// A small HTTP/1.1 server on the loopback interface that accepts any request body, hashes it
 /// with SHA-256 as it streams in, optionally stores it, and answers `200` with what it got:
@@ -55,7 +54,9 @@ public final class LoopbackReceiver: Sendable {
 
     let listeners: [Int32]
     let wake: (read: Int32, write: Int32)
-    let state: Mutex<State>
+    // A pthread mutex, not Synchronization.Mutex: ThreadSanitizer does not see the latter on
+    // Linux (Swift 6.3.1) and reports every access under it as a race.
+    let state: ConditionLock<State>
     let log: @Sendable (String) -> Void
     let onUpload: (@Sendable (ReceivedUpload) -> Void)?
 
@@ -122,7 +123,7 @@ public final class LoopbackReceiver: Sendable {
         self.storeDirectory = storeDirectory
         self.idleTimeoutSeconds = max(1, idleTimeoutSeconds)
         self.wake = wake
-        self.state = Mutex(State())
+        self.state = ConditionLock(State())
         self.log = log
         self.onUpload = onUpload
         do {
@@ -180,7 +181,9 @@ public final class LoopbackReceiver: Sendable {
     /// the receiver is left.
     ///
     /// - Important: Call it exactly once (later calls return at once), and not from
-    ///   `onUpload` or `log` (which run on the receiver's threads).
+    ///   `onUpload` or `log` (which run on the receiver's threads). It returns within about a
+    ///   second even when a client keeps sending after an error response (that connection is
+    ///   drained for at most 1 s of silence or 4 MiB before it is closed).
     public func stop() {
         let first = state.withLock { state -> Bool in
             defer { state.stopped = true }
