@@ -1,15 +1,14 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The writing end of a `BoundStreamPair`. Never blocks; see `BoundStreamPair`.
 final class BoundOutputStream: OutputStream {
     private let core: BoundStreamPair.Core
-    private let delivery = Mutex<Delivery>(Delivery())
+    private let delivery = ConditionLock<Delivery>(Delivery())
 
     private struct Delivery: @unchecked Sendable {
         // @unchecked: StreamDelegate and RunLoop are not Sendable; they are only handed
-        // out under the Mutex and used on the target they belong to.
+        // out under the lock and used on the target they belong to.
         weak var delegate: (any StreamDelegate)?
         var queue: DispatchQueue?
         var runLoops: [(RunLoop, RunLoop.Mode)] = []
@@ -88,7 +87,7 @@ final class BoundOutputStream: OutputStream {
             return
         case .hasSpaceAvailable:
             // One handler run per queued event, wherever it lands first.
-            let handled = Mutex(false)
+            let handled = ConditionLock(false)
             let work = Work { [self] in
                 let first = handled.withLock { done in
                     defer { done = true }
@@ -99,7 +98,7 @@ final class BoundOutputStream: OutputStream {
             dispatch(work, queue: queue, runLoops: runLoops)
         case .endEncountered, .errorOccurred:
             let code: Stream.Event = event == .endEncountered ? .endEncountered : .errorOccurred
-            let handled = Mutex(false)
+            let handled = ConditionLock(false)
             let work = Work { [self] in
                 let first = handled.withLock { done in
                     defer { done = true }

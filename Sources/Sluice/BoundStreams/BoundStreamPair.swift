@@ -23,7 +23,7 @@ import Foundation
 ///   times; the first failure wins. `close()` of either stream is idempotent.
 public final class BoundStreamPair: @unchecked Sendable {
     // @unchecked: the streams are Foundation classes marked non-Sendable; ours keep all
-    // their state behind the core's lock and a Mutex, so any thread may call them.
+    // their state behind locks, so any thread may call them.
     /// The end the request reads; hand it to `URLRequest.httpBodyStream` unopened.
     public let inputStream: InputStream
     /// The end the producer writes.

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The seed's "input stream source": exposes a plain, unopened `InputStream` (for
 /// `URLRequest.httpBodyStream`) whose bytes it pumps from any byte source through a
@@ -69,7 +68,7 @@ public final class InputStreamSource: @unchecked Sendable {
         var keepAlive: InputStreamSource?
     }
 
-    private let state: Mutex<State>
+    private let state: ConditionLock<State>
 
     /// Makes a source for `source[range]`, by default the whole source.
     ///
@@ -104,7 +103,7 @@ public final class InputStreamSource: @unchecked Sendable {
         self.delegateBox = Delegate()
         var start: Int64 = 0
         if case .random(_, let range) = filler { start = range.lowerBound }
-        self.state = Mutex(State(sourceOffset: start))
+        self.state = ConditionLock(State(sourceOffset: start))
         delegateBox.owner = self
     }
 

@@ -7,7 +7,10 @@ import Darwin
 /// A value guarded by a mutex, with a condition variable to wait for it to change.
 ///
 /// `Synchronization.Mutex` cannot wait; the bound stream's reader must, so this box
-/// pairs a pthread mutex with a condition variable.
+/// pairs a pthread mutex with a condition variable. It is also Sluice's plain lock:
+/// ThreadSanitizer on Linux (Swift 6.3.1) does not see `Mutex`'s futex and reports every
+/// access under it as a race, while it understands pthread mutexes, so the code tested
+/// under TSan uses this box instead of `Mutex`.
 ///
 /// - Important: Waits take a deadline or are woken by `broadcast()`; every state change
 ///   that a waiter may be waiting for must broadcast.

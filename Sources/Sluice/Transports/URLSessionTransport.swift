@@ -62,7 +62,7 @@ public struct URLSessionTransport: UploadTransport {
 
 /// One request/response exchange over a private URLSession.
 private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // @unchecked: NSObject subclass; mutable state lives in `state`, a Mutex; the rest is immutable.
+    // @unchecked: NSObject subclass; mutable state lives in `state`, a lock; the rest is immutable.
     private let url: URL
     private let request: UploadRequest
     private let authorization: String?
@@ -83,7 +83,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         var task: URLSessionTask?
     }
 
-    private let state = Mutex(State())
+    private let state = ConditionLock(State())
 
     init(url: URL, request: UploadRequest, authorization: String?, body: UploadBody, options: UploadOptions,
          progress: @escaping @Sendable (Int64) -> Void) {
@@ -286,4 +286,3 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     }
 }
 
-import Synchronization

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Turns raw byte counts into throttled `UploadProgress` with a smoothed rate.
 ///
@@ -18,7 +17,7 @@ final class ProgressMeter: Sendable {
     private let interval: Double
     private let report: (@Sendable (UploadProgress) -> Void)?
     private let start = ContinuousClock.now
-    private let state = Mutex(State())
+    private let state = ConditionLock(State())
 
     init(total: Int64?, interval: Double, report: (@Sendable (UploadProgress) -> Void)?) {
         self.total = total

@@ -1,13 +1,12 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 @testable import Sluice
 
 /// Collects a stream's events; a gate instead of sleeps.
 final class EventRecorder: StreamDelegate, @unchecked Sendable {
-    // @unchecked: `events` is a Mutex; `onSpace` is set before the stream opens.
-    let events = Mutex<[Stream.Event]>([])
+    // @unchecked: `events` is locked; `onSpace` is set before the stream opens.
+    let events = ConditionLock<[Stream.Event]>([])
     let signal = DispatchSemaphore(value: 0)
     var onSpace: ((OutputStream) -> Void)?
 
@@ -36,7 +35,7 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
         let queue = DispatchQueue(label: "writer")
         pair.deliverOutputEvents(on: queue)
         let recorder = EventRecorder()
-        let offset = Mutex(0)
+        let offset = ConditionLock(0)
         recorder.onSpace = { output in
             while true {
                 let start = offset.withLock { $0 }
@@ -183,7 +182,7 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
         let recorder = EventRecorder()
         let pair = BoundStreamPair(capacity: 8)
         let ready = DispatchSemaphore(value: 0)
-        let stop = Mutex(false)
+        let stop = ConditionLock(false)
         let thread = Thread {
             pair.outputStream.schedule(in: .current, forMode: .default)
             pair.outputStream.delegate = recorder

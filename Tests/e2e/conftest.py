@@ -1,0 +1,105 @@
+"""Fixtures for the CLI end-to-end tests: the sluice binary, a loopback receiver, and the
+peers that scripts/test.sh starts (nginx, the fault server), read from the environment."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def sluice_bin():
+    path = os.environ.get("SLUICE_BIN") or os.path.join(REPO, ".build", "debug", "sluice")
+    if not os.access(path, os.X_OK):
+        pytest.exit("no sluice binary at %s: build first or set SLUICE_BIN" % path, returncode=2)
+    return path
+
+
+def run(*args, stdin=None, input_bytes=None, timeout=300):
+    """Runs sluice; returns (exit status, stdout bytes, stderr text)."""
+    proc = subprocess.run(
+        [sluice_bin(), *args], stdin=stdin, input=input_bytes, capture_output=True, timeout=timeout
+    )
+    return proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace")
+
+
+def checksum(spec):
+    status, out, err = run("checksum", spec)
+    assert status == 0, err
+    digest, count = out.decode().split()
+    return digest, int(count)
+
+
+def sha256_file(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while True:
+            block = handle.read(1 << 20)
+            if not block:
+                return digest.hexdigest()
+            digest.update(block)
+
+
+def need_env(name):
+    value = os.environ.get(name)
+    if not value:
+        pytest.skip("%s is not set: run through scripts/test.sh" % name)
+    return value
+
+
+@pytest.fixture(scope="session")
+def receiver():
+    """A `sluice receive` on 127.0.0.1, port 0; yields its base URL; stopped by PID."""
+    proc = subprocess.Popen(
+        [sluice_bin(), "receive", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        line = proc.stdout.readline().decode()
+        assert line.startswith("listening on "), line
+        yield line.split()[-1]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def nginx():
+    return need_env("SLUICE_NGINX_URL"), need_env("SLUICE_NGINX_ROOT")
+
+
+@pytest.fixture(scope="session")
+def fault_url():
+    return need_env("SLUICE_FAULT_URL")
+
+
+@pytest.fixture()
+def big_file(tmp_path_factory):
+    """A 64 MiB file of random bytes."""
+    return make_file(tmp_path_factory, 64 << 20)
+
+
+def make_file(tmp_path_factory, size, seed=0):
+    """A file of random bytes from the OS (independent of sluice's own generator)."""
+    path = tmp_path_factory.mktemp("files") / ("data-%d-%d.bin" % (size, seed))
+    with open(path, "wb") as handle:
+        remaining = size
+        while remaining > 0:
+            block = os.urandom(min(remaining, 8 << 20))
+            handle.write(block)
+            remaining -= len(block)
+    return str(path)
+
+
+def response_json(out):
+    return json.loads(out.decode())

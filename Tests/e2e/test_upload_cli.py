@@ -1,0 +1,177 @@
+"""`sluice upload`, `checksum`, `receive` end to end: real uploads to real servers on
+127.0.0.1, checked by SHA-256 at the server."""
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import checksum, make_file, need_env, response_json, run, sha256_file, sluice_bin
+
+TRANSPORTS = ["curl", "urlsession"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_synthetic_256mib_to_the_receiver(receiver, transport):
+    spec = "synthetic:256MiB:7"
+    status, out, err = run("upload", spec, receiver + "syn.bin", "--transport", transport, "-X", "PUT")
+    assert status == 0, err
+    got = response_json(out)
+    digest, count = checksum(spec)
+    assert (got["bytes"], got["sha256"]) == (count, digest)
+    assert count == 256 << 20
+    if transport == "curl":
+        # A known length goes out with Content-Length, never chunked.
+        assert got["chunked"] is False and got["content_length"] == count
+    else:
+        # URLSession on Linux can only stream chunked.
+        assert got["chunked"] is True
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_64mib_file_to_the_receiver(receiver, big_file, transport):
+    status, out, err = run("upload", big_file, receiver + "file.bin", "--transport", transport)
+    assert status == 0, err
+    got = response_json(out)
+    assert got["bytes"] == os.path.getsize(big_file)
+    assert got["sha256"] == sha256_file(big_file)
+    assert got["method"] == "POST"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_file_put_to_nginx_dav_is_stored_byte_exact(nginx, big_file, transport):
+    url, root = nginx
+    name = "dav/put-%s.bin" % transport
+    status, out, err = run("upload", big_file, "%s/%s" % (url, name), "-X", "PUT", "--transport", transport)
+    if transport == "urlsession":
+        # nginx stores chunked PUT bodies too.
+        pass
+    assert status == 0, err
+    stored = os.path.join(root, name)
+    assert os.path.getsize(stored) == os.path.getsize(big_file)
+    assert sha256_file(stored) == sha256_file(big_file)
+
+
+def test_one_gib_file_and_seeded_synthetic_put_to_nginx_with_content_length(nginx, receiver, tmp_path_factory):
+    url, root = nginx
+    path = make_file(tmp_path_factory, 1 << 30, seed=1)
+    status, _, err = run("upload", path, url + "/dav/one-gib.bin", "-X", "PUT", "--progress", "none")
+    assert status == 0, err
+    assert sha256_file(os.path.join(root, "dav/one-gib.bin")) == sha256_file(path)
+    spec = "synthetic:300000007:99"
+    status, _, err = run("upload", spec, url + "/dav/seeded.bin", "-X", "PUT")
+    assert status == 0, err
+    assert sha256_file(os.path.join(root, "dav/seeded.bin")) == checksum(spec)[0]
+    # What went on the wire: Content-Length, and no Transfer-Encoding.
+    status, out, err = run("upload", spec, receiver + "framing", "-X", "PUT")
+    assert status == 0, err
+    got = response_json(out)
+    assert got["content_length"] == 300000007 and got["chunked"] is False
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_stdin_pipe_is_sent_chunked(receiver, transport):
+    data = os.urandom(5_000_003)
+    status, out, err = run("upload", "-", receiver + "stdin", "--transport", transport, input_bytes=data)
+    assert status == 0, err
+    got = response_json(out)
+    import hashlib
+
+    assert got["bytes"] == len(data) and got["sha256"] == hashlib.sha256(data).hexdigest()
+    assert got["chunked"] is True
+
+
+def test_chunked_flag_forces_chunked(receiver):
+    status, out, err = run("upload", "synthetic:1MiB", receiver + "c", "--chunked")
+    assert status == 0, err
+    assert response_json(out)["chunked"] is True
+
+
+def test_checksum_matches_python(big_file):
+    assert checksum(big_file) == (sha256_file(big_file), os.path.getsize(big_file))
+
+
+def test_options_may_come_before_or_after_positionals(receiver):
+    status, out, err = run("-X", "PUT", "upload", "synthetic:10", receiver + "x") if False else run(
+        "upload", "-X", "PUT", "synthetic:10", "-H", "X-Test: 1", receiver + "x", "--progress", "none"
+    )
+    assert status == 0, err
+    assert response_json(out)["method"] == "PUT"
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["upload", "/no/such/file", "URL"], "no such file"),
+        (["upload", "/tmp", "URL"], "is a directory"),
+        (["upload", "synthetic:12XB", "URL"], "invalid size"),
+        (["upload", "synthetic:1", "ftp://127.0.0.1/x"], "invalid URL"),
+        (["upload", "synthetic:1", "not a url"], "invalid URL"),
+        (["upload", "synthetic:1", "URL", "-H", "X-A: 1\r\nX-Injected: 2"], "CR, LF"),
+        (["upload", "synthetic:1", "URL", "-H", "Bad Name: 1"], "not a valid token"),
+        (["upload", "synthetic:1", "URL", "-H", "NoColon"], "no ':'"),
+        (["upload", "synthetic:1", "URL", "-X", "PU T"], "not a valid token"),
+        (["upload", "synthetic:1", "URL", "--transport", "carrier-pigeon"], "unknown transport"),
+        (["upload", "synthetic:1", "URL", "--buffer-size", "12"], "--buffer-size"),
+        (["upload", "synthetic:1", "URL", "--bogus"], "unknown option"),
+        (["upload", "synthetic:1"], "needs SOURCE and URL"),
+        (["frobnicate"], "unknown command"),
+    ],
+)
+def test_bad_input_gets_one_clear_line_and_a_nonzero_exit(receiver, args, fragment):
+    args = [receiver + "x" if a == "URL" else a for a in args]
+    status, out, err = run(*args, timeout=30)
+    assert status != 0
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines and fragment in lines[0], err
+    if args[0] == "upload":
+        assert len(lines) == 1, err
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_refused_connection_is_one_clear_line(transport):
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    status, _, err = run("upload", "synthetic:1MiB", "http://127.0.0.1:%d/x" % port, "--transport", transport, timeout=60)
+    assert status != 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "connect" in lines[0], err
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_sigint_during_a_stalled_producer_stops_promptly(receiver, transport):
+    """A producer that never writes: SIGINT ends the upload at once, nothing left running."""
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(
+        [sluice_bin(), "upload", "-", receiver + "stall", "--transport", transport],
+        stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    os.close(read_end)
+    try:
+        os.write(write_end, b"x" * 100_000)
+        # Gate: the receiver has the connection once the upload is under way; wait for the
+        # process to have opened its socket.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            fds = os.listdir("/proc/%d/fd" % proc.pid)
+            if any(os.readlink("/proc/%d/fd/%s" % (proc.pid, fd)).startswith("socket:") for fd in fds if os.path.exists("/proc/%d/fd/%s" % (proc.pid, fd))):
+                break
+            time.sleep(0.02)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=5)
+        assert time.monotonic() - started < 2.0
+        assert proc.returncode != 0
+        err = proc.stderr.read().decode()
+        assert "cancelled" in err, err
+    finally:
+        os.close(write_end)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
