@@ -20,7 +20,7 @@ The first line on stdout is the port it listens on.
 import argparse
 import hashlib
 import json
-import sys
+import signal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import python_multipart
@@ -169,6 +169,11 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main() -> None:
+    # A parent may have blocked or ignored SIGTERM (Foundation's Process spawns from a
+    # dispatch thread that blocks most signals); being stopped by PID must work.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     arguments = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     arguments.add_argument("--port", type=int, default=0)
     arguments.add_argument("--host", default="127.0.0.1")

@@ -16,12 +16,15 @@
 //
 // Names and filenames: WHATWG's multipart/form-data encoding, as curl 7.81+ does for
 // HTTP forms: `"` -> %22, CR -> %0D, LF -> %0A; nothing else is escaped (no backslash
-// escapes, no percent-decoding of `%` itself), non-ASCII goes as raw UTF-8. Receivers then
-// see the escaped form (python-multipart, Werkzeug and Python's `email` package do not
-// percent-decode), exactly what they see from a browser. Raw UTF-8 names arrive intact
-// in python-multipart (as latin-1 text to re-decode, which Starlette/FastAPI do),
-// Werkzeug (Flask) and Python's `email` parser, and pass through nginx untouched.
-// `filename*=UTF-8''...` is not sent: RFC 7578 section 4.2 forbids it for form data.
+// escapes, `%` itself is not escaped), non-ASCII goes as raw UTF-8. Receivers see what
+// they see from a browser (checked with python-multipart 0.0.34, Werkzeug 3.1.8 and
+// Python 3.11's `email` with `policy.HTTP`): python-multipart and `email` keep %22, %0D,
+// %0A as text; Werkzeug (Flask) turns %22 back into `"` and keeps %0D, %0A. All three
+// read raw UTF-8 names and filenames intact (python-multipart hands back the raw bytes
+// for the application to decode as UTF-8). nginx does not parse form bodies; it passes
+// them to the application unchanged.
+// `filename*=UTF-8''...` is not sent: RFC 7578 section 4.2 forbids it for form data, and
+// python-multipart ignores it.
 //
 // A backslash is sent as is (as browsers and curl do). Parsers that undo RFC 822
 // quoted-pairs (python-multipart turns `\\` into `\` and `\"` into `"`) may then see a

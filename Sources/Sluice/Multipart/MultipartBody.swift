@@ -20,8 +20,9 @@
 /// Encoding of names and filenames follows the WHATWG form encoding (what browsers and
 /// curl send): inside the quoted string `"` becomes `%22`, CR `%0D` and LF `%0A`, so no
 /// name can end its header or start another; other bytes, non-ASCII included, are sent
-/// as raw UTF-8. `filename*=` (RFC 5987) is never sent: RFC 7578 section 4.2 forbids it in
-/// form data, and parsers such as python-multipart ignore it. See `MultipartBody+Encoding`.
+/// as raw UTF-8, which python-multipart, Werkzeug and Python's `email` parser read intact.
+/// `filename*=` (RFC 5987) is never sent: RFC 7578 section 4.2 forbids it in form data.
+/// See `MultipartBody+Encoding.swift` for what each parser makes of the escapes.
 ///
 /// - Important: A body that has file parts holds their descriptors open; call `close()`
 ///   exactly once, after the last read. Reads are thread-safe, as for every `ByteSource`.
