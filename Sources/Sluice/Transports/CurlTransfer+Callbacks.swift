@@ -1,0 +1,117 @@
+#if canImport(CCurl)
+import CCurl
+import Foundation
+
+// libcurl's callbacks, all called on the transfer's thread from inside curl_multi_perform.
+extension CurlTransfer {
+    /// CURLOPT_READFUNCTION: fills curl's buffer straight from the source.
+    ///
+    /// Random-access sources are read at the tracked offset into curl's own buffer; a
+    /// producer's ring is copied out, and an empty ring pauses the transfer until the
+    /// producer wakes the loop. A source that ends early or fails aborts the transfer.
+    func readBody(_ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
+        guard let buffer, capacity > 0 else { return 0 }
+        let target = UnsafeMutableRawBufferPointer(start: buffer, count: capacity)
+        switch reader {
+        case .none:
+            return 0
+        case .random(let source, let start, let length):
+            let remaining = length - position
+            guard remaining > 0 else { return 0 }
+            let wanted = Int(min(Int64(capacity), remaining))
+            let offset = start + position
+            do {
+                let count = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: target[..<wanted]), at: offset)
+                guard count > 0 else {
+                    let cause = ByteSourceError.endedEarly(offset: offset, expected: start + length)
+                    return abort(UploadError(
+                        .sourceFailed, "the source ended early: \(cause)", offset: offset, underlying: cause))
+                }
+                position += Int64(min(count, wanted))
+                return min(count, wanted)
+            } catch {
+                return abort(UploadError(
+                    .sourceFailed, "the source failed at byte \(offset): \(error)", offset: offset, underlying: error))
+            }
+        case .pipe(let pipe):
+            switch pipe.pull(into: target) {
+            case .bytes(let count):
+                position += Int64(count)
+                return count
+            case .end:
+                return 0
+            case .empty:
+                paused = true
+                return Int(SLUICE_CURL_READFUNC_PAUSE)
+            case .failed(let error):
+                return abort(error)
+            }
+        }
+    }
+
+    private func abort(_ error: UploadError) -> Int {
+        failure = error
+        return Int(SLUICE_CURL_READFUNC_ABORT)
+    }
+
+    /// CURLOPT_SEEKFUNCTION: libcurl rewinds to replay the body (an auth round, a retry).
+    ///
+    /// A random-access body restarts at the asked offset; any other body accepts only a
+    /// rewind to where it already is (nothing sent yet) and otherwise fails the transfer
+    /// with `.notReplayable` rather than send something else.
+    func seekBody(to offset: Int64, origin: Int32) -> Int32 {
+        guard origin == SEEK_SET else { return SLUICE_CURL_SEEKFUNC_CANTSEEK }
+        if offset == position { return SLUICE_CURL_SEEKFUNC_OK }
+        switch reader {
+        case .random(_, _, let length) where offset >= 0 && offset <= length:
+            position = offset
+            return SLUICE_CURL_SEEKFUNC_OK
+        default:
+            failure = UploadError(
+                .notReplayable,
+                "the server asked for the body again after \(position) bytes (an auth challenge or a retry) and it cannot be replayed",
+                totalBytes: body.length.value)
+            return SLUICE_CURL_SEEKFUNC_FAIL
+        }
+    }
+
+    /// CURLOPT_HEADERFUNCTION: keeps the headers of the latest response only.
+    func receiveHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+        guard let buffer, count > 0 else { return count }
+        var bytes = UnsafeRawBufferPointer(start: buffer, count: count)[...]
+        while let last = bytes.last, last == 0x0A || last == 0x0D { bytes = bytes.dropLast() }
+        let line = String(decoding: bytes, as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            // A new status line (100 Continue, a 401 before the auth round, the final answer).
+            responseHeaders = []
+            responseBody = Data()
+        } else if let colon = line.firstIndex(of: ":"),
+                  let header = try? HTTPHeader(name: String(line[..<colon]), value: String(line[line.index(after: colon)...])) {
+            responseHeaders.append(header)
+        }
+        return count
+    }
+
+    /// CURLOPT_WRITEFUNCTION: keeps up to `responseBodyLimit` bytes of the response body.
+    func receiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+        guard let buffer, count > 0 else { return count }
+        let room = Self.responseBodyLimit - responseBody.count
+        if room > 0 {
+            responseBody.append(UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: min(room, count))
+        }
+        return count
+    }
+
+    /// CURLOPT_XFERINFOFUNCTION: reports bytes sent and aborts when cancelled.
+    func reportProgress(_ uploaded: Int64) -> Int32 {
+        if isCancelled { return 1 }
+        if case .none = reader { return 0 }
+        let sent = min(uploaded, position)
+        if sent != lastReported {
+            lastReported = sent
+            progress(sent)
+        }
+        return 0
+    }
+}
+#endif

@@ -1,0 +1,67 @@
+#if canImport(CCurl)
+import CCurl
+import Foundation
+
+extension CurlTransfer {
+    /// Turns a failed attempt into one `UploadError` line with bytes sent and the cause.
+    func error(for code: Int32, bytesSent: Int64) -> UploadError {
+        let total = body.length.value
+        let status = easy.map { $0.long(SLUICE_CURLINFO_RESPONSE_CODE) }.flatMap { $0 > 0 ? $0 : nil }
+        if var failure {
+            failure.status = failure.status ?? status
+            failure.bytesSent = bytesSent
+            failure.totalBytes = failure.totalBytes ?? total
+            return failure
+        }
+        if isCancelled { return cancelledError() }
+
+        let detail = errorText(code)
+        let target = "\(url.host ?? "?"):\(url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80))"
+        func make(_ kind: UploadError.Code, _ message: String) -> UploadError {
+            UploadError(kind, message, status: status, bytesSent: bytesSent, totalBytes: total)
+        }
+        switch code {
+        case SLUICE_CURLE_COULDNT_CONNECT:
+            if easy?.long(SLUICE_CURLINFO_OS_ERRNO) == Int(ECONNREFUSED) {
+                return make(.connectionFailed, "connection refused to \(target)")
+            }
+            return make(.connectionFailed, "could not connect to \(target): \(detail)")
+        case SLUICE_CURLE_COULDNT_RESOLVE_HOST, SLUICE_CURLE_COULDNT_RESOLVE_PROXY:
+            return make(.connectionFailed, "could not resolve \(url.host ?? "?"): \(detail)")
+        case SLUICE_CURLE_SEND_ERROR:
+            return make(.connectionReset, "connection to \(target) broke while sending: \(detail)")
+        case SLUICE_CURLE_RECV_ERROR, SLUICE_CURLE_PARTIAL_FILE, SLUICE_CURLE_HTTP2, SLUICE_CURLE_HTTP2_STREAM:
+            return make(.connectionReset, "connection to \(target) broke: \(detail)")
+        case SLUICE_CURLE_GOT_NOTHING:
+            return make(.noResponse, "\(target) closed the connection without answering")
+        case SLUICE_CURLE_OPERATION_TIMEDOUT:
+            return make(.timedOut, "timed out talking to \(target): \(detail)")
+        case SLUICE_CURLE_SSL_CONNECT_ERROR, SLUICE_CURLE_SSL_ENGINE_NOTFOUND, SLUICE_CURLE_SSL_ENGINE_SETFAILED,
+             SLUICE_CURLE_SSL_CERTPROBLEM, SLUICE_CURLE_SSL_CIPHER, SLUICE_CURLE_PEER_FAILED_VERIFICATION,
+             SLUICE_CURLE_SSL_ENGINE_INITFAILED, SLUICE_CURLE_SSL_CACERT_BADFILE, SLUICE_CURLE_SSL_SHUTDOWN_FAILED,
+             SLUICE_CURLE_SSL_CRL_BADFILE, SLUICE_CURLE_SSL_ISSUER_ERROR, SLUICE_CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+             SLUICE_CURLE_SSL_INVALIDCERTSTATUS, SLUICE_CURLE_SSL_CLIENTCERT:
+            return make(.tls, "TLS with \(target) failed: \(detail)")
+        case SLUICE_CURLE_TOO_MANY_REDIRECTS:
+            return make(.tooManyRedirects, "too many redirects: \(detail)")
+        case SLUICE_CURLE_SEND_FAIL_REWIND:
+            return make(.notReplayable, "the server asked for the body again and it cannot be replayed: \(detail)")
+        case SLUICE_CURLE_ABORTED_BY_CALLBACK:
+            return make(.cancelled, "the upload was aborted: \(detail)")
+        case SLUICE_CURLE_UNSUPPORTED_PROTOCOL, SLUICE_CURLE_URL_MALFORMAT:
+            return make(.invalidURL, "libcurl cannot use \(url.absoluteString): \(detail)")
+        case SLUICE_CURLE_WEIRD_SERVER_REPLY:
+            return make(.protocolViolation, "\(target) sent a malformed answer: \(detail)")
+        default:
+            return make(.transport, "libcurl error \(code) with \(target): \(detail)")
+        }
+    }
+
+    /// The error buffer's text, else libcurl's name for `code`; on one line.
+    private func errorText(_ code: Int32) -> String {
+        var text = String(cString: errorBuffer)
+        if text.isEmpty { text = String(cString: curl_easy_strerror(code)) }
+        return text.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+}
+#endif

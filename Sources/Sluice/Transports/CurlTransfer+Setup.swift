@@ -1,0 +1,160 @@
+#if canImport(CCurl)
+import CCurl
+import Foundation
+
+extension CurlTransfer {
+    /// Methods that normally carry no body: with an empty body they send no `Content-Length`.
+    static let bodilessMethods: Set<String> = ["GET", "DELETE", "OPTIONS"]
+
+    /// How long curl waits for `100 Continue` before sending the body anyway.
+    ///
+    /// Sluice keeps libcurl's `Expect: 100-continue` (sent for HTTP/1.1 bodies): a server that
+    /// refuses the request (401, 413, 307) answers before a byte of the body goes out, which
+    /// saves the body and lets a one-shot body be redirected or authenticated. Servers that
+    /// ignore `Expect` cost this delay once per request instead of libcurl's 1 s. Pass an
+    /// `Expect:` header of your own to change it.
+    static let expectContinueTimeoutMilliseconds = 300
+
+    /// Configures the easy handle and the multi handle for the first attempt.
+    func configure() throws {
+        let easy = try CurlEasy()
+        self.easy = easy
+        guard let multi = curl_multi_init() else {
+            throw UploadError(.transport, "libcurl failed to create a multi handle")
+        }
+        publish(multi: multi)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+
+        try easy.set(SLUICE_CURLOPT_URL, string: request.url.absoluteString)
+        try easy.set(SLUICE_CURLOPT_ERRORBUFFER, pointer: errorBuffer)
+        try easy.set(SLUICE_CURLOPT_NOSIGNAL, true)
+        try easy.set(SLUICE_CURLOPT_TCP_NODELAY, true)
+        try easy.set(SLUICE_CURLOPT_HTTP_VERSION, Int(SLUICE_CURL_HTTP_VERSION_2TLS))
+        try easy.set(SLUICE_CURLOPT_CONNECTTIMEOUT_MS, Int((options.connectTimeout * 1000).rounded(.up)))
+        try easy.set(SLUICE_CURLOPT_LOW_SPEED_LIMIT, 1)
+        try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout.rounded(.up))))
+        try easy.set(SLUICE_CURLOPT_EXPECT_100_TIMEOUT_MS, Self.expectContinueTimeoutMilliseconds)
+        // libcurl accepts 16 KiB ... 2 MiB; a larger buffer means fewer, larger writes.
+        try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, min(max(options.bufferSize, 16 << 10), 2 << 20))
+        try easy.set(SLUICE_CURLOPT_BUFFERSIZE, 64 << 10)
+        if let caFile = options.caFile { try easy.set(SLUICE_CURLOPT_CAINFO, string: caFile) }
+        if options.insecure {
+            try easy.set(SLUICE_CURLOPT_SSL_VERIFYPEER, false)
+            try easy.set(SLUICE_CURLOPT_SSL_VERIFYHOST, false)
+        }
+        if let credentials = options.credentials {
+            // Any scheme the server asks for; the first request goes without credentials, so
+            // they are only sent where a challenge asks for them.
+            try easy.set(SLUICE_CURLOPT_USERNAME, string: credentials.user)
+            try easy.set(SLUICE_CURLOPT_PASSWORD, string: credentials.password)
+            try easy.set(SLUICE_CURLOPT_HTTPAUTH, Int(SLUICE_CURLAUTH_ANY))
+        }
+
+        try setCallbacks(easy, context: context)
+        let chunked = try setMethodAndBody(easy, context: context)
+        try setHeaders(easy, chunked: chunked)
+
+        let added = curl_multi_add_handle(multi, easy.handle)
+        guard added == 0 else { throw UploadError(.transport, "curl_multi_add_handle failed (CURLMcode \(added))") }
+    }
+
+    private func setCallbacks(_ easy: CurlEasy, context: UnsafeMutableRawPointer) throws {
+        try easy.set(SLUICE_CURLOPT_WRITEDATA, pointer: context)
+        try check(sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_WRITEFUNCTION) { buffer, size, count, context in
+            CurlTransfer.from(context).receiveBody(buffer, size * count)
+        })
+        try easy.set(SLUICE_CURLOPT_HEADERDATA, pointer: context)
+        try check(sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
+            CurlTransfer.from(context).receiveHeader(buffer, size * count)
+        })
+        try easy.set(SLUICE_CURLOPT_XFERINFODATA, pointer: context)
+        try check(sluice_curl_setopt_xferinfo_callback(easy.handle) { context, _, _, _, uploaded in
+            CurlTransfer.from(context).reportProgress(uploaded)
+        })
+        try easy.set(SLUICE_CURLOPT_NOPROGRESS, false)
+    }
+
+    /// Sets the method, the framing and the body's reader.
+    ///
+    /// - Returns: Whether the body goes chunked.
+    private func setMethodAndBody(_ easy: CurlEasy, context: UnsafeMutableRawPointer) throws -> Bool {
+        let method = request.method
+        let length = body.length
+        if method == "HEAD" {
+            guard length == .known(0) else {
+                throw UploadError(.invalidOption, "a HEAD request cannot carry a body (\(length) bytes given)")
+            }
+            try easy.set(SLUICE_CURLOPT_NOBODY, true)
+            return false
+        }
+        if length == .known(0), Self.bodilessMethods.contains(method) {
+            if method != "GET" { try easy.set(SLUICE_CURLOPT_CUSTOMREQUEST, string: method) }
+            return false
+        }
+
+        try easy.set(SLUICE_CURLOPT_UPLOAD, true)
+        try easy.set(SLUICE_CURLOPT_CUSTOMREQUEST, string: method)
+        let chunked = options.forceChunked || length.value == nil
+        if let count = length.value, !chunked {
+            try easy.set(SLUICE_CURLOPT_INFILESIZE_LARGE, offset: count)
+        }
+        try easy.set(SLUICE_CURLOPT_READDATA, pointer: context)
+        try check(sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_READFUNCTION) { buffer, size, count, context in
+            CurlTransfer.from(context).readBody(buffer, size * count)
+        })
+        try easy.set(SLUICE_CURLOPT_SEEKDATA, pointer: context)
+        try check(sluice_curl_setopt_seek_callback(easy.handle) { context, offset, origin in
+            CurlTransfer.from(context).seekBody(to: offset, origin: origin)
+        })
+
+        switch body.storage {
+        case .random(let source, let start):
+            reader = .random(source, start: start, length: source.length - start)
+        case .sequential(let source):
+            startPipe(.sequential(source), length: length)
+        case .stream(_, let make):
+            startPipe(.stream(make), length: length)
+        }
+        return chunked
+    }
+
+    private func startPipe(_ producer: CurlBodyPipe.Producer, length: BodyLength) {
+        let pipe = CurlBodyPipe(capacity: options.bufferSize, length: length) { [weak self] in self?.wakeUp() }
+        reader = .pipe(pipe)
+        pipe.start(producer)
+    }
+
+    /// The caller's headers, minus framing headers: Sluice alone decides `Content-Length`
+    /// and `Transfer-Encoding`, so the two can never both be sent.
+    private func setHeaders(_ easy: CurlEasy, chunked: Bool) throws {
+        var lines: [String] = []
+        for header in request.headers {
+            let name = header.name.lowercased()
+            if name == "content-length" || name == "transfer-encoding" { continue }
+            // "Name;" is libcurl's way to send a header with an empty value.
+            lines.append(header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)")
+        }
+        // Over plain http libcurl speaks HTTP/1.1: ask for chunked framing explicitly (it would
+        // choose it for an unknown length anyway). Over https HTTP/2 may be chosen, which has no
+        // chunked framing; libcurl picks the right one there.
+        if chunked, url.scheme?.lowercased() == "http" { lines.append("Transfer-Encoding: chunked") }
+        for line in lines {
+            guard let list = curl_slist_append(headerList, line) else {
+                throw UploadError(.transport, "libcurl could not allocate a header list")
+            }
+            headerList = list
+        }
+        if let headerList { try easy.set(SLUICE_CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(headerList)) }
+    }
+
+    private func check(_ code: Int32) throws {
+        guard code == SLUICE_CURLE_OK else {
+            throw UploadError(.transport, "libcurl rejected a callback: \(String(cString: curl_easy_strerror(code)))")
+        }
+    }
+
+    static func from(_ context: UnsafeMutableRawPointer?) -> CurlTransfer {
+        Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+    }
+}
+#endif
