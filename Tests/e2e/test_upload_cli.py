@@ -94,7 +94,7 @@ def test_checksum_matches_python(big_file):
 
 
 def test_options_may_come_before_or_after_positionals(receiver):
-    status, out, err = run("-X", "PUT", "upload", "synthetic:10", receiver + "x") if False else run(
+    status, out, err = run(
         "upload", "-X", "PUT", "synthetic:10", "-H", "X-Test: 1", receiver + "x", "--progress", "none"
     )
     assert status == 0, err

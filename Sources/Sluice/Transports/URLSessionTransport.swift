@@ -80,6 +80,8 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         var completed = false
         var cancelled = false
         var notReplayable = false
+        /// A 401 challenge was cancelled so the task would end: its response is the outcome.
+        var challenged = false
         var task: URLSessionTask?
     }
 
@@ -133,8 +135,11 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     }
 
     private func outcome() throws -> UploadResponse {
-        let (response, data, error, source, cancelled, notReplayable) = state.withLock {
+        var (response, data, error, source, cancelled, notReplayable) = state.withLock {
             ($0.response, $0.data, $0.error, $0.source, $0.cancelled, $0.notReplayable)
+        }
+        if state.withLock({ $0.challenged }), response?.statusCode == 401 {
+            error = nil
         }
         let total = body.length.value
         let sent = source?.bytesRead ?? 0
@@ -251,8 +256,18 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                     completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        // No proposed credential: a 401 completes the task and the transport answers it.
-        completionHandler(.performDefaultHandling, nil)
+        guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodHTTPBasic
+            || challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodHTTPDigest,
+            (challenge.failureResponse as? HTTPURLResponse)?.statusCode == 401 || state.withLock({ $0.response?.statusCode == 401 })
+        else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        // On Linux, `.performDefaultHandling` without a credential never completes the task (a
+        // hang). Cancel instead, and report the 401 we already have: the transport answers it
+        // with credentials and a fresh body, or returns it.
+        state.withLock { $0.challenged = true }
+        completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,

@@ -1,0 +1,181 @@
+"""DESIGN.md's fault table as runnable rows, shared by test_faults.py (which requires every row
+of the curl transport to pass) and scripts/fault_matrix.py (which prints the table for any
+transport, e.g. to show which rows URLSession fails).
+
+Each row is a function (base_url, transport, workdir) -> (ok, detail). "ok" means the outcome
+the table asks for: a full, identical body at the server, or a clear non-zero failure; never a
+2xx after a short body, never a hang."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+from conftest import checksum, run, sluice_bin
+
+ROW_TIMEOUT = 60
+
+
+def _fail_line(err):
+    lines = [line for line in err.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def reset_mid_body(url, transport, workdir):
+    spec = "synthetic:64MiB:1"
+    status, out, err = run("upload", spec, url + "/reset-mid-body", "--transport", transport, timeout=ROW_TIMEOUT)
+    line = _fail_line(err)
+    ok = status != 0 and re.search(r"\(\d+ of 67108864 bytes sent\)", line) is not None
+    return ok, "exit %d: %s" % (status, line)
+
+
+def _replayed(url, path, transport, extra=()):
+    spec = "synthetic:8MiB:3"
+    status, out, err = run("upload", spec, url + path, "--transport", transport, *extra, timeout=ROW_TIMEOUT)
+    if status != 0:
+        return False, "exit %d: %s" % (status, _fail_line(err))
+    try:
+        got = json.loads(out.decode())
+    except ValueError:
+        return False, "exit 0 with a body that is not the sink's answer: %r" % out[:100]
+    digest, count = checksum(spec)
+    ok = got.get("bytes") == count and got.get("sha256") == digest
+    return ok, "server got %s bytes (%s)" % (got.get("bytes"), "identical" if ok else "DIFFERENT")
+
+
+def redirect_307(url, transport, workdir):
+    return _replayed(url, "/redirect-307", transport)
+
+
+def redirect_308(url, transport, workdir):
+    return _replayed(url, "/redirect-308", transport)
+
+
+def auth_with_credentials(url, transport, workdir):
+    return _replayed(url, "/auth", transport, ("-u", "user:secret"))
+
+
+def auth_without_credentials(url, transport, workdir):
+    started = time.monotonic()
+    try:
+        status, out, err = run("upload", "synthetic:8MiB", url + "/auth", "--transport", transport, timeout=20)
+    except subprocess.TimeoutExpired:
+        return False, "hung (no exit within 20 s)"
+    line = _fail_line(err)
+    ok = status != 0 and "401" in line
+    return ok, "exit %d after %.1f s: %s" % (status, time.monotonic() - started, line)
+
+
+def early_413(url, transport, workdir):
+    started = time.monotonic()
+    try:
+        status, out, err = run("upload", "synthetic:4GiB", url + "/early-413", "--transport", transport, timeout=30)
+    except subprocess.TimeoutExpired:
+        return False, "hung (no exit within 30 s)"
+    elapsed = time.monotonic() - started
+    line = _fail_line(err)
+    sent = re.search(r"\((\d+) of", line)
+    # Prompt, with the 413, and sending stopped long before 4 GiB.
+    ok = status != 0 and "413" in line and elapsed < 10 and (sent is None or int(sent.group(1)) < (1 << 30))
+    return ok, "exit %d after %.1f s: %s" % (status, elapsed, line)
+
+
+def close_without_response(url, transport, workdir):
+    status, out, err = run("upload", "synthetic:8MiB", url + "/close-no-response", "--transport", transport, timeout=ROW_TIMEOUT)
+    line = _fail_line(err)
+    return status != 0 and line.startswith("sluice:"), "exit %d: %s" % (status, line)
+
+
+def _wait_for_socket(pid, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            for fd in os.listdir("/proc/%d/fd" % pid):
+                try:
+                    if os.readlink("/proc/%d/fd/%s" % (pid, fd)).startswith("socket:"):
+                        return True
+                except OSError:
+                    pass
+        except OSError:
+            return False
+        time.sleep(0.02)
+    return False
+
+
+def source_shrinks(url, transport, workdir):
+    path = os.path.join(workdir, "shrinking-%s.bin" % transport)
+    with open(path, "wb") as handle:
+        handle.truncate(256 << 20)
+    proc = subprocess.Popen(
+        [sluice_bin(), "upload", path, url + "/slow", "--transport", transport],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for_socket(proc.pid)
+        os.truncate(path, 1 << 20)
+        out, err = proc.communicate(timeout=ROW_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return False, "hung"
+    finally:
+        os.unlink(path)
+    line = _fail_line(err.decode())
+    ok = proc.returncode != 0 and "source" in line and re.search(r"byte \d+", line) is not None
+    return ok, "exit %d: %s" % (proc.returncode, line)
+
+
+def producer_stall_then_sigint(url, transport, workdir):
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(
+        [sluice_bin(), "upload", "-", url + "/sink", "--transport", transport],
+        stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    os.close(read_end)
+    try:
+        os.write(write_end, b"y" * 200_000)
+        _wait_for_socket(proc.pid)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            return False, "still running 10 s after SIGINT"
+        elapsed = time.monotonic() - started
+        line = _fail_line(err.decode())
+        return proc.returncode != 0 and elapsed < 2, "exit %d %.2f s after SIGINT: %s" % (proc.returncode, elapsed, line)
+    finally:
+        os.close(write_end)
+
+
+def slow_server(url, transport, workdir):
+    spec = "synthetic:96MiB:5"
+    cmd = ["/usr/bin/time", "-f", "%M", sluice_bin(), "upload", spec, url + "/slow?chunk=262144&interval_ms=2",
+           "--transport", transport]
+    proc = subprocess.run(cmd, capture_output=True, timeout=120)
+    err = proc.stderr.decode()
+    peak_kib = int(err.strip().splitlines()[-1])
+    if proc.returncode != 0:
+        return False, "exit %d: %s" % (proc.returncode, err.strip().splitlines()[0])
+    got = json.loads(proc.stdout.decode())
+    digest, count = checksum(spec)
+    ok = got["bytes"] == count and got["sha256"] == digest and peak_kib < 64 * 1024
+    return ok, "completed, identical=%s, peak RSS %.1f MiB for a 96 MiB body" % (got["sha256"] == digest, peak_kib / 1024)
+
+
+ROWS = [
+    ("server resets the connection mid-body", reset_mid_body),
+    ("307 after the body", redirect_307),
+    ("308 after the body", redirect_308),
+    ("401 challenge, credentials given", auth_with_credentials),
+    ("401 challenge, no credentials", auth_without_credentials),
+    ("early 413 without reading", early_413),
+    ("whole body read, closed with no response", close_without_response),
+    ("source shrinks mid-upload", source_shrinks),
+    ("producer stalls; SIGINT", producer_stall_then_sigint),
+    ("slow server", slow_server),
+]
