@@ -34,6 +34,8 @@ let package = Package(
         ),
         .executableTarget(name: "sluice", dependencies: ["Sluice"], swiftSettings: strict),
         .testTarget(name: "SluiceTests", dependencies: ["Sluice"], swiftSettings: strict),
+        // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
+        .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )
