@@ -5,7 +5,10 @@ import Sluice
 struct UploadCommand {
     static let usage = """
     usage: sluice upload SOURCE URL [options]
+           sluice upload --form NAME=VALUE|NAME=@PATH[;type=T][;filename=F] ... URL [options]
       SOURCE                     PATH | - (stdin) | synthetic:SIZE[:SEED]
+      -F, --form SPEC            a multipart/form-data part, curl -F syntax; repeatable
+      --form-string NAME=VALUE   a text part taken literally (no @, <, ;type=)
       -X, --method METHOD        default POST
       -H, --header 'Name: value' repeatable
       -u, --user USER:PASS       answers a 401 challenge; the body is replayed
@@ -18,7 +21,13 @@ struct UploadCommand {
       --stall-timeout SECONDS    fail when nothing moves this long (default 60)
     """
 
-    var source: SourceSpecification
+    /// What is sent: one SOURCE, or multipart parts in command-line order.
+    enum Payload {
+        case source(SourceSpecification)
+        case form([(text: String, literal: Bool)])
+    }
+
+    var payload: Payload
     var url: String
     var method = "POST"
     var headers: [HTTPHeader] = []
@@ -33,14 +42,17 @@ struct UploadCommand {
         var options = UploadOptions()
         var transport = TransportKind.platformDefault
         var progress = ProgressPrinter.Style.auto
+        var form: [(text: String, literal: Bool)] = []
         try scanner.scan(
             valued: ["-X", "--method", "-H", "--header", "-u", "--user", "--transport", "--buffer-size", "--progress",
-                     "--cacert", "--stall-timeout"],
+                     "--cacert", "--stall-timeout", "-F", "--form", "--form-string"],
             flags: ["--chunked", "-k", "--insecure"]
         ) { name, value in
             let value = value ?? ""
             switch name {
             case "-X", "--method": method = value
+            case "-F", "--form": form.append((value, false))
+            case "--form-string": form.append((value, true))
             case "-H", "--header": headers.append(try HTTPHeader(parsing: value))
             case "-u", "--user": options.credentials = try UploadOptions.Credentials(parsing: value)
             case "--transport":
@@ -66,11 +78,19 @@ struct UploadCommand {
             default: break
             }
         }
-        guard scanner.positionals.count == 2 else {
-            throw UsageError(scanner.positionals.count < 2 ? "upload needs SOURCE and URL" : "upload takes SOURCE and URL, got \(scanner.positionals.count) arguments")
+        if form.isEmpty {
+            guard scanner.positionals.count == 2 else {
+                throw UsageError(scanner.positionals.count < 2 ? "upload needs SOURCE and URL" : "upload takes SOURCE and URL, got \(scanner.positionals.count) arguments")
+            }
+            self.payload = .source(try SourceSpecification(parsing: scanner.positionals[0]))
+            self.url = scanner.positionals[1]
+        } else {
+            guard scanner.positionals.count == 1 else {
+                throw UsageError("with --form, upload takes only a URL, got \(scanner.positionals.count) arguments")
+            }
+            self.payload = .form(form)
+            self.url = scanner.positionals[0]
         }
-        self.source = try SourceSpecification(parsing: scanner.positionals[0])
-        self.url = scanner.positionals[1]
         self.method = method ?? "POST"
         self.headers = headers
         self.options = options
@@ -86,15 +106,34 @@ struct UploadCommand {
             Terminal.error("sluice: \(error)")
             return 2
         }
-        let opened: SourceSpecification.Opened
-        do {
-            opened = try source.open()
-        } catch {
-            Terminal.error("sluice: \(error)")
-            return 1
+        switch payload {
+        case .source(let source):
+            let opened: SourceSpecification.Opened
+            do {
+                opened = try source.open()
+            } catch {
+                Terminal.error("sluice: \(error)")
+                return 1
+            }
+            defer { opened.close() }
+            return await UploadCommand.send(request, body: opened.body, transport: transport, options: options, progress: progress)
+        case .form(let arguments):
+            let body: MultipartBody
+            let contentType: HTTPHeader
+            do {
+                let parts = try arguments.map { try $0.literal ? FormArgument.parseLiteral($0.text) : FormArgument.parse($0.text) }
+                body = try MultipartBody(parts: parts)
+                contentType = try HTTPHeader(name: "Content-Type", value: body.contentType)
+            } catch {
+                Terminal.error("sluice: \(error)")
+                return 1
+            }
+            defer { body.close() }
+            var request = request
+            request.headers.removeAll { $0.name.caseInsensitiveCompare("Content-Type") == .orderedSame }
+            request.headers.append(contentType)
+            return await UploadCommand.send(request, body: .bytes(body), transport: transport, options: options, progress: progress)
         }
-        defer { opened.close() }
-        return await UploadCommand.send(request, body: opened.body, transport: transport, options: options, progress: progress)
     }
 
     /// Sends and reports: the response body to stdout, one line on stderr on failure.
