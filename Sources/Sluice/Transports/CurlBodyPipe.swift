@@ -3,16 +3,17 @@ import Foundation
 /// The fixed buffer between a producer thread (a sequential source or an `InputStream`,
 /// whose reads may block) and curl's read callback, which never blocks.
 ///
-/// The producer reads into its own `chunkSize` buffer, then copies into the ring as space
-/// frees up; curl's read callback copies out of the ring and asks curl to pause when it is
-/// empty. Memory: `capacity` bytes of ring plus `min(capacity, 64 KiB)` of read buffer.
+/// A ring of `capacity` bytes: the producer reserves the free span after the filled part,
+/// reads into it with the lock released (only the producer writes there, only the consumer
+/// reads the filled part), then commits the count; curl's read callback copies out of the
+/// filled part and asks curl to pause when it is empty. Memory: `capacity` bytes.
 ///
 /// - Important: `pull(into:)` is called from the curl thread only; the producer runs on its
 ///   own thread. `cancel()` may be called from any thread, returns at once and never waits
 ///   for a producer blocked in a read: that thread ends by itself when its read returns.
 final class CurlBodyPipe: @unchecked Sendable {
-    // @unchecked: `storage` is only reached through `ring`, which lives in `state` behind its lock;
-    // `wake` is set once before the producer starts.
+    // @unchecked: `storage` is split by `state` (behind its lock) into a filled span that
+    // only the consumer reads and a free span that only the single producer writes.
 
     /// What feeds the pipe.
     enum Producer: Sendable {
@@ -36,7 +37,10 @@ final class CurlBodyPipe: @unchecked Sendable {
     }
 
     private struct State {
-        var ring: ByteRing
+        /// Index of the oldest filled byte.
+        var head = 0
+        /// Filled bytes.
+        var count = 0
         var end: End?
         var cancelled = false
         var consumerWaiting = false
@@ -53,7 +57,7 @@ final class CurlBodyPipe: @unchecked Sendable {
     ///   - wake: Called from the producer thread when bytes or the end arrive after an `.empty` pull.
     init(capacity: Int, length: BodyLength, wake: @escaping @Sendable () -> Void) {
         storage = .allocate(byteCount: max(1, capacity), alignment: 16)
-        state = ConditionLock(State(ring: ByteRing(storage: storage)))
+        state = ConditionLock(State())
         self.length = length
         self.wake = wake
     }
@@ -87,8 +91,15 @@ final class CurlBodyPipe: @unchecked Sendable {
     /// Copies bytes for curl; never blocks.
     func pull(into buffer: UnsafeMutableRawBufferPointer) -> Pull {
         state.withLockBroadcasting { state -> Pull in
-            let count = state.ring.read(into: buffer)
-            if count > 0 { return .bytes(count) }
+            let total = min(buffer.count, state.count)
+            if total > 0, let target = buffer.baseAddress, let base = storage.baseAddress {
+                let first = min(total, storage.count - state.head)
+                target.copyMemory(from: base + state.head, byteCount: first)
+                if first < total { (target + first).copyMemory(from: base, byteCount: total - first) }
+                state.head = (state.head + total) % storage.count
+                state.count -= total
+                return .bytes(total)
+            }
             switch state.end {
             case .finished: return .end
             case .failed(let error): return .failed(error)
@@ -101,14 +112,14 @@ final class CurlBodyPipe: @unchecked Sendable {
 
     /// Whether a pull would return something other than `.empty`.
     var isReadable: Bool {
-        state.withLock { !$0.ring.isEmpty || $0.end != nil }
+        state.withLock { $0.count > 0 || $0.end != nil }
     }
 
     /// Whether the producer finished cleanly and every byte was pulled.
     var isDrained: Bool {
         state.withLock { state in
             guard case .finished = state.end else { return false }
-            return state.ring.isEmpty
+            return state.count == 0
         }
     }
 
@@ -118,13 +129,17 @@ final class CurlBodyPipe: @unchecked Sendable {
     }
 
     private func produce(_ read: (UnsafeMutableRawBufferPointer) throws -> Int) {
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: min(storage.count, 64 << 10), alignment: 16)
-        defer { chunk.deallocate() }
         var produced: Int64 = 0
         while true {
+            guard let span = reserve() else { return }
+            var wanted = span.count
+            if let expected = length.value, expected - produced < Int64(wanted) {
+                // One byte past the declared length is enough to notice a source that holds more.
+                wanted = Int(expected - produced) + 1
+            }
             let count: Int
             do {
-                count = try read(chunk)
+                count = try read(UnsafeMutableRawBufferPointer(rebasing: span[..<wanted]))
             } catch {
                 finish(.failed(UploadError(
                     .sourceFailed, "the source failed at byte \(produced): \(error)",
@@ -143,31 +158,37 @@ final class CurlBodyPipe: @unchecked Sendable {
                 return
             }
             if let expected = length.value, produced + Int64(count) > expected {
+                let kept = Int(expected - produced)
+                if kept > 0 { commit(kept) }
                 finish(.failed(UploadError(
                     .sourceFailed, "the source holds more than its declared \(expected) bytes",
                     totalBytes: expected, offset: expected)))
                 return
             }
-            guard deliver(UnsafeRawBufferPointer(rebasing: chunk[..<count])) else { return }
+            commit(count)
             produced += Int64(count)
         }
     }
 
-    /// Copies `bytes` into the ring as space frees up; false when cancelled.
-    private func deliver(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var written = 0
-        while written < bytes.count {
-            let (proceed, wakeConsumer) = state.wait { state -> (Bool, Bool)? in
-                if state.cancelled { return (false, false) }
-                guard state.ring.freeSpace > 0 else { return nil }
-                written += state.ring.write(UnsafeRawBufferPointer(rebasing: bytes[written...]))
-                defer { state.consumerWaiting = false }
-                return (true, state.consumerWaiting)
-            }
-            guard proceed else { return false }
-            if wakeConsumer { wake() }
+    /// Waits for free space and returns the contiguous free span after the filled part; nil when cancelled.
+    private func reserve() -> UnsafeMutableRawBufferPointer? {
+        state.wait { state -> UnsafeMutableRawBufferPointer?? in
+            if state.cancelled { return .some(nil) }
+            guard state.count < storage.count else { return nil }
+            let tail = (state.head + state.count) % storage.count
+            let end = tail < state.head ? state.head : storage.count
+            return .some(UnsafeMutableRawBufferPointer(rebasing: storage[tail..<end]))
         }
-        return true
+    }
+
+    /// Publishes `count` bytes written into the reserved span, waking a waiting consumer.
+    private func commit(_ count: Int) {
+        let wakeConsumer = state.withLockBroadcasting { state -> Bool in
+            state.count += count
+            defer { state.consumerWaiting = false }
+            return state.consumerWaiting
+        }
+        if wakeConsumer { wake() }
     }
 
     private func finish(_ end: End) {

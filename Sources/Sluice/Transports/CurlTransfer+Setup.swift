@@ -15,6 +15,13 @@ extension CurlTransfer {
     /// `Expect:` header of your own to change it.
     static let expectContinueTimeoutMilliseconds = 300
 
+    /// The largest libcurl upload buffer Sluice asks for (libcurl accepts 16 KiB ... 2 MiB).
+    ///
+    /// Measured on loopback to nginx (`return 204`, 1 GiB file, medians of 9 interleaved
+    /// runs, wall time against `curl -T`): 64 KiB 1.00, 128 KiB 0.94, 1 MiB 1.09, 2 MiB
+    /// slower still: a buffer that stays in the CPU cache beats fewer, larger writes.
+    static let uploadBufferLimit = 128 << 10
+
     /// Configures the easy handle and the multi handle for the first attempt.
     func configure() throws {
         let easy = try CurlEasy()
@@ -34,8 +41,7 @@ extension CurlTransfer {
         try easy.set(SLUICE_CURLOPT_LOW_SPEED_LIMIT, 1)
         try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout.rounded(.up))))
         try easy.set(SLUICE_CURLOPT_EXPECT_100_TIMEOUT_MS, Self.expectContinueTimeoutMilliseconds)
-        // libcurl accepts 16 KiB ... 2 MiB; a larger buffer means fewer, larger writes.
-        try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, min(max(options.bufferSize, 16 << 10), 2 << 20))
+        try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, min(max(options.bufferSize, 16 << 10), Self.uploadBufferLimit))
         try easy.set(SLUICE_CURLOPT_BUFFERSIZE, 64 << 10)
         if let caFile = options.caFile { try easy.set(SLUICE_CURLOPT_CAINFO, string: caFile) }
         if options.insecure {
