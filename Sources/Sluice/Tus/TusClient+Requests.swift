@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+
+/// The bytes the current request has handed to the connection, for progress and counters.
+final class TusInFlight: Sendable {
+    private let sent = Atomic<Int64>(0)
+
+    func reset() { sent.store(0, ordering: .relaxed) }
+    func update(_ value: Int64) { sent.store(value, ordering: .relaxed) }
+    var value: Int64 { sent.load(ordering: .relaxed) }
+}
+
+/// Where an upload stands at the server, as `HEAD` tells.
+public struct TusUploadStatus: Sendable, Equatable {
+    /// `Upload-Offset`: bytes the server holds.
+    public var offset: Int64
+    /// `Upload-Length`, when the server says.
+    public var length: Int64?
+}
+
+extension TusClient {
+    static let version = "1.0.0"
+    static let offsetContentType = "application/offset+octet-stream"
+
+    /// A request with `Tus-Resumable` and the caller's extra headers.
+    func makeRequest(_ url: URL, method: String, headers: [(String, String)] = []) throws -> UploadRequest {
+        do {
+            var all = [try HTTPHeader(name: "Tus-Resumable", value: Self.version)]
+            for (name, value) in headers { all.append(try HTTPHeader(name: name, value: value)) }
+            all += options.headers
+            return try UploadRequest(url: url, method: method, headers: all)
+        } catch {
+            throw TusError(.invalidOption, "\(error)", underlying: error)
+        }
+    }
+
+    /// Sends one request; an empty body when `body` is nil.
+    ///
+    /// - Throws: `UploadError` from the transport, unchanged, so callers can tell transient
+    ///   failures from the rest (`isTransient`).
+    func send(_ request: UploadRequest, body: UploadBody? = nil, inFlight: TusInFlight? = nil,
+              progress: (@Sendable (Int64) -> Void)? = nil) async throws -> UploadResponse {
+        inFlight?.reset()
+        return try await transport.send(request, body: body ?? .bytes(MemoryByteSource([])), options: options.transfer) { sent in
+            inFlight?.update(sent)
+            progress?(sent)
+        }
+    }
+
+    /// `OPTIONS endpoint`: versions, extensions, limits.
+    ///
+    /// A server that does not answer `OPTIONS` with 2xx is assumed to offer tus 1.0.0 with
+    /// creation only (no checksums, no creation-with-upload, no termination).
+    ///
+    /// - Throws: `TusError.versionUnsupported` when the server lists versions without 1.0.0
+    ///   or answers 412; `UploadError` for transport failures.
+    func discoverOnce(_ endpoint: URL) async throws -> TusServerInfo {
+        let response = try await send(makeRequest(endpoint, method: "OPTIONS"))
+        if response.status == 412 { throw versionError(response) }
+        guard response.isSuccess else { return TusServerInfo(versions: [], extensions: ["creation"]) }
+        let info = TusServerInfo(response)
+        if !info.versions.isEmpty, !info.versions.contains(Self.version) { throw versionError(response) }
+        return info
+    }
+
+    func versionError(_ response: UploadResponse) -> TusError {
+        let offered = response.header("Tus-Version") ?? "none listed"
+        return TusError(.versionUnsupported, "the server does not support tus \(Self.version) (it offers \(offered))",
+                        status: response.status)
+    }
+
+    /// `HEAD url` once.
+    ///
+    /// - Throws: `TusError` (`.uploadGone` for 404/410, `.versionUnsupported`, `.httpStatus`,
+    ///   `.protocolViolation`); `UploadError` for transport failures; `TusTransientStatus` for 423 and 5xx.
+    func headOnce(_ url: URL) async throws -> TusUploadStatus {
+        let response = try await send(makeRequest(url, method: "HEAD"))
+        try check(response, url: url, action: "HEAD")
+        guard let text = response.header("Upload-Offset"), let offset = Int64(text), offset >= 0 else {
+            throw TusError(.protocolViolation, "the server's answer to HEAD has no valid Upload-Offset", uploadURL: url.absoluteString,
+                           status: response.status)
+        }
+        return TusUploadStatus(offset: offset, length: response.header("Upload-Length").flatMap { Int64($0) })
+    }
+
+    /// Turns a non-2xx status into the error it means; returns for 2xx.
+    func check(_ response: UploadResponse, url: URL, action: String, offset: Int64? = nil, total: Int64? = nil) throws {
+        let status = response.status
+        if response.isSuccess { return }
+        let where_ = url.absoluteString
+        switch status {
+        case 404, 410:
+            throw TusError(.uploadGone, "the server no longer has the upload \(where_) (\(status) \(status == 410 ? "Gone" : "Not Found") to \(action))",
+                           uploadURL: where_, status: status, offset: offset, totalBytes: total)
+        case 412:
+            throw versionError(response)
+        case 413:
+            throw TusError(.tooLarge, "the server refused the upload as too large (413 to \(action))",
+                           uploadURL: where_, status: status, offset: offset, totalBytes: total)
+        case 423, 500..<600:
+            throw TusTransientStatus(status: status, action: action)
+        default:
+            let text = String(decoding: response.body.prefix(200), as: UTF8.self)
+                .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            throw TusError(.httpStatus, "the server answered \(status) to \(action)\(text.isEmpty ? "" : ": \(text)")",
+                           uploadURL: where_, status: status, offset: offset, totalBytes: total)
+        }
+    }
+
+    /// `Upload-Metadata`: sorted `key base64(value)` pairs.
+    static func encodeMetadata(_ metadata: [String: String]) -> String {
+        metadata.keys.sorted().map { key in
+            let value = metadata[key] ?? ""
+            return value.isEmpty ? key : "\(key) \(Data(value.utf8).base64EncodedString())"
+        }.joined(separator: ",")
+    }
+
+    /// The SHA-1 of `source`, base64, read in 1 MiB pieces.
+    static func sha1Base64(_ source: any ByteSource) throws -> String {
+        let digest = Digest(.sha1)
+        let size = Int(min(Int64(1 << 20), max(1, source.length)))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < source.length {
+            let count = try source.read(into: buffer, at: offset)
+            if count == 0 { throw ByteSourceError.endedEarly(offset: offset, expected: source.length) }
+            digest.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            offset += Int64(count)
+        }
+        return Data(digest.finalize()).base64EncodedString()
+    }
+}
+
+/// A status worth retrying after a pause: 423 Locked or a 5xx.
+struct TusTransientStatus: Error {
+    var status: Int
+    var action: String
+}
+
+extension UploadError {
+    /// Failures a retry can cure: the connection, not the request.
+    var isTransient: Bool {
+        [.connectionFailed, .connectionReset, .noResponse, .timedOut, .transport].contains(code)
+    }
+}
