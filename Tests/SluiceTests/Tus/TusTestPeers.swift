@@ -1,0 +1,262 @@
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import Sluice
+
+/// Where the tests' Python peers live: `Tests/Peers`.
+let peersDirectory: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    while url.lastPathComponent != "Tests", url.path != "/" { url.deleteLastPathComponent() }
+    return url.appendingPathComponent("Peers").path
+}()
+
+/// A peer process started by a test, stopped by PID.
+///
+/// - Important: `stop()` is called once, by the test that started it.
+// Process is not Sendable; it is only touched by the test that started it (run, then kill and wait).
+final class PeerProcess: @unchecked Sendable {
+    let pid: Int32
+    let port: Int
+    let process: Process
+
+    /// Starts `arguments` and waits until a line of its output matches `portPattern`
+    /// (one capture group: the port), for at most `timeout` seconds.
+    init(_ arguments: [String], environment: [String: String] = [:], portPattern: String, timeout: Double = 20) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let regex = try NSRegularExpression(pattern: portPattern)
+        let found = Mutex<Int?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread {
+            var pending = ""
+            var signalled = false
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                pending += String(decoding: data, as: UTF8.self)
+                if !signalled, let match = regex.firstMatch(in: pending, range: NSRange(pending.startIndex..., in: pending)),
+                   let range = Range(match.range(at: 1), in: pending), let port = Int(pending[range]) {
+                    found.withLock { $0 = port }
+                    signalled = true
+                    ready.signal()
+                }
+                if pending.count > 1 << 16 { pending = String(pending.suffix(4096)) }
+            }
+            if !signalled { ready.signal() }
+        }
+        _ = ready.wait(timeout: .now() + timeout)
+        guard let port = found.withLock({ $0 }) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw PeerError("\(arguments.joined(separator: " ")) did not report a port within \(timeout) s")
+        }
+        self.process = process
+        self.pid = process.processIdentifier
+        self.port = port
+    }
+
+    /// SIGKILL: processes started from the test runner inherit its blocked signal mask,
+    /// so SIGTERM would wait forever.
+    func stop() {
+        kill(pid, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+struct PeerError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A tus server for a test: the one the test script started (`SLUICE_TUS_URL`,
+/// `SLUICE_TUS_STORE`), or tuspyserver under uvicorn started here.
+struct TusPeer: Sendable {
+    let endpoint: URL
+    let store: String
+    let process: PeerProcess?
+
+    static func start() async throws -> TusPeer {
+        let environment = ProcessInfo.processInfo.environment
+        if let url = environment["SLUICE_TUS_URL"], let store = environment["SLUICE_TUS_STORE"], let endpoint = URL(string: url) {
+            return TusPeer(endpoint: endpoint, store: store, process: nil)
+        }
+        let store = try temporaryDirectory("tus-store")
+        let process = try PeerProcess(
+            ["python3", "-m", "uvicorn", "--app-dir", peersDirectory, "--host", "127.0.0.1", "--port", "0",
+             "--no-access-log", "tus_app:app"],
+            environment: ["SLUICE_TUS_STORE": store],
+            portPattern: #"Uvicorn running on http://127\.0\.0\.1:(\d+)"#)
+        let endpoint = URL(string: "http://127.0.0.1:\(process.port)/files/")!
+        try await waitForOptions(endpoint)
+        return TusPeer(endpoint: endpoint, store: store, process: process)
+    }
+
+    func stop() { process?.stop() }
+
+    /// The stored bytes of the upload at `url`.
+    func storedPath(_ url: URL) -> String { store + "/" + url.lastPathComponent }
+
+    /// Waits until tuspyserver is done with the upload at `url` (its lock file is free),
+    /// so a cancelled request's bytes are accounted for before the next run asks.
+    func waitUntilIdle(_ url: URL, timeout: Double = 10) throws {
+        let path = store + "/.locks/" + url.lastPathComponent + ".lock"
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let fd = open(path, O_RDWR)
+            if fd < 0 { return }
+            let free = flock(fd, LOCK_EX | LOCK_NB) == 0
+            if free { _ = flock(fd, LOCK_UN) }
+            close(fd)
+            if free { return }
+            usleep(20_000)
+        }
+        throw PeerError("the tus server still holds \(path) after \(timeout) s")
+    }
+}
+
+/// A small tus server that checks `Upload-Checksum`, and can answer chosen statuses to
+/// the first PATCHes (`Tests/Peers/tus_checksum_stub.py`).
+struct ChecksumStub: Sendable {
+    let endpoint: URL
+    let store: String
+    let process: PeerProcess
+
+    static func start(patchStatuses: [Int] = []) async throws -> ChecksumStub {
+        let store = try temporaryDirectory("tus-stub")
+        let process = try PeerProcess(
+            ["python3", peersDirectory + "/tus_checksum_stub.py", "--store", store,
+             "--patch-statuses", patchStatuses.map(String.init).joined(separator: ",")],
+            portPattern: #"PORT (\d+)"#)
+        let endpoint = URL(string: "http://127.0.0.1:\(process.port)/files/")!
+        try await waitForOptions(endpoint)
+        return ChecksumStub(endpoint: endpoint, store: store, process: process)
+    }
+
+    func stop() { process.stop() }
+
+    /// The requests the stub saw, in order.
+    func requests() throws -> [[String: String]] {
+        let text = try String(contentsOfFile: store + "/requests.log", encoding: .utf8)
+        return try text.split(separator: "\n").map { line in
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+            return object.compactMapValues { value in
+                if let text = value as? String { return text }
+                if let number = value as? Int { return String(number) }
+                return nil
+            }
+        }
+    }
+}
+
+/// A proxy that resets the connection after `resetAfter` bytes of the first PATCH body.
+struct FaultProxy: Sendable {
+    let port: Int
+    let process: PeerProcess
+
+    static func start(target: URL, resetAfter: Int64) throws -> FaultProxy {
+        let process = try PeerProcess(
+            ["python3", peersDirectory + "/tus_fault_proxy.py", "--target", "127.0.0.1:\(target.port ?? 80)",
+             "--reset-after", "\(resetAfter)"],
+            portPattern: #"PORT (\d+)"#)
+        return FaultProxy(port: process.port, process: process)
+    }
+
+    func stop() { process.stop() }
+
+    /// `url` with its port replaced by the proxy's.
+    func rewrite(_ url: URL) -> URL {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        components.port = port
+        return components.url!
+    }
+}
+
+/// Polls `OPTIONS endpoint` until the server answers (a readiness gate, bounded).
+func waitForOptions(_ endpoint: URL, timeout: Double = 20) async throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    var request = URLRequest(url: endpoint)
+    request.httpMethod = "OPTIONS"
+    request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
+    request.timeoutInterval = 2
+    while Date() < deadline {
+        if let (_, response) = try? await URLSession.shared.data(for: request),
+           let http = response as? HTTPURLResponse, http.value(forHTTPHeaderField: "Tus-Version") != nil {
+            return
+        }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    throw PeerError("no tus answer to OPTIONS \(endpoint) within \(timeout) s")
+}
+
+/// A fresh directory under the system's temporary directory.
+func temporaryDirectory(_ prefix: String) throws -> String {
+    let path = NSTemporaryDirectory() + "sluice-\(prefix)-\(UUID().uuidString.prefix(8))"
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// SHA-256 of a file, hex.
+func sha256(ofFile path: String) throws -> String {
+    let file = try FileByteSource(path: path)
+    defer { file.close() }
+    return try Digest.sha256(of: file)
+}
+
+/// Writes `source` to a new file and returns its path.
+func writeFile(_ source: any ByteSource, in directory: String, name: String) throws -> String {
+    let path = directory + "/" + name
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    defer { try? handle.close() }
+    var offset: Int64 = 0
+    while offset < source.length {
+        let bytes = try source.bytes(in: offset..<min(source.length, offset + (4 << 20)))
+        try handle.write(contentsOf: bytes)
+        offset += Int64(bytes.count)
+    }
+    return path
+}
+
+/// Wraps a transport and holds the `pauseAt`-th PATCH (1-based) before it is sent, until
+/// the calling task is cancelled: a deterministic "process killed between chunks".
+struct PausingTransport: UploadTransport {
+    let inner: any UploadTransport
+    let pauseAt: Int
+    let paused: AsyncStream<Void>.Continuation
+    private let patches = PatchCounter()
+
+    init(_ inner: any UploadTransport, pauseAt: Int, paused: AsyncStream<Void>.Continuation) {
+        self.inner = inner
+        self.pauseAt = pauseAt
+        self.paused = paused
+    }
+
+    func send(
+        _ request: UploadRequest, body: UploadBody, options: UploadOptions,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> UploadResponse {
+        if request.method == "PATCH", patches.next() == pauseAt {
+            paused.yield()
+            do { try await Task.sleep(for: .seconds(600)) } catch {}
+            throw UploadError(.cancelled, "cancelled")
+        }
+        return try await inner.send(request, body: body, options: options, progress: progress)
+    }
+}
+
+final class PatchCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func next() -> Int { count.add(1, ordering: .relaxed).newValue }
+}
