@@ -22,4 +22,4 @@ swift build -c release --product urlsession-baseline >&2
 BIN=$(swift build -c release --show-bin-path)
 sluice_start_nginx "$TMP/nginx" >&2
 
-exec python3 "$REPO/Benchmarks/upload.py" --bin "$BIN" --url "$SLUICE_NGINX_URL/drop" --workdir "$TMP" "$@"
+python3 "$REPO/Benchmarks/upload.py" --bin "$BIN" --url "$SLUICE_NGINX_URL/drop" --workdir "$TMP" "$@"

@@ -67,6 +67,7 @@ sluice_peers_install() {
     local packages=() missing=() spec module
     [[ -x /usr/sbin/nginx ]] || packages+=(nginx-light)
     [[ -x /usr/bin/curl ]] || packages+=(curl)
+    [[ -x /usr/bin/openssl ]] || packages+=(openssl)
     sluice_has_libcrypto_dev || packages+=(libssl-dev)
     command -v "$SLUICE_PYTHON" >/dev/null || packages+=(python3)
     "$SLUICE_PYTHON" -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)

@@ -21,6 +21,10 @@ public struct URLSessionTransport: UploadTransport {
         _ request: UploadRequest, body: UploadBody, options: UploadOptions,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> UploadResponse {
+        guard options.caFile == nil, !options.insecure else {
+            // URLSession on Linux has no server-trust evaluation to hook a CA file into.
+            throw UploadError(.invalidOption, "--cacert and --insecure need the curl transport; URLSession uses the system trust store only")
+        }
         var url = request.url
         var authorization: String?
         var redirects = 0
@@ -203,7 +207,12 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
              .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
             code = .tls; message = "TLS failed with \(host)"
         default:
-            code = .transport; message = "upload to \(host) failed: \(urlError.localizedDescription)"
+            let text = urlError.localizedDescription
+            if text.contains("SSL") || text.contains("certificate") || text.contains("TLS") {
+                code = .tls; message = "TLS failed with \(host): \(text)"
+            } else {
+                code = .transport; message = "upload to \(host) failed: \(text)"
+            }
         }
         return UploadError(code, message, bytesSent: bytesSent, totalBytes: total, underlying: error)
     }

@@ -209,6 +209,8 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
             pair.outputStream.close()
             pair.inputStream.close()
         }
-        #expect(openFileDescriptorCount() == fdsBefore)
+        // Other suites open and close descriptors in parallel: a leak of one per pair would
+        // show as 50 more; allow the noise of a few.
+        #expect(openFileDescriptorCount() - fdsBefore < 20)
     }
 }

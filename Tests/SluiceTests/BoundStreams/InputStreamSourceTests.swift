@@ -150,6 +150,8 @@ import Testing
             iss.cancel()
             _ = await iss.result
         }
-        #expect(openFileDescriptorCount() == fdsBefore)
+        // Other suites open and close descriptors in parallel: a leak of one per source would
+        // show as 80 more; allow the noise of a few.
+        #expect(openFileDescriptorCount() - fdsBefore < 20)
     }
 }
