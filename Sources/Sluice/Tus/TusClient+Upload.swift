@@ -131,8 +131,7 @@ final class TusUploadJob {
         while true {
             do {
                 let body: UploadBody? = firstCount > 0 ? .bytes(try SliceByteSource(source.bytes, range: 0..<firstCount)) : nil
-                let response = try await client.send(request, body: body, inFlight: inFlight) { meter.update($0) }
-                bytesSent += response.bytesSent
+                let response = try await sendCounting(request, body: body) { meter.update($0) }
                 if firstCount > 0 { dataRequests += 1 }
                 if [404, 405, 410].contains(response.status) {
                     throw TusError(.httpStatus, "\(endpointKey) answered \(response.status) to the creation POST: is it a tus creation URL?",
@@ -160,9 +159,22 @@ final class TusUploadJob {
                 }
                 return
             } catch {
-                if !(error is TusError) { bytesSent += max(inFlight.value, (error as? UploadError)?.bytesSent ?? 0) }
                 try await retrier.absorb(error, action: "POST (creation)", uploadURL: uploadURL?.absoluteString, total: length)
             }
+        }
+    }
+
+    /// Sends one request and adds the body bytes it handed to the connection to
+    /// `bytesSent`, whether it got an answer or failed mid-way.
+    private func sendCounting(_ request: UploadRequest, body: UploadBody?,
+                              progress: @escaping @Sendable (Int64) -> Void) async throws -> UploadResponse {
+        do {
+            let response = try await client.send(request, body: body, inFlight: inFlight, progress: progress)
+            bytesSent += response.bytesSent
+            return response
+        } catch {
+            bytesSent += max(inFlight.value, (error as? UploadError)?.bytesSent ?? 0)
+            throw error
         }
     }
 
@@ -190,8 +202,7 @@ final class TusUploadJob {
             }
             let request = try client.makeRequest(url, method: "PATCH", headers: headers)
             do {
-                let response = try await client.send(request, body: .bytes(slice), inFlight: inFlight) { meter.update(base + $0) }
-                bytesSent += response.bytesSent
+                let response = try await sendCounting(request, body: .bytes(slice)) { meter.update(base + $0) }
                 dataRequests += 1
                 switch response.status {
                 case 409:
@@ -231,7 +242,6 @@ final class TusUploadJob {
                 offset = confirmed
                 meter.update(offset)
             } catch {
-                if !(error is TusError) { bytesSent += max(inFlight.value, (error as? UploadError)?.bytesSent ?? 0) }
                 try await retrier.absorb(error, action: "PATCH at \(base)", uploadURL: url.absoluteString, offset: base, total: length)
                 offset = try await recoverOffset(url)
                 meter.update(offset)

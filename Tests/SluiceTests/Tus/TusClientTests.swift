@@ -43,7 +43,7 @@ struct TusClientTests {
 
     func cancelledError(_ task: Task<TusUploadResult, any Error>) async throws -> TusError {
         switch await task.result {
-        case .success: throw PeerError("the upload finished before it could be cancelled")
+        case .success: throw TusPeerError("the upload finished before it could be cancelled")
         case .failure(let error):
             guard let error = error as? TusError else { throw error }
             return error
@@ -55,19 +55,19 @@ struct TusClientTests {
         defer { peer.stop() }
         let length: Int64 = 512 << 20
         let bytes = SyntheticByteSource(length: length, seed: 5)
-        let client = TusClient(options: options(state: try temporaryDirectory("tus-state")))
+        let client = TusClient(options: options(state: try tusTemporaryDirectory("tus-state")))
         let result = try await client.upload(TusSource(bytes, identity: "synthetic:512MiB:5"), to: peer.endpoint)
         print("tus 512 MiB: \(String(format: "%.0f", Double(length) / result.elapsed / 1e6)) MB/s, \(result.dataRequests) data requests, bytes sent \(result.bytesSent), re-sent \(result.bytesResent)")
         #expect(result.created)
         #expect(result.bytesSent == length)
         #expect(result.bytesResent == 0)
-        #expect(try sha256(ofFile: peer.storedPath(result.uploadURL)) == Digest.sha256(of: bytes))
+        #expect(try tusSHA256(ofFile: peer.storedPath(result.uploadURL)) == Digest.sha256(of: bytes))
     }
 
     @Test func resumesAfterCancelWithoutResending() async throws {
         let peer = try await TusPeer.start()
         defer { peer.stop() }
-        let state = try temporaryDirectory("tus-state")
+        let state = try tusTemporaryDirectory("tus-state")
         let length: Int64 = 96 << 20 + 12_345
         let bytes = SyntheticByteSource(length: length, seed: 7)
         let source = TusSource(bytes, identity: "synthetic:resume:7")
@@ -88,7 +88,7 @@ struct TusClientTests {
         #expect(result.resumedFrom == stored)
         #expect(result.bytesSent == length - stored)
         #expect(result.bytesResent == 0)
-        #expect(try sha256(ofFile: peer.storedPath(url)) == Digest.sha256(of: bytes))
+        #expect(try tusSHA256(ofFile: peer.storedPath(url)) == Digest.sha256(of: bytes))
         // Done: the record is gone, so the next run starts a new upload.
         #expect(try TusStateStore(directory: state).load(endpoint: peer.endpoint.absoluteString, identity: source.identity) == nil)
     }
@@ -101,21 +101,21 @@ struct TusClientTests {
         defer { proxy.stop() }
         let length: Int64 = 48 << 20 + 3
         let bytes = SyntheticByteSource(length: length, seed: 11)
-        let client = TusClient(options: options(state: try temporaryDirectory("tus-state")))
+        let client = TusClient(options: options(state: try tusTemporaryDirectory("tus-state")))
         let result = try await client.upload(TusSource(bytes, identity: "synthetic:drop:11"), to: proxy.rewrite(peer.endpoint))
         print("tus dropped PATCH: retries \(result.retries), conflicts \(result.offsetConflicts), bytes sent \(result.bytesSent), re-sent \(result.bytesResent)")
         #expect(result.retries >= 1)
         // Only the part of the cut PATCH the server did not keep goes again.
         #expect(result.bytesResent <= resetAfter)
-        #expect(try sha256(ofFile: peer.storedPath(result.uploadURL)) == Digest.sha256(of: bytes))
+        #expect(try tusSHA256(ofFile: peer.storedPath(result.uploadURL)) == Digest.sha256(of: bytes))
     }
 
     @Test func refusesChangedSource() async throws {
         let peer = try await TusPeer.start()
         defer { peer.stop() }
-        let directory = try temporaryDirectory("tus-files")
-        let path = try writeFile(SyntheticByteSource(length: 6 << 20, seed: 3), in: directory, name: "changing.bin")
-        let state = try temporaryDirectory("tus-state")
+        let directory = try tusTemporaryDirectory("tus-files")
+        let path = try tusWriteFile(SyntheticByteSource(length: 6 << 20, seed: 3), in: directory, name: "changing.bin")
+        let state = try tusTemporaryDirectory("tus-state")
         let client = TusClient(options: options(state: state, chunk: 1 << 20))
         let original = try TusSource.open(.file(path: path))
         let cancelled = try await startAndStop(options(state: state, chunk: 1 << 20), original, to: peer.endpoint, beforePatch: 3)
@@ -140,13 +140,13 @@ struct TusClientTests {
         let result = try await TusClient(options: restart).upload(changed, to: peer.endpoint)
         #expect(result.created)
         #expect(result.uploadURL.absoluteString != url)
-        #expect(try sha256(ofFile: peer.storedPath(result.uploadURL)) == sha256(ofFile: path))
+        #expect(try tusSHA256(ofFile: peer.storedPath(result.uploadURL)) == tusSHA256(ofFile: path))
     }
 
     @Test func terminates() async throws {
         let peer = try await TusPeer.start()
         defer { peer.stop() }
-        let state = try temporaryDirectory("tus-state")
+        let state = try tusTemporaryDirectory("tus-state")
         let client = TusClient(options: options(state: state, chunk: 1 << 20))
         let source = TusSource(SyntheticByteSource(length: 8 << 20, seed: 1), identity: "synthetic:terminate")
         let cancelled = try await startAndStop(options(state: state, chunk: 1 << 20), source, to: peer.endpoint, beforePatch: 2)
@@ -162,7 +162,7 @@ struct TusClientTests {
     @Test func goneUploadStartsOver() async throws {
         let peer = try await TusPeer.start()
         defer { peer.stop() }
-        let state = try temporaryDirectory("tus-state")
+        let state = try tusTemporaryDirectory("tus-state")
         let source = TusSource(SyntheticByteSource(length: 3 << 20, seed: 9), identity: "synthetic:gone")
         let gone = peer.endpoint.appendingPathComponent("0000000000000000000000000000dead").absoluteString
         try TusStateStore(directory: state).save(TusRecord(
@@ -171,7 +171,7 @@ struct TusClientTests {
         let result = try await TusClient(options: options(state: state)).upload(source, to: peer.endpoint)
         #expect(result.previousUploadGone == gone)
         #expect(result.created)
-        #expect(try sha256(ofFile: peer.storedPath(result.uploadURL)) == Digest.sha256(of: source.bytes))
+        #expect(try tusSHA256(ofFile: peer.storedPath(result.uploadURL)) == Digest.sha256(of: source.bytes))
     }
 
     @Test func sendsChecksumsAndResendsAfter460() async throws {
@@ -179,7 +179,7 @@ struct TusClientTests {
         defer { stub.stop() }
         let length: Int64 = 5 << 20 + 99
         let bytes = SyntheticByteSource(length: length, seed: 13)
-        let result = try await TusClient(options: options(state: try temporaryDirectory("tus-state"), chunk: 2 << 20))
+        let result = try await TusClient(options: options(state: try tusTemporaryDirectory("tus-state"), chunk: 2 << 20))
             .upload(TusSource(bytes, identity: "synthetic:checksum"), to: stub.endpoint)
         #expect(result.usedChecksums)
         #expect(result.checksumMismatches == 1)
@@ -190,26 +190,47 @@ struct TusClientTests {
         #expect(patches.map { $0["status"] } == ["460", "204", "204", "204"])
         #expect(patches.allSatisfy { $0["checksum"]?.hasPrefix("sha1 ") == true })
         #expect(patches.map { $0["offset"] } == ["0", "0", "\(2 << 20)", "\(4 << 20)"])
-        #expect(try sha256(ofFile: stub.store + "/" + result.uploadURL.lastPathComponent) == Digest.sha256(of: bytes))
+        #expect(try tusSHA256(ofFile: stub.store + "/" + result.uploadURL.lastPathComponent) == Digest.sha256(of: bytes))
     }
 
     @Test func retriesLockedAndServerErrors() async throws {
-        let stub = try await ChecksumStub.start(patchStatuses: [423, 503, 500])
+        let stub = try await ChecksumStub.start(patchStatuses: [423, 409, 503, 500])
         defer { stub.stop() }
         let bytes = SyntheticByteSource(length: 1 << 20, seed: 17)
-        let result = try await TusClient(options: options(state: try temporaryDirectory("tus-state")))
+        let result = try await TusClient(options: options(state: try tusTemporaryDirectory("tus-state")))
             .upload(TusSource(bytes, identity: "synthetic:retry"), to: stub.endpoint)
-        #expect(result.retries == 3)
+        #expect(result.retries == 4)
+        #expect(result.offsetConflicts == 1)
+        #expect(result.bytesSent == 5 << 20)
         let methods = try stub.requests().map { $0["method"] ?? "" }
         // Each failed PATCH is followed by HEAD for the offset.
-        #expect(methods.suffix(7) == ["PATCH", "HEAD", "PATCH", "HEAD", "PATCH", "HEAD", "PATCH"])
-        #expect(try sha256(ofFile: stub.store + "/" + result.uploadURL.lastPathComponent) == Digest.sha256(of: bytes))
+        #expect(methods.suffix(9) == ["PATCH", "HEAD", "PATCH", "HEAD", "PATCH", "HEAD", "PATCH", "HEAD", "PATCH"])
+        #expect(try tusSHA256(ofFile: stub.store + "/" + result.uploadURL.lastPathComponent) == Digest.sha256(of: bytes))
+    }
+
+    @Test(arguments: [
+        (412, TusError.Code.versionUnsupported), (413, .tooLarge), (404, .uploadGone), (410, .uploadGone), (403, .httpStatus),
+    ])
+    func fatalPatchStatuses(status: Int, code: TusError.Code) async throws {
+        let stub = try await ChecksumStub.start(patchStatuses: [status])
+        defer { stub.stop() }
+        let state = try tusTemporaryDirectory("tus-state")
+        let source = TusSource(SyntheticByteSource(length: 1000, seed: 1), identity: "synthetic:fatal")
+        let error = await #expect(throws: TusError.self) {
+            try await TusClient(options: options(state: state)).upload(source, to: stub.endpoint)
+        }
+        #expect(error?.code == code)
+        #expect(error?.status == status)
+        #expect(try stub.requests().filter { $0["method"] == "PATCH" }.count == 1)
+        let record = try TusStateStore(directory: state).load(endpoint: stub.endpoint.absoluteString, identity: source.identity)
+        // A gone upload is forgotten (the next run starts a new one); any other failure keeps it for a resume.
+        #expect((record == nil) == (code == .uploadGone))
     }
 
     @Test func giveUpAfterRetryBudget() async throws {
         let stub = try await ChecksumStub.start(patchStatuses: [500, 500, 500, 500])
         defer { stub.stop() }
-        var options = options(state: try temporaryDirectory("tus-state"))
+        var options = options(state: try tusTemporaryDirectory("tus-state"))
         options.retries = 2
         let error = await #expect(throws: TusError.self) {
             try await TusClient(options: options).upload(
@@ -222,18 +243,18 @@ struct TusClientTests {
     @Test func tuspyFinishesWhatSluiceStarted() async throws {
         let peer = try await TusPeer.start()
         defer { peer.stop() }
-        let directory = try temporaryDirectory("tus-files")
+        let directory = try tusTemporaryDirectory("tus-files")
         let bytes = SyntheticByteSource(length: 24 << 20 + 5, seed: 21)
-        let path = try writeFile(bytes, in: directory, name: "cross.bin")
+        let path = try tusWriteFile(bytes, in: directory, name: "cross.bin")
         let source = try TusSource.open(.file(path: path))
         defer { source.close() }
-        let cancelled = try await startAndStop(options(state: try temporaryDirectory("tus-state"), chunk: 3 << 20), source,
+        let cancelled = try await startAndStop(options(state: try tusTemporaryDirectory("tus-state"), chunk: 3 << 20), source,
                                                to: peer.endpoint, beforePatch: 3)
         let url = try #require(cancelled.uploadURL)
 
         let finisher = Process()
         finisher.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        finisher.arguments = ["python3", peersDirectory + "/tus_finish.py", url, path]
+        finisher.arguments = ["python3", tusPeersDirectory + "/tus_finish.py", url, path]
         let output = Pipe()
         finisher.standardOutput = output
         try finisher.run()
@@ -243,6 +264,6 @@ struct TusClientTests {
         let started = text.split(separator: "\n").first { $0.hasPrefix("OFFSET ") }.flatMap { Int64($0.dropFirst(7)) }
         #expect((started ?? 0) > 0)
         #expect(text.contains("DONE \(bytes.length)"))
-        #expect(try sha256(ofFile: peer.storedPath(try #require(URL(string: url)))) == Digest.sha256(of: bytes))
+        #expect(try tusSHA256(ofFile: peer.storedPath(try #require(URL(string: url)))) == Digest.sha256(of: bytes))
     }
 }

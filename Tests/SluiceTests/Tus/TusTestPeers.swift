@@ -9,7 +9,7 @@ import Glibc
 @testable import Sluice
 
 /// Where the tests' Python peers live: `Tests/Peers`.
-let peersDirectory: String = {
+let tusPeersDirectory: String = {
     var url = URL(fileURLWithPath: #filePath)
     while url.lastPathComponent != "Tests", url.path != "/" { url.deleteLastPathComponent() }
     return url.appendingPathComponent("Peers").path
@@ -19,7 +19,7 @@ let peersDirectory: String = {
 ///
 /// - Important: `stop()` is called once, by the test that started it.
 // Process is not Sendable; it is only touched by the test that started it (run, then kill and wait).
-final class PeerProcess: @unchecked Sendable {
+final class TusPeerProcess: @unchecked Sendable {
     let pid: Int32
     let port: Int
     let process: Process
@@ -60,7 +60,7 @@ final class PeerProcess: @unchecked Sendable {
         guard let port = found.withLock({ $0 }) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            throw PeerError("\(arguments.joined(separator: " ")) did not report a port within \(timeout) s")
+            throw TusPeerError("\(arguments.joined(separator: " ")) did not report a port within \(timeout) s")
         }
         self.process = process
         self.pid = process.processIdentifier
@@ -75,7 +75,7 @@ final class PeerProcess: @unchecked Sendable {
     }
 }
 
-struct PeerError: Error, CustomStringConvertible {
+struct TusPeerError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
@@ -85,21 +85,21 @@ struct PeerError: Error, CustomStringConvertible {
 struct TusPeer: Sendable {
     let endpoint: URL
     let store: String
-    let process: PeerProcess?
+    let process: TusPeerProcess?
 
     static func start() async throws -> TusPeer {
         let environment = ProcessInfo.processInfo.environment
         if let url = environment["SLUICE_TUS_URL"], let store = environment["SLUICE_TUS_STORE"], let endpoint = URL(string: url) {
             return TusPeer(endpoint: endpoint, store: store, process: nil)
         }
-        let store = try temporaryDirectory("tus-store")
-        let process = try PeerProcess(
-            ["python3", "-m", "uvicorn", "--app-dir", peersDirectory, "--host", "127.0.0.1", "--port", "0",
+        let store = try tusTemporaryDirectory("tus-store")
+        let process = try TusPeerProcess(
+            ["python3", "-m", "uvicorn", "--app-dir", tusPeersDirectory, "--host", "127.0.0.1", "--port", "0",
              "--no-access-log", "tus_app:app"],
             environment: ["SLUICE_TUS_STORE": store],
             portPattern: #"Uvicorn running on http://127\.0\.0\.1:(\d+)"#)
         let endpoint = URL(string: "http://127.0.0.1:\(process.port)/files/")!
-        try await waitForOptions(endpoint)
+        try await tusWaitForOptions(endpoint)
         return TusPeer(endpoint: endpoint, store: store, process: process)
     }
 
@@ -122,7 +122,7 @@ struct TusPeer: Sendable {
             if free { return }
             usleep(20_000)
         }
-        throw PeerError("the tus server still holds \(path) after \(timeout) s")
+        throw TusPeerError("the tus server still holds \(path) after \(timeout) s")
     }
 }
 
@@ -131,16 +131,16 @@ struct TusPeer: Sendable {
 struct ChecksumStub: Sendable {
     let endpoint: URL
     let store: String
-    let process: PeerProcess
+    let process: TusPeerProcess
 
     static func start(patchStatuses: [Int] = []) async throws -> ChecksumStub {
-        let store = try temporaryDirectory("tus-stub")
-        let process = try PeerProcess(
-            ["python3", peersDirectory + "/tus_checksum_stub.py", "--store", store,
+        let store = try tusTemporaryDirectory("tus-stub")
+        let process = try TusPeerProcess(
+            ["python3", tusPeersDirectory + "/tus_checksum_stub.py", "--store", store,
              "--patch-statuses", patchStatuses.map(String.init).joined(separator: ",")],
             portPattern: #"PORT (\d+)"#)
         let endpoint = URL(string: "http://127.0.0.1:\(process.port)/files/")!
-        try await waitForOptions(endpoint)
+        try await tusWaitForOptions(endpoint)
         return ChecksumStub(endpoint: endpoint, store: store, process: process)
     }
 
@@ -163,11 +163,11 @@ struct ChecksumStub: Sendable {
 /// A proxy that resets the connection after `resetAfter` bytes of the first PATCH body.
 struct FaultProxy: Sendable {
     let port: Int
-    let process: PeerProcess
+    let process: TusPeerProcess
 
     static func start(target: URL, resetAfter: Int64) throws -> FaultProxy {
-        let process = try PeerProcess(
-            ["python3", peersDirectory + "/tus_fault_proxy.py", "--target", "127.0.0.1:\(target.port ?? 80)",
+        let process = try TusPeerProcess(
+            ["python3", tusPeersDirectory + "/tus_fault_proxy.py", "--target", "127.0.0.1:\(target.port ?? 80)",
              "--reset-after", "\(resetAfter)"],
             portPattern: #"PORT (\d+)"#)
         return FaultProxy(port: process.port, process: process)
@@ -184,7 +184,7 @@ struct FaultProxy: Sendable {
 }
 
 /// Polls `OPTIONS endpoint` until the server answers (a readiness gate, bounded).
-func waitForOptions(_ endpoint: URL, timeout: Double = 20) async throws {
+func tusWaitForOptions(_ endpoint: URL, timeout: Double = 20) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     var request = URLRequest(url: endpoint)
     request.httpMethod = "OPTIONS"
@@ -197,25 +197,25 @@ func waitForOptions(_ endpoint: URL, timeout: Double = 20) async throws {
         }
         try await Task.sleep(for: .milliseconds(50))
     }
-    throw PeerError("no tus answer to OPTIONS \(endpoint) within \(timeout) s")
+    throw TusPeerError("no tus answer to OPTIONS \(endpoint) within \(timeout) s")
 }
 
 /// A fresh directory under the system's temporary directory.
-func temporaryDirectory(_ prefix: String) throws -> String {
+func tusTemporaryDirectory(_ prefix: String) throws -> String {
     let path = NSTemporaryDirectory() + "sluice-\(prefix)-\(UUID().uuidString.prefix(8))"
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
 }
 
 /// SHA-256 of a file, hex.
-func sha256(ofFile path: String) throws -> String {
+func tusSHA256(ofFile path: String) throws -> String {
     let file = try FileByteSource(path: path)
     defer { file.close() }
     return try Digest.sha256(of: file)
 }
 
 /// Writes `source` to a new file and returns its path.
-func writeFile(_ source: any ByteSource, in directory: String, name: String) throws -> String {
+func tusWriteFile(_ source: any ByteSource, in directory: String, name: String) throws -> String {
     let path = directory + "/" + name
     _ = FileManager.default.createFile(atPath: path, contents: nil)
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
@@ -235,7 +235,7 @@ struct PausingTransport: UploadTransport {
     let inner: any UploadTransport
     let pauseAt: Int
     let paused: AsyncStream<Void>.Continuation
-    private let patches = PatchCounter()
+    private let patches = TusPatchCounter()
 
     init(_ inner: any UploadTransport, pauseAt: Int, paused: AsyncStream<Void>.Continuation) {
         self.inner = inner
@@ -256,7 +256,7 @@ struct PausingTransport: UploadTransport {
     }
 }
 
-final class PatchCounter: Sendable {
+final class TusPatchCounter: Sendable {
     private let count = Atomic<Int>(0)
     func next() -> Int { count.add(1, ordering: .relaxed).newValue }
 }

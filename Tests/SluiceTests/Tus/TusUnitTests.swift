@@ -31,7 +31,7 @@ struct TusUnitTests {
     }
 
     @Test func stateStoreSavesLoadsAndRemoves() throws {
-        let directory = try temporaryDirectory("tus-unit-state") + "/nested"
+        let directory = try tusTemporaryDirectory("tus-unit-state") + "/nested"
         let store = TusStateStore(directory: directory)
         let fingerprint = try TusFingerprint(of: TusSource(MemoryByteSource("abc"), identity: "m"))
         let record = TusRecord(endpoint: "http://127.0.0.1:1/files/", identity: "m", uploadURL: "http://127.0.0.1:1/files/u1",
