@@ -1,6 +1,6 @@
 """A small tus 1.0.0 server that checks Upload-Checksum (sha1), for Sluice's tests.
 
-    python3 tus_checksum_stub.py --store DIR [--patch-statuses 460,423,500]
+    python3 tus_checksum_stub.py --store DIR [--patch-statuses 460,423,500] [--max-size N]
 
 Listens on 127.0.0.1 (an ephemeral port, printed as "PORT <n>" on stdout once listening).
 Offers creation, termination and checksum (sha1). Uploads live under /files/<id>; the
@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 lock = threading.Lock()
 uploads = {}  # id -> {"length": int, "offset": int}
-config = {"statuses": [], "store": "."}
+config = {"statuses": [], "store": ".", "max_size": 1 << 40}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -65,7 +65,7 @@ class Handler(BaseHTTPRequestHandler):
             "Tus-Version": "1.0.0",
             "Tus-Extension": "creation,termination,checksum",
             "Tus-Checksum-Algorithm": "md5,sha1",
-            "Tus-Max-Size": str(1 << 40),
+            "Tus-Max-Size": str(config["max_size"]),
         })
 
     def do_POST(self):
@@ -131,8 +131,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--store", required=True)
     parser.add_argument("--patch-statuses", default="")
+    parser.add_argument("--max-size", type=int, default=1 << 40)
     args = parser.parse_args()
     config["store"] = args.store
+    config["max_size"] = args.max_size
     config["statuses"] = [int(s) for s in args.patch_statuses.split(",") if s]
     os.makedirs(args.store, exist_ok=True)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

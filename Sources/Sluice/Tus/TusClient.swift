@@ -182,4 +182,15 @@ public struct TusUploadResult: Sendable {
     /// `length - resumedFrom` bytes this run had to deliver. Zero unless a request was cut
     /// mid-way or a chunk was resent after 460.
     public var bytesResent: Int64 { max(0, bytesSent - (length - resumedFrom)) }
+
+    /// One line for a command line's stderr: what was done, from where, and what went twice.
+    public var summary: String {
+        var line = created ? "created \(uploadURL.absoluteString)" : "resumed \(uploadURL.absoluteString) at \(resumedFrom)"
+        line += ": \(length) bytes at the server, \(bytesSent) sent in \(dataRequests) requests"
+        line += ", \(bytesResent) re-sent, \(retries) retries"
+        if checksumMismatches > 0 { line += ", \(checksumMismatches) checksum mismatches" }
+        if let previousUploadGone { line += " (the stored upload \(previousUploadGone) was gone)" }
+        let rate = elapsed > 0 ? Double(bytesSent) / elapsed / 1e6 : 0
+        return line + String(format: ", %.1f s, %.0f MB/s", elapsed, rate)
+    }
 }

@@ -57,7 +57,7 @@ struct TusClientTests {
         let bytes = SyntheticByteSource(length: length, seed: 5)
         let client = TusClient(options: options(state: try tusTemporaryDirectory("tus-state")))
         let result = try await client.upload(TusSource(bytes, identity: "synthetic:512MiB:5"), to: peer.endpoint)
-        print("tus 512 MiB: \(String(format: "%.0f", Double(length) / result.elapsed / 1e6)) MB/s, \(result.dataRequests) data requests, bytes sent \(result.bytesSent), re-sent \(result.bytesResent)")
+        print("tus 512 MiB: \(result.summary)")
         #expect(result.created)
         #expect(result.bytesSent == length)
         #expect(result.bytesResent == 0)
@@ -225,6 +225,17 @@ struct TusClientTests {
         let record = try TusStateStore(directory: state).load(endpoint: stub.endpoint.absoluteString, identity: source.identity)
         // A gone upload is forgotten (the next run starts a new one); any other failure keeps it for a resume.
         #expect((record == nil) == (code == .uploadGone))
+    }
+
+    @Test func refusesSourceOverMaximumSizeBeforeCreating() async throws {
+        let stub = try await ChecksumStub.start(maximumSize: 4096)
+        defer { stub.stop() }
+        let error = await #expect(throws: TusError.self) {
+            try await TusClient(options: options(state: try tusTemporaryDirectory("tus-state"))).upload(
+                TusSource(SyntheticByteSource(length: 4097, seed: 1), identity: "synthetic:max"), to: stub.endpoint)
+        }
+        #expect(error?.code == .tooLarge)
+        #expect(try stub.requests().map { $0["method"] } == ["OPTIONS", "OPTIONS"])
     }
 
     @Test func giveUpAfterRetryBudget() async throws {

@@ -133,11 +133,11 @@ struct ChecksumStub: Sendable {
     let store: String
     let process: TusPeerProcess
 
-    static func start(patchStatuses: [Int] = []) async throws -> ChecksumStub {
+    static func start(patchStatuses: [Int] = [], maximumSize: Int64 = 1 << 40) async throws -> ChecksumStub {
         let store = try tusTemporaryDirectory("tus-stub")
         let process = try TusPeerProcess(
             ["python3", tusPeersDirectory + "/tus_checksum_stub.py", "--store", store,
-             "--patch-statuses", patchStatuses.map(String.init).joined(separator: ",")],
+             "--patch-statuses", patchStatuses.map(String.init).joined(separator: ","), "--max-size", "\(maximumSize)"],
             portPattern: #"PORT (\d+)"#)
         let endpoint = URL(string: "http://127.0.0.1:\(process.port)/files/")!
         try await tusWaitForOptions(endpoint)
