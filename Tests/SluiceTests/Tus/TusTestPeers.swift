@@ -75,10 +75,6 @@ final class PeerProcess: @unchecked Sendable {
     }
 }
 
-struct PeerError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
 
 /// A tus server for a test: the one the test script started (`SLUICE_TUS_URL`,
 /// `SLUICE_TUS_STORE`), or tuspyserver under uvicorn started here.
