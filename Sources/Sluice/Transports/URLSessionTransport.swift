@@ -132,8 +132,11 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
                 state.cancelled = true
                 return state.source
             }
-            task.cancel()
+            // The source first: it wakes URLSession's stream queue if it is blocked in our
+            // stream's read. `task.cancel()` waits for that queue (a sync call on Linux), so
+            // it runs off this thread and cannot stall the canceller.
             source?.cancel()
+            DispatchQueue.global().async { task.cancel() }
         }
         return try outcome()
     }

@@ -44,6 +44,9 @@ final class ProgressMeter: Sendable {
                 state.rate = state.rate == 0 ? instant : state.rate * 0.6 + instant * 0.4
                 state.sampleTime = now
                 state.sampleBytes = bytesSent
+            } else if state.rate == 0 && now > 0 {
+                // Before the first full sample: the average since the start.
+                state.rate = Double(bytesSent) / now
             }
             return UploadProgress(bytesSent: bytesSent, totalBytes: total, bytesPerSecond: state.rate, elapsed: now)
         }

@@ -102,7 +102,3 @@ final class MultipartPeer {
     }
 }
 
-struct PeerError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}

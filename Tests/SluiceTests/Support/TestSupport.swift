@@ -87,3 +87,9 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         thread.start()
     }
 }
+
+/// A test peer (a server or tool the tests start) misbehaved.
+struct PeerError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

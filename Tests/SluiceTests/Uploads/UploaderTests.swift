@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import Sluice
+
+@Suite struct UploaderTests {
+    @Test(arguments: TransportKind.allCases)
+    func syntheticBodyArrivesWholeWithProgress(transport: TransportKind) async throws {
+        let receiver = try LoopbackReceiver()
+        defer { receiver.stop() }
+        let source = SyntheticByteSource(length: 256 << 20, seed: 21)
+        var options = UploadOptions()
+        options.progressInterval = 0.01
+        let uploader = Uploader(transport: transport, options: options)
+        let request = try UploadRequest(url: receiver.url + "u.bin", method: "PUT")
+        let (updates, task) = uploader.uploadWithProgress(request, body: .bytes(source))
+        var reports: [UploadProgress] = []
+        for await update in updates { reports.append(update) }
+        let response = try await task.value
+        #expect(response.status == 200)
+        #expect(response.bytesSent == source.length)
+        let received = try #require(receiver.completed.last)
+        #expect(received.bytes == source.length)
+        #expect(received.sha256 == (try Digest.sha256(of: source)))
+        #expect(received.chunked == (transport == .urlsession))
+        // Progress: never backwards within the attempt, never past the total, ends at the total.
+        #expect(!reports.isEmpty)
+        #expect(reports.last?.bytesSent == source.length)
+        #expect(reports.allSatisfy { $0.bytesSent <= source.length && $0.totalBytes == source.length })
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.bytesSent <= $1.bytesSent })
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func taskCancellationStopsAStalledUploadPromptly(transport: TransportKind) async throws {
+        let receiver = try LoopbackReceiver()
+        defer { receiver.stop() }
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let primer = [UInt8](repeating: 1, count: 10_000)
+        _ = primer.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+        let body = UploadBody.sequential(FileDescriptorStream(fd: fds[0], name: "pipe"))
+        let request = try UploadRequest(url: receiver.url + "stall", method: "PUT")
+        let progressed = AsyncStream<Void>.makeStream()
+        var options = UploadOptions()
+        options.progressInterval = 0
+        let task = Task {
+            try await Uploader(transport: transport, options: options).upload(request, body: body) { progress in
+                if progress.bytesSent > 0 { progressed.continuation.yield() }
+            }
+        }
+        // Gate: wait until bytes moved, then the producer stalls (nothing more is written).
+        var iterator = progressed.stream.makeAsyncIterator()
+        _ = await iterator.next()
+        let start = ContinuousClock.now
+        task.cancel()
+        let result = await task.result
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed < .milliseconds(100), "took \(elapsed)")
+        guard case .failure(let error as UploadError) = result else {
+            Issue.record("expected a cancellation error, got \(result)")
+            return
+        }
+        #expect(error.code == .cancelled)
+    }
+
+    @Test func invalidOptionsAndRequestsAreRefusedUpFront() async throws {
+        #expect(throws: UploadError.self) { try UploadRequest(url: "ftp://127.0.0.1/x") }
+        #expect(throws: UploadError.self) { try UploadRequest(url: "http://127.0.0.1/x", method: "P T") }
+        #expect(throws: UploadError.self) { try HTTPHeader(name: "X", value: "a\r\nInjected: 1") }
+        #expect(throws: UploadError.self) { try HTTPHeader(name: "Bad Name", value: "1") }
+        var options = UploadOptions()
+        options.bufferSize = 10
+        let uploader = Uploader(options: options)
+        await #expect(throws: UploadError.self) {
+            try await uploader.upload(try UploadRequest(url: "http://127.0.0.1:9/x"), body: .bytes(MemoryByteSource("x")))
+        }
+    }
+}
