@@ -6,6 +6,8 @@ usage: sluice <command> [options]
   upload SOURCE URL [options]      send SOURCE as a request body (sluice upload --help)
   receive [--port N] [--store DIR] a loopback sink answering each upload with its size and SHA-256
   checksum SOURCE                  SHA-256 of SOURCE, read the way uploads read it
+  tus SOURCE ENDPOINT [options]    a resumable upload over tus 1.0 (sluice tus --help)
+  tus --delete URL                 terminate a tus upload
   demo [--size SIZE]               an upload end to end on this machine, verified
 SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].
 """
@@ -17,7 +19,7 @@ func runCommand(_ arguments: [String]) async -> Int32 {
     }
     let rest = Array(arguments.dropFirst())
     if rest.contains("--help") || rest.contains("-h") || command == "--help" || command == "help" {
-        print(command == "upload" ? UploadCommand.usage : usage)
+        print(command == "upload" ? UploadCommand.usage : command == "tus" ? TusCommand.usage : usage)
         return 0
     }
     do {
@@ -26,6 +28,7 @@ func runCommand(_ arguments: [String]) async -> Int32 {
         case "checksum": return try ChecksumCommand(arguments: rest).run()
         case "receive": return try await ReceiveCommand(arguments: rest).run()
         case "demo": return try await DemoCommand(arguments: rest).run()
+        case "tus": return try await TusCommand(arguments: rest).run()
         default:
             Terminal.error("sluice: unknown command '\(command)'\n\(usage)")
             return 2

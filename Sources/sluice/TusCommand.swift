@@ -1,0 +1,113 @@
+import Foundation
+import Sluice
+
+/// `sluice tus SOURCE ENDPOINT [options]` and `sluice tus --delete URL`: resumable uploads
+/// over tus 1.0. Prints the upload URL on stdout; a one-line summary or error on stderr.
+struct TusCommand {
+    static let usage = """
+    usage: sluice tus SOURCE ENDPOINT [options]     SOURCE: PATH | synthetic:SIZE[:SEED]
+           sluice tus --delete URL
+      --chunk-size SIZE          PATCH in chunks of SIZE (default: one PATCH for the rest)
+      --metadata KEY=VALUE       Upload-Metadata, repeatable
+      --state DIR                where resume records live (default ~/.cache/sluice/tus)
+      --retries N                transient failures retried from the server's offset (default 5)
+      --restart                  ignore a stored upload of this source and start a new one
+      --no-checksum              do not send Upload-Checksum even when the server offers it
+      -H, --header 'Name: value' on every request, repeatable
+      --transport curl|urlsession
+      --progress auto|bar|json|none
+    Run the same command again after an interruption: it resumes at the server's offset.
+    """
+
+    enum Action {
+        case upload(source: String, endpoint: String)
+        case delete(url: String)
+    }
+
+    var action: Action
+    var options = TusOptions()
+    var transport = TransportKind.platformDefault
+    var progress = ProgressPrinter.Style.auto
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        var options = TusOptions()
+        var transport = TransportKind.platformDefault
+        var progress = ProgressPrinter.Style.auto
+        var delete: String?
+        try scanner.scan(
+            valued: ["--chunk-size", "--metadata", "--state", "--retries", "--delete", "-H", "--header", "--transport", "--progress"],
+            flags: ["--restart", "--no-checksum"]
+        ) { name, value in
+            let value = value ?? ""
+            switch name {
+            case "--chunk-size": options.chunkSize = try ByteCount.parse(value)
+            case "--metadata":
+                let (key, text) = try TusOptions.parseMetadata(value)
+                options.metadata[key] = text
+            case "--state": options.stateDirectory = value
+            case "--retries":
+                guard let count = Int(value), count >= 0 else { throw UsageError("--retries needs a count, 0 or more") }
+                options.retries = count
+            case "--delete": delete = value
+            case "-H", "--header": options.headers.append(try HTTPHeader(parsing: value))
+            case "--transport":
+                guard let kind = TransportKind(rawValue: value) else { throw UsageError("unknown transport '\(value)': use curl or urlsession") }
+                transport = kind
+            case "--progress":
+                guard let style = ProgressPrinter.Style(rawValue: value) else { throw UsageError("unknown progress style '\(value)'") }
+                progress = style
+            case "--restart": options.restarts = true
+            case "--no-checksum": options.usesChecksums = false
+            default: break
+            }
+        }
+        if let delete {
+            guard scanner.positionals.isEmpty else { throw UsageError("tus --delete takes only the upload URL") }
+            action = .delete(url: delete)
+        } else {
+            guard scanner.positionals.count == 2 else { throw UsageError("tus needs SOURCE and ENDPOINT") }
+            action = .upload(source: scanner.positionals[0], endpoint: scanner.positionals[1])
+        }
+        self.options = options
+        self.transport = transport
+        self.progress = progress
+    }
+
+    func run() async -> Int32 {
+        switch action {
+        case .delete(let url):
+            do {
+                try await TusClient.terminate(url: url, options: options, transport: transport)
+                Terminal.error("sluice: terminated \(url)")
+                return 0
+            } catch {
+                Terminal.error("sluice: tus: \(error)")
+                return 1
+            }
+        case .upload(let source, let endpoint):
+            let printer = ProgressPrinter(style: progress)
+            let options = self.options
+            let transport = self.transport
+            let task = Task {
+                try await TusClient.upload(source: source, endpoint: endpoint, options: options, transport: transport) {
+                    printer.report($0)
+                }
+            }
+            let signals = SignalWatcher { _ in task.cancel() }
+            defer { signals.stop() }
+            let result = await task.result
+            printer.end()
+            switch result {
+            case .success(let upload):
+                Terminal.output(Data("\(upload.uploadURL.absoluteString)\n".utf8))
+                Terminal.error("sluice: \(upload.summary)")
+                return 0
+            case .failure(let error):
+                Terminal.error("sluice: tus: \(error)")
+                if let error = error as? TusError, error.code == .cancelled { return 130 }
+                return 1
+            }
+        }
+    }
+}
