@@ -30,6 +30,16 @@ def run(*args, stdin=None, input_bytes=None, timeout=300):
     return proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace")
 
 
+def stop(proc):
+    """Stops a peer this test run started, by its PID: SIGTERM, then SIGKILL after 10 s."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def checksum(spec):
     status, out, err = run("checksum", spec)
     assert status == 0, err
@@ -65,12 +75,7 @@ def receiver():
         assert line.startswith("listening on "), line
         yield line.split()[-1]
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 @pytest.fixture(scope="session")

@@ -3,13 +3,12 @@
 
 import json
 import os
-import signal
 import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO, make_file, run, sha256_file
+from conftest import REPO, make_file, run, sha256_file, stop
 
 
 @pytest.fixture(scope="module")
@@ -20,12 +19,7 @@ def multipart_url():
         port = int(proc.stdout.readline())
         yield "http://127.0.0.1:%d/" % port
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def test_form_matches_curl_and_the_parser_sees_every_part(multipart_url, tmp_path_factory):

@@ -2,14 +2,13 @@
 with TLS started here (self-signed CA made with the openssl CLI)."""
 
 import os
-import signal
 import socket
 import subprocess
 import time
 
 import pytest
 
-from conftest import checksum, run, sha256_file
+from conftest import checksum, run, sha256_file, stop
 
 
 def free_port():
@@ -69,12 +68,7 @@ http {
                 time.sleep(0.05)
         yield "https://127.0.0.1:%d" % port, str(d)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def test_custom_ca_uploads_over_http2_byte_exact(tls_nginx):

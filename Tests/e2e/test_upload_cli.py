@@ -2,13 +2,12 @@
 127.0.0.1, checked by SHA-256 at the server."""
 
 import os
-import signal
-import subprocess
-import time
 
 import pytest
 
-from conftest import checksum, make_file, need_env, response_json, run, sha256_file, sluice_bin
+import faults
+
+from conftest import checksum, make_file, response_json, run, sha256_file
 
 TRANSPORTS = ["curl", "urlsession"]
 
@@ -145,33 +144,7 @@ def test_refused_connection_is_one_clear_line(transport):
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_sigint_during_a_stalled_producer_stops_promptly(receiver, transport):
+def test_sigint_during_a_stalled_producer_stops_promptly(receiver, transport, tmp_path):
     """A producer that never writes: SIGINT ends the upload at once, nothing left running."""
-    read_end, write_end = os.pipe()
-    proc = subprocess.Popen(
-        [sluice_bin(), "upload", "-", receiver + "stall", "--transport", transport],
-        stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )
-    os.close(read_end)
-    try:
-        os.write(write_end, b"x" * 100_000)
-        # Gate: the receiver has the connection once the upload is under way; wait for the
-        # process to have opened its socket.
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            fds = os.listdir("/proc/%d/fd" % proc.pid)
-            if any(os.readlink("/proc/%d/fd/%s" % (proc.pid, fd)).startswith("socket:") for fd in fds if os.path.exists("/proc/%d/fd/%s" % (proc.pid, fd))):
-                break
-            time.sleep(0.02)
-        started = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=5)
-        assert time.monotonic() - started < 2.0
-        assert proc.returncode != 0
-        err = proc.stderr.read().decode()
-        assert "cancelled" in err, err
-    finally:
-        os.close(write_end)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    ok, detail = faults.producer_stall_then_sigint(receiver.rstrip("/"), transport, str(tmp_path))
+    assert ok, detail
