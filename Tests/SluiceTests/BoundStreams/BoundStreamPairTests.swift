@@ -200,7 +200,7 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
 
     @Test func noThreadOrDescriptorLeftBehind() async throws {
         let fdsBefore = openFileDescriptorCount()
-        for _ in 0..<50 {
+        for _ in 0..<300 {
             let pair = BoundStreamPair(capacity: 1024)
             pair.deliverOutputEvents(on: DispatchQueue(label: "events"))
             pair.outputStream.open()
@@ -209,8 +209,8 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
             pair.outputStream.close()
             pair.inputStream.close()
         }
-        // Other suites open and close descriptors in parallel: a leak of one per pair would
-        // show as 50 more; allow the noise of a few.
-        #expect(openFileDescriptorCount() - fdsBefore < 20)
+        // Other suites open and close descriptors in parallel (servers, processes): a leak of
+        // one per pair would show as 300 more; allow that noise, well below the leak.
+        #expect(openFileDescriptorCount() - fdsBefore < 100)
     }
 }

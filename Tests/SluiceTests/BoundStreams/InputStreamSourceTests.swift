@@ -138,20 +138,20 @@ import Testing
 
     @Test func leavesNoThreadOrDescriptorBehind() async throws {
         let fdsBefore = openFileDescriptorCount()
-        for _ in 0..<40 {
+        for _ in 0..<150 {
             let iss = InputStreamSource(source: SyntheticByteSource(length: 50_000), bufferSize: 4096)
             iss.start()
             _ = await onThread { drain(iss.inputStream) }
             _ = await iss.result
         }
-        for _ in 0..<40 {
+        for _ in 0..<150 {
             let iss = InputStreamSource(source: SyntheticByteSource(length: 50_000), bufferSize: 4096)
             iss.start()
             iss.cancel()
             _ = await iss.result
         }
-        // Other suites open and close descriptors in parallel: a leak of one per source would
-        // show as 80 more; allow the noise of a few.
-        #expect(openFileDescriptorCount() - fdsBefore < 20)
+        // Other suites open and close descriptors in parallel (servers, processes): a leak of
+        // one per source would show as 300 more; allow that noise, well below the leak.
+        #expect(openFileDescriptorCount() - fdsBefore < 100)
     }
 }
