@@ -29,6 +29,9 @@ extension BoundStreamPair {
             self.ring = ring
         }
 
+        /// Free bytes that wake a writer whose last write did not fit: half the ring.
+        var spaceEventThreshold: Int { max(1, ring.capacity / 2) }
+
         /// What the writer's delegate should hear after a state change.
         enum WriterEvent: Sendable, Equatable {
             case none
@@ -88,7 +91,9 @@ extension BoundStreamPair {
                 let count = ring.read(into: buffer)
                 totalRead += Int64(count)
                 var event = WriterEvent.none
-                if writerWantsSpace && writer == .open {
+                // Hysteresis: wake a waiting writer once half the ring is free, not on every
+                // read, so a reader taking small pieces does not cost a writer event each.
+                if writerWantsSpace && writer == .open && ring.freeSpace >= spaceEventThreshold {
                     writerWantsSpace = false
                     event = queueSpaceEvent()
                 }

@@ -8,9 +8,9 @@ import Foundation
 /// bounded by `capacity` bytes, allocated once.
 ///
 /// The output side never blocks: `write` copies what fits and returns the count, and the
-/// delegate hears `hasSpaceAvailable` when it may write again (after `open`, after a write
-/// that did not fit once the reader frees space, and after an event whose writes all fit
-/// while space remains), `endEncountered` when the reader closed first, and `errorOccurred`
+/// delegate hears `hasSpaceAvailable` when it may write again (after `open`; after a write
+/// that did not fit, once the reader has freed half the ring; and after an event whose
+/// writes all fit while space remains), `endEncountered` when the reader closed first, and `errorOccurred`
 /// when the pair failed. Events go to the run loop the stream is scheduled in, or to the
 /// dispatch queue given to `deliverEvents(on:)`.
 ///

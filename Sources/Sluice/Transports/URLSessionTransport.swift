@@ -225,7 +225,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     private func makeStream() -> InputStream {
         switch body.storage {
         case .random(let source, let start):
-            let fresh = InputStreamSource(source: source, range: start..<source.length, bufferSize: min(options.bufferSize, 1 << 20))
+            let fresh = InputStreamSource(source: source, range: start..<source.length, bufferSize: options.bufferSize)
             let old = state.withLock { state -> InputStreamSource? in
                 defer { state.source = fresh }
                 return state.source
@@ -234,7 +234,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             fresh.start()
             return fresh.inputStream
         case .sequential(let source):
-            let fresh = InputStreamSource(sequential: source, bufferSize: min(options.bufferSize, 1 << 20))
+            let fresh = InputStreamSource(sequential: source, bufferSize: options.bufferSize)
             state.withLock { $0.source = fresh }
             fresh.start()
             return fresh.inputStream

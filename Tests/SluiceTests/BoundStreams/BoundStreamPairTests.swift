@@ -174,8 +174,11 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
         pair.inputStream.open()
         var buffer = [UInt8](repeating: 0, count: 10)
         #expect(buffer.withUnsafeMutableBufferPointer { pair.inputStream.read($0.baseAddress!, maxLength: 10) } == 10)
+        // 10 of 37 free: below half, the writer is not woken yet.
+        #expect(recorder.events.withLock { $0.isEmpty })
+        #expect(buffer.withUnsafeMutableBufferPointer { pair.inputStream.read($0.baseAddress!, maxLength: 10) } == 10)
         #expect(await onThread { recorder.wait(for: .hasSpaceAvailable) })
-        #expect(bytes.withUnsafeBufferPointer { pair.outputStream.write($0.baseAddress!, maxLength: 71) } == 10)
+        #expect(bytes.withUnsafeBufferPointer { pair.outputStream.write($0.baseAddress!, maxLength: 71) } == 20)
     }
 
     @Test func eventsArriveOnTheScheduledRunLoop() async {
