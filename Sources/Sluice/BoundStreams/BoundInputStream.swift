@@ -4,7 +4,7 @@ import Foundation
 ///
 /// - Important: `read` blocks until bytes arrive, the writer closes, or the pair fails or
 ///   is cancelled; call it from a thread that may wait (URLSession's stream queue on Linux
-///   does). It never reports the end before the writer closed.
+///   does). It never reports the end before the writer closed. One thread reads at a time.
 final class BoundInputStream: InputStream {
     private let core: BoundStreamPair.Core
 
@@ -27,16 +27,24 @@ final class BoundInputStream: InputStream {
     }
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
-        let target = UnsafeMutableRawBufferPointer(start: buffer, count: max(0, len))
-        let (result, event) = core.lock.wait { state -> (StateMachine.ReadResult, StateMachine.WriterEvent)? in
-            let step = state.read(into: target)
-            return step.0 == .wait ? nil : step
+        let reservation = core.lock.wait { state -> StateMachine.ReadReservation? in
+            let reservation = state.reserveRead(limit: len)
+            if case .wait = reservation { return nil }
+            return reservation
         }
-        core.output?.deliver(event)
-        switch result {
-        case .bytes(let count): return count
-        case .end: return 0
-        case .failed, .wait: return -1
+        switch reservation {
+        case .bytes(let first, let second):
+            // Copied with the lock released: the writer fills other bytes meanwhile.
+            if let base = first.baseAddress { UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: first.count) }
+            if let base = second.baseAddress { (UnsafeMutableRawPointer(buffer) + first.count).copyMemory(from: base, byteCount: second.count) }
+            let count = first.count + second.count
+            let event = core.lock.withLock { $0.commitRead(count) }
+            core.output?.deliver(event)
+            return count
+        case .end:
+            return 0
+        case .failed, .wait:
+            return -1
         }
     }
 

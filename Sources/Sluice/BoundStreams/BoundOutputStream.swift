@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
 
-/// The writing end of a `BoundStreamPair`. Never blocks; see `BoundStreamPair`.
+/// The writing end of a `BoundStreamPair`. Never blocks; one thread writes at a time; see
+/// `BoundStreamPair`.
 final class BoundOutputStream: OutputStream {
     private let core: BoundStreamPair.Core
     private let delivery = ConditionLock<Delivery>(Delivery())
@@ -55,8 +56,13 @@ final class BoundOutputStream: OutputStream {
     }
 
     override func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
-        let bytes = UnsafeRawBufferPointer(start: buffer, count: max(0, len))
-        let (count, event) = core.lock.withLockBroadcasting { $0.write(bytes) }
+        guard let (first, second) = core.lock.withLock({ $0.reserveWrite(limit: max(0, len)) }) else { return -1 }
+        // Copied with the lock released: the reader takes other bytes meanwhile.
+        let source = UnsafeRawPointer(buffer)
+        if let base = first.baseAddress { base.copyMemory(from: source, byteCount: first.count) }
+        if let base = second.baseAddress { base.copyMemory(from: source + first.count, byteCount: second.count) }
+        let count = first.count + second.count
+        let event = core.lock.withLockBroadcasting { $0.commitWrite(count, asked: len) }
         deliver(event)
         return count
     }

@@ -47,15 +47,27 @@ extension BoundStreamPair {
             return queueSpaceEvent()
         }
 
-        /// Writes as much as fits; returns the count (or -1) and the event to send.
-        mutating func write(_ bytes: UnsafeRawBufferPointer) -> (Int, WriterEvent) {
-            guard writer == .open, failure == nil else { return (-1, .none) }
-            if reader == .closed { return (-1, .none) }
-            let count = ring.write(bytes)
+        /// Hands the writer the free regions it may fill, at most `limit` bytes; nil when it
+        /// may not write (closed, failed, or the reader went away).
+        func reserveWrite(limit: Int) -> (UnsafeMutableRawBufferPointer, UnsafeMutableRawBufferPointer)? {
+            guard writer == .open, failure == nil, reader != .closed else { return nil }
+            return ring.writableRegions(limit: limit)
+        }
+
+        /// The writer filled `count` of the `asked` bytes it wanted to write; returns the event
+        /// to send it.
+        mutating func commitWrite(_ count: Int, asked: Int) -> WriterEvent {
+            ring.commitWrite(count)
             totalWritten += Int64(count)
             writtenDuringEvent += count
-            if count < bytes.count { writerWantsSpace = true }
-            return (count, .none)
+            guard count < asked else { return .none }
+            // The reader may have drained the ring while the bytes were copied, and seen no
+            // writer waiting: then nothing else would wake it, so tell it now.
+            if ring.freeSpace >= spaceEventThreshold && writer == .open {
+                return queueSpaceEvent()
+            }
+            writerWantsSpace = true
+            return .none
         }
 
         /// The writer closed its end: the reader sees the end once the ring drains.
@@ -75,32 +87,37 @@ extension BoundStreamPair {
             if reader == .notOpen { reader = .open }
         }
 
-        enum ReadResult: Sendable, Equatable {
-            case bytes(Int)
+        /// What a reader gets: regions to copy from, or why there are none.
+        enum ReadReservation {
+            case bytes(UnsafeRawBufferPointer, UnsafeRawBufferPointer)
             case end
             case failed
             /// Nothing yet: wait for the writer.
             case wait
         }
 
-        mutating func read(into buffer: UnsafeMutableRawBufferPointer) -> (ReadResult, WriterEvent) {
-            if failure != nil { return (.failed, .none) }
-            if reader == .closed { return (.failed, .none) }
-            if buffer.isEmpty { return (.bytes(0), .none) }
+        /// Hands the reader the oldest bytes, at most `limit`.
+        func reserveRead(limit: Int) -> ReadReservation {
+            if failure != nil || reader == .closed { return .failed }
+            if limit <= 0 { return .bytes(UnsafeRawBufferPointer(start: nil, count: 0), UnsafeRawBufferPointer(start: nil, count: 0)) }
             if !ring.isEmpty {
-                let count = ring.read(into: buffer)
-                totalRead += Int64(count)
-                var event = WriterEvent.none
-                // Hysteresis: wake a waiting writer once half the ring is free, not on every
-                // read, so a reader taking small pieces does not cost a writer event each.
-                if writerWantsSpace && writer == .open && ring.freeSpace >= spaceEventThreshold {
-                    writerWantsSpace = false
-                    event = queueSpaceEvent()
-                }
-                return (.bytes(count), event)
+                let (first, second) = ring.readableRegions(limit: limit)
+                return .bytes(first, second)
             }
-            if writer == .closed { return (.end, .none) }
-            return (.wait, .none)
+            return writer == .closed ? .end : .wait
+        }
+
+        /// The reader copied `count` bytes out: returns the event to send the writer.
+        mutating func commitRead(_ count: Int) -> WriterEvent {
+            ring.commitRead(count)
+            totalRead += Int64(count)
+            // Hysteresis: wake a waiting writer once half the ring is free, not on every
+            // read, so a reader taking small pieces does not cost a writer event each.
+            if writerWantsSpace && writer == .open && ring.freeSpace >= spaceEventThreshold {
+                writerWantsSpace = false
+                return queueSpaceEvent()
+            }
+            return .none
         }
 
         /// Whether a reader may read without being told the end: `false` only at the true end.

@@ -32,15 +32,12 @@ public struct ByteRing: @unchecked Sendable {
     /// - Returns: How many were appended, `0 ... min(bytes.count, freeSpace)`.
     @discardableResult
     public mutating func write(_ bytes: UnsafeRawBufferPointer) -> Int {
-        let total = min(bytes.count, freeSpace)
-        guard total > 0, let source = bytes.baseAddress, let base = storage.baseAddress else { return 0 }
-        let tail = (head + count) % capacity
-        let first = min(total, capacity - tail)
-        (base + tail).copyMemory(from: source, byteCount: first)
-        if first < total {
-            base.copyMemory(from: source + first, byteCount: total - first)
-        }
-        count += total
+        let (first, second) = writableRegions(limit: bytes.count)
+        let total = first.count + second.count
+        guard total > 0, let source = bytes.baseAddress else { return 0 }
+        first.baseAddress!.copyMemory(from: source, byteCount: first.count)
+        if !second.isEmpty { second.baseAddress!.copyMemory(from: source + first.count, byteCount: second.count) }
+        commitWrite(total)
         return total
     }
 
@@ -49,16 +46,49 @@ public struct ByteRing: @unchecked Sendable {
     /// - Returns: How many were removed, `0 ... min(buffer.count, count)`.
     @discardableResult
     public mutating func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        let total = min(buffer.count, count)
-        guard total > 0, let target = buffer.baseAddress, let base = storage.baseAddress else { return 0 }
-        let first = min(total, capacity - head)
-        target.copyMemory(from: base + head, byteCount: first)
-        if first < total {
-            (target + first).copyMemory(from: base, byteCount: total - first)
-        }
-        head = (head + total) % capacity
-        count -= total
-        if count == 0 { head = 0 }
+        let (first, second) = readableRegions(limit: buffer.count)
+        let total = first.count + second.count
+        guard total > 0, let target = buffer.baseAddress else { return 0 }
+        target.copyMemory(from: first.baseAddress!, byteCount: first.count)
+        if !second.isEmpty { (target + first.count).copyMemory(from: second.baseAddress!, byteCount: second.count) }
+        commitRead(total)
         return total
+    }
+
+    // MARK: Two-phase access
+    //
+    // For one writer and one reader on different threads: each takes its regions under the
+    // owner's lock, copies with the lock released, and commits under the lock. A region handed
+    // out stays valid until committed: free space only grows while a write is in progress, and
+    // held bytes only grow while a read is.
+
+    /// The free space after the last byte, at most `limit` bytes, as up to two regions.
+    public func writableRegions(limit: Int) -> (UnsafeMutableRawBufferPointer, UnsafeMutableRawBufferPointer) {
+        let total = max(0, min(limit, freeSpace))
+        let tail = (head + count) % capacity
+        let first = min(total, capacity - tail)
+        return (UnsafeMutableRawBufferPointer(rebasing: storage[tail ..< tail + first]),
+                UnsafeMutableRawBufferPointer(rebasing: storage[0 ..< total - first]))
+    }
+
+    /// Makes `count` bytes written into `writableRegions` part of the ring.
+    public mutating func commitWrite(_ written: Int) {
+        precondition(written >= 0 && written <= freeSpace, "commit past the free space")
+        count += written
+    }
+
+    /// The oldest bytes, at most `limit`, as up to two regions.
+    public func readableRegions(limit: Int) -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer) {
+        let total = max(0, min(limit, count))
+        let first = min(total, capacity - head)
+        return (UnsafeRawBufferPointer(rebasing: storage[head ..< head + first]),
+                UnsafeRawBufferPointer(rebasing: storage[0 ..< total - first]))
+    }
+
+    /// Drops `taken` bytes read from `readableRegions`.
+    public mutating func commitRead(_ taken: Int) {
+        precondition(taken >= 0 && taken <= count, "commit past the held bytes")
+        head = (head + taken) % capacity
+        count -= taken
     }
 }
