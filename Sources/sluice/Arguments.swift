@@ -56,3 +56,21 @@ struct Arguments {
         }
     }
 }
+
+extension Arguments {
+    /// Parses `--transport curl|urlsession`.
+    static func transport(_ value: String) throws -> TransportKind {
+        guard let kind = TransportKind(rawValue: value) else {
+            throw UsageError("unknown transport '\(value)': use curl or urlsession")
+        }
+        return kind
+    }
+
+    /// Parses `--progress auto|bar|json|none`.
+    static func progressStyle(_ value: String) throws -> ProgressPrinter.Style {
+        guard let style = ProgressPrinter.Style(rawValue: value) else {
+            throw UsageError("unknown progress style '\(value)': use auto, bar, json or none")
+        }
+        return style
+    }
+}

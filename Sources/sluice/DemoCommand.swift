@@ -24,11 +24,9 @@ struct DemoCommand {
                 guard let parsed = UInt64(value) else { throw UsageError("--seed needs an unsigned integer") }
                 seed = parsed
             case "--transport":
-                guard let kind = TransportKind(rawValue: value) else { throw UsageError("unknown transport '\(value)': use curl or urlsession") }
-                transport = kind
+                transport = try Arguments.transport(value)
             case "--progress":
-                guard let style = ProgressPrinter.Style(rawValue: value) else { throw UsageError("unknown progress style '\(value)'") }
-                progress = style
+                progress = try Arguments.progressStyle(value)
             default: break
             }
         }

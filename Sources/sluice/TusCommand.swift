@@ -52,11 +52,9 @@ struct TusCommand {
             case "--delete": delete = value
             case "-H", "--header": options.headers.append(try HTTPHeader(parsing: value))
             case "--transport":
-                guard let kind = TransportKind(rawValue: value) else { throw UsageError("unknown transport '\(value)': use curl or urlsession") }
-                transport = kind
+                transport = try Arguments.transport(value)
             case "--progress":
-                guard let style = ProgressPrinter.Style(rawValue: value) else { throw UsageError("unknown progress style '\(value)'") }
-                progress = style
+                progress = try Arguments.progressStyle(value)
             case "--restart": options.restarts = true
             case "--no-checksum": options.usesChecksums = false
             default: break

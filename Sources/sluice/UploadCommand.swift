@@ -56,20 +56,14 @@ struct UploadCommand {
             case "-H", "--header": headers.append(try HTTPHeader(parsing: value))
             case "-u", "--user": options.credentials = try UploadOptions.Credentials(parsing: value)
             case "--transport":
-                guard let kind = TransportKind(rawValue: value) else {
-                    throw UsageError("unknown transport '\(value)': use curl or urlsession")
-                }
-                transport = kind
+                transport = try Arguments.transport(value)
             case "--chunked": options.forceChunked = true
             case "--buffer-size":
                 let size = try ByteCount.parse(value)
                 guard size >= 1024, size <= 512 << 20 else { throw UsageError("--buffer-size must be between 1KiB and 512MiB") }
                 options.bufferSize = Int(size)
             case "--progress":
-                guard let style = ProgressPrinter.Style(rawValue: value) else {
-                    throw UsageError("unknown progress style '\(value)': use auto, bar, json or none")
-                }
-                progress = style
+                progress = try Arguments.progressStyle(value)
             case "--cacert": options.caFile = value
             case "-k", "--insecure": options.insecure = true
             case "--stall-timeout":
