@@ -167,6 +167,19 @@ def slow_server(url, transport, workdir):
     return ok, "completed, identical=%s, peak RSS %.1f MiB for a 96 MiB body" % (got["sha256"] == digest, peak_kib / 1024)
 
 
+def stalled_server(url, transport, workdir):
+    """The server stops reading (1 byte every 3 s): --stall-timeout ends it, no hang."""
+    started = time.monotonic()
+    try:
+        status, _, err = run("upload", "synthetic:256MiB", url + "/slow?chunk=1&interval_ms=3000",
+                             "--transport", transport, "--stall-timeout", "1", timeout=30)
+    except subprocess.TimeoutExpired:
+        return False, "hung (no exit within 30 s)"
+    elapsed = time.monotonic() - started
+    line = _fail_line(err)
+    return status != 0 and "timed out" in line and elapsed < 15, "exit %d after %.1f s: %s" % (status, elapsed, line)
+
+
 ROWS = [
     ("server resets the connection mid-body", reset_mid_body),
     ("307 after the body", redirect_307),
@@ -178,4 +191,5 @@ ROWS = [
     ("source shrinks mid-upload", source_shrinks),
     ("producer stalls; SIGINT", producer_stall_then_sigint),
     ("slow server", slow_server),
+    ("server stops reading; stall timeout", stalled_server),
 ]
