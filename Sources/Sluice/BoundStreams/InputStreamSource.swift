@@ -63,6 +63,8 @@ public final class InputStreamSource: @unchecked Sendable {
         var sourceOffset: Int64
         var bytesWritten: Int64 = 0
         var result: Result<Int64, any Error>?
+        /// The handlers have run and `result` may be handed to waiters.
+        var announced = false
         var waiters: [CheckedContinuation<Result<Int64, any Error>, Never>] = []
         var handlers: [@Sendable (Result<Int64, any Error>) -> Void] = []
         var keepAlive: InputStreamSource?
@@ -179,7 +181,8 @@ public final class InputStreamSource: @unchecked Sendable {
         get async {
             await withCheckedContinuation { continuation in
                 let done = state.withLock { state -> Result<Int64, any Error>? in
-                    if let result = state.result { return result }
+                    // Only once the handlers have run: whoever awaits sees them done.
+                    if state.announced, let result = state.result { return result }
                     state.waiters.append(continuation)
                     return nil
                 }
@@ -295,23 +298,28 @@ public final class InputStreamSource: @unchecked Sendable {
     }
 
     /// Records the result once; returns the work that tells everyone, or nil if already finished.
+    ///
+    /// The handlers run first; only then is the result announced to `result`'s waiters.
     private func takeFinish(_ result: Result<Int64, any Error>) -> (() -> Void)? {
-        let taken = state.withLock { state -> (waiters: [CheckedContinuation<Result<Int64, any Error>, Never>], handlers: [@Sendable (Result<Int64, any Error>) -> Void], keepAlive: InputStreamSource?)? in
+        let taken = state.withLock { state -> (handlers: [@Sendable (Result<Int64, any Error>) -> Void], keepAlive: InputStreamSource?)? in
             guard state.result == nil else { return nil }
             state.result = result
             defer {
-                state.waiters = []
                 state.handlers = []
                 state.keepAlive = nil
             }
-            return (state.waiters, state.handlers, state.keepAlive)
+            return (state.handlers, state.keepAlive)
         }
         guard let taken else { return nil }
-        return {
+        return { [state] in
             withExtendedLifetime(taken.keepAlive) {
-                // Handlers first: whoever awaits `result` sees them done.
                 for handler in taken.handlers { handler(result) }
-                for waiter in taken.waiters { waiter.resume(returning: result) }
+                let waiters = state.withLock { state in
+                    state.announced = true
+                    defer { state.waiters = [] }
+                    return state.waiters
+                }
+                for waiter in waiters { waiter.resume(returning: result) }
             }
         }
     }
