@@ -12,7 +12,7 @@ import Foundation
 ///   own thread. `cancel()` may be called from any thread, returns at once and never waits
 ///   for a producer blocked in a read: that thread ends by itself when its read returns.
 final class CurlBodyPipe: @unchecked Sendable {
-    // @unchecked: `storage` is split by `state` (behind its lock) into a filled span that
+    // @unchecked: `storage` is split by `state.ring` (behind its lock) into a filled span that
     // only the consumer reads and a free span that only the single producer writes.
 
     /// What feeds the pipe.
@@ -37,10 +37,8 @@ final class CurlBodyPipe: @unchecked Sendable {
     }
 
     private struct State {
-        /// Index of the oldest filled byte.
-        var head = 0
-        /// Filled bytes.
-        var count = 0
+        /// The filled bytes, in `storage`.
+        var ring: ByteRing
         var end: End?
         var cancelled = false
         var consumerWaiting = false
@@ -57,7 +55,7 @@ final class CurlBodyPipe: @unchecked Sendable {
     ///   - wake: Called from the producer thread when bytes or the end arrive after an `.empty` pull.
     init(capacity: Int, length: BodyLength, wake: @escaping @Sendable () -> Void) {
         storage = .allocate(byteCount: max(1, capacity), alignment: 16)
-        state = ConditionLock(State())
+        state = ConditionLock(State(ring: ByteRing(storage: storage)))
         self.length = length
         self.wake = wake
     }
@@ -91,15 +89,8 @@ final class CurlBodyPipe: @unchecked Sendable {
     /// Copies bytes for curl; never blocks.
     func pull(into buffer: UnsafeMutableRawBufferPointer) -> Pull {
         state.withLockBroadcasting { state -> Pull in
-            let total = min(buffer.count, state.count)
-            if total > 0, let target = buffer.baseAddress, let base = storage.baseAddress {
-                let first = min(total, storage.count - state.head)
-                target.copyMemory(from: base + state.head, byteCount: first)
-                if first < total { (target + first).copyMemory(from: base, byteCount: total - first) }
-                state.head = (state.head + total) % storage.count
-                state.count -= total
-                return .bytes(total)
-            }
+            let total = state.ring.read(into: buffer)
+            if total > 0 { return .bytes(total) }
             switch state.end {
             case .finished: return .end
             case .failed(let error): return .failed(error)
@@ -112,14 +103,14 @@ final class CurlBodyPipe: @unchecked Sendable {
 
     /// Whether a pull would return something other than `.empty`.
     var isReadable: Bool {
-        state.withLock { $0.count > 0 || $0.end != nil }
+        state.withLock { !$0.ring.isEmpty || $0.end != nil }
     }
 
     /// Whether the producer finished cleanly and every byte was pulled.
     var isDrained: Bool {
         state.withLock { state in
             guard case .finished = state.end else { return false }
-            return state.count == 0
+            return state.ring.isEmpty
         }
     }
 
@@ -174,17 +165,16 @@ final class CurlBodyPipe: @unchecked Sendable {
     private func reserve() -> UnsafeMutableRawBufferPointer? {
         state.wait { state -> UnsafeMutableRawBufferPointer?? in
             if state.cancelled { return .some(nil) }
-            guard state.count < storage.count else { return nil }
-            let tail = (state.head + state.count) % storage.count
-            let end = tail < state.head ? state.head : storage.count
-            return .some(UnsafeMutableRawBufferPointer(rebasing: storage[tail..<end]))
+            guard !state.ring.isFull else { return nil }
+            // The first free region; the producer fills it with the lock released.
+            return .some(state.ring.writableRegions(limit: state.ring.freeSpace).0)
         }
     }
 
     /// Publishes `count` bytes written into the reserved span, waking a waiting consumer.
     private func commit(_ count: Int) {
         let wakeConsumer = state.withLockBroadcasting { state -> Bool in
-            state.count += count
+            state.ring.commitWrite(count)
             defer { state.consumerWaiting = false }
             return state.consumerWaiting
         }
