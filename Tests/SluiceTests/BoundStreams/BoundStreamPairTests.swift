@@ -94,13 +94,7 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
         pair.inputStream.open()
         // Empty and not finished: the reader must not be told the end.
         #expect(pair.inputStream.hasBytesAvailable)
-        let started = DispatchSemaphore(value: 0)
-        let reader = Task { await onThread { () -> Int in
-            var buffer = [UInt8](repeating: 0, count: 8)
-            started.signal()
-            return buffer.withUnsafeMutableBufferPointer { pair.inputStream.read($0.baseAddress!, maxLength: 8) }
-        } }
-        await onThread { started.wait() }
+        let reader = await startRead(from: pair)
         let bytes: [UInt8] = [1, 2, 3]
         #expect(bytes.withUnsafeBufferPointer { pair.outputStream.write($0.baseAddress!, maxLength: 3) } == 3)
         #expect(await reader.value == 3)
@@ -112,6 +106,18 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
 
     struct Boom: Error, Equatable {}
 
+    /// Starts an 8-byte read of `pair` on a thread of its own; returns once the read is under way.
+    private func startRead(from pair: BoundStreamPair) async -> Task<Int, Never> {
+        let started = DispatchSemaphore(value: 0)
+        let reader = Task { await onThread { () -> Int in
+            var buffer = [UInt8](repeating: 0, count: 8)
+            started.signal()
+            return buffer.withUnsafeMutableBufferPointer { pair.inputStream.read($0.baseAddress!, maxLength: 8) }
+        } }
+        await onThread { started.wait() }
+        return reader
+    }
+
     @Test(arguments: [true, false])
     func failureAndCancelWakeABlockedReader(cancel: Bool) async throws {
         let pair = BoundStreamPair(capacity: 16)
@@ -120,13 +126,7 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
         pair.outputStream.delegate = recorder
         pair.outputStream.open()
         pair.inputStream.open()
-        let started = DispatchSemaphore(value: 0)
-        let reader = Task { await onThread { () -> Int in
-            var buffer = [UInt8](repeating: 0, count: 8)
-            started.signal()
-            return buffer.withUnsafeMutableBufferPointer { pair.inputStream.read($0.baseAddress!, maxLength: 8) }
-        } }
-        await onThread { started.wait() }
+        let reader = await startRead(from: pair)
         if cancel { pair.cancel() } else { pair.fail(Boom()) }
         #expect(await reader.value == -1)
         if cancel {
