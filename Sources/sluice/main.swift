@@ -8,6 +8,7 @@ usage: sluice <command> [options]
   checksum SOURCE                  SHA-256 of SOURCE, read the way uploads read it
   tus SOURCE ENDPOINT [options]    a resumable upload over tus 1.0 (sluice tus --help)
   tus --delete URL                 terminate a tus upload
+  s3 presign s3://B/K [options]    a presigned URL (sluice s3 --help)
   demo [--size SIZE]               an upload end to end on this machine, verified
 SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].
 """
@@ -29,6 +30,7 @@ func runCommand(_ arguments: [String]) async -> Int32 {
         case "receive": return try await ReceiveCommand(arguments: rest).run()
         case "demo": return try await DemoCommand(arguments: rest).run()
         case "tus": return try await TusCommand(arguments: rest).run()
+        case "s3": return try await S3Command(arguments: rest).run()
         default:
             Terminal.error("sluice: unknown command '\(command)'\n\(usage)")
             return 2
