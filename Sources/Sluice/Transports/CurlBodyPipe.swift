@@ -87,6 +87,9 @@ final class CurlBodyPipe: @unchecked Sendable {
         }
         let descriptor = interruptible
         let thread = Thread { [self] in
+            #if canImport(CCurl)
+            nameCurrentThread("sluice-producer")
+            #endif
             defer {
                 if descriptor != nil {
                     state.withLock { state in

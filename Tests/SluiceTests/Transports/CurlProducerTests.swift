@@ -6,51 +6,6 @@ import Testing
 @Suite("curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",
        .serialized, .timeLimit(.minutes(1)))
 struct CurlProducerTests {
-    @Test("100 cancelled uploads from pipes with no writer leave threads and descriptors at their baseline")
-    func cancelledPipesLeaveNothing() async throws {
-        let sink = try CurlSink()
-        defer { sink.stop() }
-        let baselineThreads = threadCount()
-        let baselineDescriptors = openFileDescriptorCount()
-        let engine = TransferEngine(configuration: .init(loops: 2, maximumTransfersPerHost: 128))
-        let count = 100
-        var pipes: [(Int32, Int32)] = []
-        for _ in 0..<count {
-            var fds: [Int32] = [0, 0]
-            #expect(pipe(&fds) == 0)
-            pipes.append((fds[0], fds[1]))
-        }
-        let request = try UploadRequest(url: sink.url("/sink"), method: "POST")
-        var tasks: [Task<UploadResponse, any Error>] = []
-        for (readEnd, _) in pipes {
-            let body = UploadBody.sequential(FileDescriptorStream(fd: readEnd, name: "pipe"))
-            tasks.append(Task { try await engine.send(request, body: body) })
-        }
-        // Gate: every producer thread is up (blocked on its pipe, which nobody writes).
-        let started = await waitUntil { threadCount() >= baselineThreads + count }
-        #expect(started, "producer threads: \(threadCount() - baselineThreads) above baseline")
-        for task in tasks { task.cancel() }
-        for task in tasks {
-            let result = await task.result
-            if case .failure(let error as UploadError) = result { #expect(error.code == .cancelled) } else {
-                Issue.record("expected .cancelled, got \(result)")
-            }
-        }
-        engine.shutdown()
-        // Checked while the pipes are still open with nobody writing: a producer still blocked
-        // in its read would stay there.
-        // Parallel suites start and end threads and descriptors of their own: a margin far
-        // below the 100 a leak per upload would leave.
-        let threadsBack = await waitUntil(seconds: 5) { threadCount() <= baselineThreads + 10 }
-        #expect(threadsBack, "threads: \(threadCount() - baselineThreads) above baseline after 100 cancelled uploads")
-        let descriptorsBack = await waitUntil(seconds: 5) { openFileDescriptorCount() <= baselineDescriptors + 2 * count + 10 }
-        #expect(descriptorsBack, "descriptors: \(openFileDescriptorCount() - baselineDescriptors - 2 * count) above baseline and the test's pipes")
-        for (readEnd, writeEnd) in pipes {
-            close(readEnd)
-            close(writeEnd)
-        }
-    }
-
     @Test("a producer that goes quiet is named as the cause of the stall timeout, not the server")
     func quietSourceNamed() async throws {
         let sink = try CurlSink()
