@@ -18,10 +18,10 @@ struct ChecksumCommand {
             defer { opened.close() }
             if let random = opened.source {
                 let hex = try Digest.sha256(of: random)
-                print("\(hex)  \(random.length)")
+                try Terminal.output("\(hex)  \(random.length)\n")
             } else {
                 let (hex, count) = try Digest.sha256(of: FileDescriptorStream.standardInput)
-                print("\(hex)  \(count)")
+                try Terminal.output("\(hex)  \(count)\n")
             }
             return 0
         } catch {

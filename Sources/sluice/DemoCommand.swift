@@ -47,7 +47,7 @@ struct DemoCommand {
         }
         defer { receiver.stop() }
         let source = SyntheticByteSource(length: length, seed: seed)
-        print("sluice demo: uploading synthetic:\(length):\(seed) (\(Terminal.bytes(length))) to \(receiver.url)demo.bin with \(transport.rawValue)")
+        try Terminal.output("sluice demo: uploading synthetic:\(length):\(seed) (\(Terminal.bytes(length))) to \(receiver.url)demo.bin with \(transport.rawValue)" + "\n")
         let request = try UploadRequest(url: receiver.url + "demo.bin", method: "PUT")
         var options = UploadOptions()
         options.progressInterval = 0.2
@@ -76,17 +76,17 @@ struct DemoCommand {
         // The source's own hash, read again after the upload so it does not slow the upload.
         let sourceHash = try await Task.detached { try Digest.sha256(of: source) }.value
         let rate = Double(length) / max(seconds, 1e-9)
-        print("sent      \(response.bytesSent) bytes in \(String(format: "%.2f", seconds)) s: \(Terminal.bytes(Int64(rate)))/s (\(String(format: "%.0f", rate / 1e6)) MB/s)")
-        print("server    \(received.bytes) bytes, sha256 \(received.sha256), \(received.chunked ? "chunked" : "Content-Length: \(received.contentLength ?? -1)")")
-        print("source    \(length) bytes, sha256 \(sourceHash)")
+        try Terminal.output("sent      \(response.bytesSent) bytes in \(String(format: "%.2f", seconds)) s: \(Terminal.bytes(Int64(rate)))/s (\(String(format: "%.0f", rate / 1e6)) MB/s)" + "\n")
+        try Terminal.output("server    \(received.bytes) bytes, sha256 \(received.sha256), \(received.chunked ? "chunked" : "Content-Length: \(received.contentLength ?? -1)")" + "\n")
+        try Terminal.output("source    \(length) bytes, sha256 \(sourceHash)" + "\n")
         if let peak = Terminal.peakResidentBytes() {
-            print("memory    peak RSS \(Terminal.bytes(peak)) for a \(Terminal.bytes(length)) body")
+            try Terminal.output("memory    peak RSS \(Terminal.bytes(peak)) for a \(Terminal.bytes(length)) body" + "\n")
         }
         guard received.bytes == length, received.sha256 == sourceHash else {
             Terminal.error("sluice: demo: MISMATCH: the server got \(received.bytes) bytes with sha256 \(received.sha256)")
             return 1
         }
-        print("verified  the server's SHA-256 equals the source's")
+        try Terminal.output("verified  the server's SHA-256 equals the source's" + "\n")
         return 0
     }
 }

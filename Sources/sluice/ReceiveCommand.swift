@@ -43,7 +43,13 @@ struct ReceiveCommand {
             Terminal.error("sluice: \(error)")
             return 1
         }
-        Terminal.output(Data("listening on \(receiver.url)\n".utf8))
+        do {
+            try Terminal.output("listening on \(receiver.url)\n")
+        } catch {
+            receiver.stop()
+            Terminal.error("sluice: \(error)")
+            return 1
+        }
         let stopped = AsyncStream<Int32>.makeStream()
         let signals = SignalWatcher { signal in stopped.continuation.yield(signal) }
         var iterator = stopped.stream.makeAsyncIterator()

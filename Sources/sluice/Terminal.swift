@@ -4,14 +4,54 @@ import Sluice
 import Glibc
 #endif
 
-/// Writing to stderr/stdout without Foundation's buffering surprises.
+/// stdout could not be written (a full disk, a closed pipe): one line, exit 1.
+struct OutputError: Error, CustomStringConvertible {
+    let errorNumber: Int32
+    var description: String { "cannot write to stdout: \(String(cString: strerror(errorNumber)))" }
+}
+
+/// Writing to stderr/stdout with write(2): no buffering, no trap on a write error.
 enum Terminal {
+    /// One line on stderr; a failure to write it is ignored (there is nowhere left to say so).
     static func error(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        errorText(line + "\n")
     }
 
-    static func output(_ data: Data) {
-        FileHandle.standardOutput.write(data)
+    /// Text on stderr as it is (a progress bar's redraw); failures are ignored.
+    static func errorText(_ text: String) {
+        var text = text
+        text.withUTF8 { try? write(2, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Text on stdout.
+    ///
+    /// - Throws: `OutputError` when stdout cannot take it.
+    static func output(_ text: String) throws {
+        var text = text
+        try text.withUTF8 { try write(1, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Bytes on stdout, all of them (a response body as it arrives).
+    ///
+    /// - Throws: `OutputError` when stdout cannot take them.
+    static func output(_ bytes: UnsafeRawBufferPointer) throws {
+        try write(1, bytes)
+    }
+
+    private static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
+        var done = 0
+        while done < bytes.count {
+            #if canImport(Glibc)
+            let count = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            #else
+            let count = Darwin.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            #endif
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw OutputError(errorNumber: errno)
+            }
+            done += count
+        }
     }
 
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
@@ -99,11 +139,11 @@ struct ProgressPrinter: Sendable {
             } else {
                 line += "\(Terminal.bytes(progress.bytesSent))  \(rate)"
             }
-            FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
+            Terminal.errorText(line + "\u{1B}[K")
         }
     }
 
     func end() {
-        if style == .bar { FileHandle.standardError.write(Data("\n".utf8)) }
+        if style == .bar { Terminal.errorText("\n") }
     }
 }

@@ -98,7 +98,12 @@ struct TusCommand {
             printer.end()
             switch result {
             case .success(let upload):
-                Terminal.output(Data("\(upload.uploadURL.absoluteString)\n".utf8))
+                do {
+                    try Terminal.output("\(upload.uploadURL.absoluteString)\n")
+                } catch {
+                    Terminal.error("sluice: tus: uploaded to \(upload.uploadURL.absoluteString) but \(error)")
+                    return 1
+                }
                 Terminal.error("sluice: \(upload.summary)")
                 return 0
             case .failure(let error):

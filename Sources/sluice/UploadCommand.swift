@@ -12,6 +12,8 @@ struct UploadCommand {
       -X, --method METHOD        default POST
       -H, --header 'Name: value' repeatable
       -u, --user USER:PASS       answers a 401 challenge; the body is replayed
+      --location-trusted         send -u, Authorization, Cookie and Proxy-Authorization
+                                 to another origin after a redirect (default: dropped)
       --transport curl|urlsession
       --chunked                  chunked even when the length is known
       --buffer-size BYTES        memory between source and connection (default 1MiB)
@@ -46,7 +48,7 @@ struct UploadCommand {
         try scanner.scan(
             valued: ["-X", "--method", "-H", "--header", "-u", "--user", "--transport", "--buffer-size", "--progress",
                      "--cacert", "--stall-timeout", "-F", "--form", "--form-string"],
-            flags: ["--chunked", "-k", "--insecure"]
+            flags: ["--chunked", "-k", "--insecure", "--location-trusted"]
         ) { name, value in
             let value = value ?? ""
             switch name {
@@ -66,6 +68,7 @@ struct UploadCommand {
                 progress = try Arguments.progressStyle(value)
             case "--cacert": options.caFile = value
             case "-k", "--insecure": options.insecure = true
+            case "--location-trusted": options.keepsCredentialsAcrossOrigins = true
             case "--stall-timeout":
                 guard let seconds = Double(value), seconds > 0 else { throw UsageError("--stall-timeout needs a positive number of seconds") }
                 options.stallTimeout = seconds
@@ -130,9 +133,12 @@ struct UploadCommand {
         }
     }
 
-    /// Sends and reports: the response body to stdout, one line on stderr on failure.
+    /// Sends and reports: the response body streamed to stdout as it arrives, one line on
+    /// stderr on failure.
     static func send(_ request: UploadRequest, body: UploadBody, transport: TransportKind, options: UploadOptions,
                      progress: ProgressPrinter.Style) async -> Int32 {
+        var options = options
+        options.responseBody = .stream { try Terminal.output($0) }
         let printer = ProgressPrinter(style: progress)
         let uploader = Uploader(transport: transport, options: options)
         let task = Task {
@@ -144,9 +150,12 @@ struct UploadCommand {
         printer.end()
         do {
             let response = try result.get()
-            Terminal.output(response.body)
             try response.requireSuccess(totalBytes: body.length.value)
             return 0
+        } catch let error as UploadError where error.code == .responseSinkFailed {
+            let status = error.status.map { "the server answered \($0); " } ?? ""
+            Terminal.error("sluice: \(error.underlying.map { "\($0)" } ?? error.message) (\(status)\(error.bytesSent ?? 0) of \(error.totalBytes.map(String.init) ?? "unknown") bytes sent)")
+            return 1
         } catch let error as UploadError {
             Terminal.error("sluice: upload failed: \(error)")
             return error.code == .cancelled ? 130 : 1

@@ -11,7 +11,7 @@ import Foundation
 /// - Important: `cancel()` may be called from any thread; it wakes the loop at once through
 ///   `curl_multi_wakeup`, and the transfer ends with `UploadError.cancelled` within one loop
 ///   turn (well under 100 ms). Memory: `options.bufferSize` for producer bodies, plus curl's
-///   upload buffer and a response body capped at `responseBodyLimit`.
+///   upload buffer and the response body as `options.responseBody` keeps it.
 final class CurlTransfer: @unchecked Sendable {
     // @unchecked: everything but `control` is touched only on the transfer's own thread
     // (setup, libcurl's callbacks, teardown); `control` is behind a pthread lock (ConditionLock,
@@ -37,9 +37,6 @@ final class CurlTransfer: @unchecked Sendable {
         let multi: OpaquePointer
     }
 
-    /// Response bodies beyond this many bytes are dropped (uploads get short answers).
-    static let responseBodyLimit = 16 << 20
-
     let request: UploadRequest
     let body: UploadBody
     let options: UploadOptions
@@ -60,7 +57,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// Why a callback aborted the transfer.
     var failure: UploadError?
     var responseHeaders: [HTTPHeader] = []
-    var responseBody = Data()
+    let responseBody: ResponseBodyReceiver
+    /// The body goes chunked (set once by `configure`).
+    var chunked = false
     var lastReported: Int64 = -1
     /// The URL of the current attempt.
     var url: URL
@@ -71,6 +70,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.options = options
         self.progress = progress
         self.url = request.url
+        responseBody = ResponseBodyReceiver(options.responseBody)
         errorBuffer = .allocate(capacity: Int(SLUICE_CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(SLUICE_CURL_ERROR_SIZE))
     }
@@ -137,9 +137,11 @@ final class CurlTransfer: @unchecked Sendable {
                 continue
             }
             try verifyWholeBodySent(status: status, bytesSent: sent)
+            let received = try responseBody.finish()
             return UploadResponse(
-                status: status, headers: responseHeaders, body: responseBody, bytesSent: sent,
-                url: easy.string(SLUICE_CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? url)
+                status: status, headers: responseHeaders, body: received.body, bytesSent: sent,
+                url: easy.string(SLUICE_CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? url,
+                bodyByteCount: received.byteCount, isBodyTruncated: received.isTruncated)
         }
     }
 
@@ -178,25 +180,18 @@ final class CurlTransfer: @unchecked Sendable {
                     status: status, bytesSent: bytesSent, totalBytes: body.length.value)
             }
         }
-        if !Self.sameOrigin(url, next) {
-            // Never hand credentials to another host.
-            try easy.set(SLUICE_CURLOPT_USERNAME, string: nil)
-            try easy.set(SLUICE_CURLOPT_PASSWORD, string: nil)
-        }
+        // Credentials (headers and the answer to a challenge) only where the policy allows.
+        let credentials = request.sendsCredentials(to: next, options: options) ? options.credentials : nil
+        try easy.set(SLUICE_CURLOPT_USERNAME, string: credentials?.user)
+        try easy.set(SLUICE_CURLOPT_PASSWORD, string: credentials?.password)
         position = 0
         paused = false
         lastReported = -1
         responseHeaders = []
-        responseBody = Data()
         url = next
+        try setHeaders(easy, chunked: chunked)
         try easy.set(SLUICE_CURLOPT_URL, string: next.absoluteString)
         _ = curl_multi_add_handle(multi, easy.handle)
-    }
-
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func port(_ url: URL) -> Int { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
-        return a.scheme?.lowercased() == b.scheme?.lowercased()
-            && a.host?.lowercased() == b.host?.lowercased() && port(a) == port(b)
     }
 
     /// A 2xx after a short body is never returned.

@@ -67,18 +67,27 @@ public struct UploadRequest: Sendable {
 public struct UploadResponse: Sendable {
     public var status: Int
     public var headers: [HTTPHeader]
+    /// The response body as kept by `UploadOptions.responseBody`: empty when it was streamed,
+    /// at most the limit when collected (see `isBodyTruncated`).
     public var body: Data
     /// Body bytes sent in the request that got this response.
     public var bytesSent: Int64
     /// The URL that answered, after redirects.
     public var url: URL
+    /// Bytes of response body the server sent, whether kept, streamed or dropped.
+    public var bodyByteCount: Int64
+    /// The body was longer than the collect limit: `body` holds only its first bytes.
+    public var isBodyTruncated: Bool
 
-    public init(status: Int, headers: [HTTPHeader], body: Data, bytesSent: Int64, url: URL) {
+    public init(status: Int, headers: [HTTPHeader], body: Data, bytesSent: Int64, url: URL,
+                bodyByteCount: Int64? = nil, isBodyTruncated: Bool = false) {
         self.status = status
         self.headers = headers
         self.body = body
         self.bytesSent = bytesSent
         self.url = url
+        self.bodyByteCount = bodyByteCount ?? Int64(body.count)
+        self.isBodyTruncated = isBodyTruncated
     }
 
     /// The first value of header `name`, compared case-insensitively.
