@@ -20,7 +20,7 @@ struct ChecksumCommand {
                 let hex = try Digest.sha256(of: random)
                 try Terminal.output("\(hex)  \(random.length)\n")
             } else {
-                let (hex, count) = try Digest.sha256(of: FileDescriptorStream.standardInput)
+                let (hex, count) = try Digest.sha256(of: opened.sequential ?? FileDescriptorStream.standardInput)
                 try Terminal.output("\(hex)  \(count)\n")
             }
             return 0
