@@ -2,7 +2,14 @@ import Foundation
 import Sluice
 
 /// `sluice checksum SOURCE`: SHA-256 of SOURCE, read the way uploads read it.
-struct ChecksumCommand {
+struct ChecksumCommand: Subcommand {
+    static let usage = """
+    usage: sluice checksum SOURCE     SOURCE: PATH | - (stdin) | synthetic:SIZE[:SEED]
+    Prints 'SHA256HEX  BYTES' for SOURCE, read the way uploads read it.
+      -h, --help                 this text
+    Exit status: 0 done; 1 the source or stdout failed; 2 usage error.
+    """
+
     var source: SourceSpecification
 
     init(arguments: [String]) throws {

@@ -4,7 +4,19 @@ import Sluice
 /// `sluice demo [--size SIZE] [--seed N] [--transport T]`: starts the loopback receiver,
 /// uploads a synthetic source to it, checks the server's SHA-256 against the source's, and
 /// prints bytes, throughput and this process's peak memory.
-struct DemoCommand {
+struct DemoCommand: Subcommand {
+    static let usage = """
+    usage: sluice demo [--size SIZE] [--seed N] [--transport curl|urlsession] [--progress STYLE]
+    Starts a loopback receiver, uploads synthetic:SIZE:SEED to it, checks the server's SHA-256
+    against the source's and prints bytes, throughput and peak memory.
+      --size SIZE                default 4GiB
+      --seed N                   an unsigned integer (default 2026)
+      --transport curl|urlsession
+      --progress auto|bar|json|none
+      -h, --help                 this text
+    Exit status: 0 verified; 1 failed or mismatched; 2 usage error; 130 interrupted.
+    """
+
     var length: Int64 = 4 << 30
     var seed: UInt64 = 2026
     var transport = TransportKind.platformDefault
@@ -65,6 +77,7 @@ struct DemoCommand {
         } catch {
             printer.end()
             Terminal.error("sluice: demo: upload failed: \(error)")
+            if let error = error as? UploadError, error.code == .cancelled { return 130 }
             return 1
         }
         let elapsed = ContinuousClock.now - start

@@ -79,26 +79,6 @@ enum Terminal {
     }
 }
 
-/// Turns SIGINT and SIGTERM into a call to `onSignal`, once.
-final class SignalWatcher: @unchecked Sendable {
-    // @unchecked: the sources are created once in init and only cancelled in `stop`.
-    private var sources: [any DispatchSourceSignal] = []
-
-    init(_ onSignal: @escaping @Sendable (Int32) -> Void) {
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { onSignal(signalNumber) }
-            source.resume()
-            sources.append(source)
-        }
-    }
-
-    func stop() {
-        for source in sources { source.cancel() }
-    }
-}
-
 /// Draws progress on stderr: a bar with rate and ETA, or JSON lines.
 struct ProgressPrinter: Sendable {
     enum Style: String {

@@ -122,3 +122,129 @@ def test_a_response_larger_than_16_mib_arrives_whole_on_stdout_with_bounded_memo
     assert digest.hexdigest() == expected_large(count, 3)
     peak_kib = int(err.strip().splitlines()[-1])
     assert peak_kib < 80 * 1024, "peak RSS %.1f MiB for a %d MiB response" % (peak_kib / 1024, count >> 20)
+
+
+def run_to(stdout, *args, timeout=60):
+    """Runs sluice with stdout going to `stdout` (a file object, or None for a closed fd 1)."""
+    if stdout is None:
+        proc = subprocess.run([sluice_bin(), *args], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout,
+                              preexec_fn=lambda: os.close(1))
+    else:
+        proc = subprocess.run([sluice_bin(), *args], stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
+                              timeout=timeout)
+    return proc.returncode, proc.stderr.decode("utf-8", "replace")
+
+
+def one_line(err):
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_stdout_full_or_closed_is_one_line_and_exit_1_after_an_upload(receiver, transport):
+    args = ("upload", "synthetic:1MiB", receiver + "full", "--transport", transport, "--progress", "none")
+    with open("/dev/full", "wb") as full:
+        status, err = run_to(full, *args)
+    assert status == 1, err  # not 0, not a signal (negative)
+    assert "cannot write to stdout" in one_line(err) and "No space left" in err
+    status, err = run_to(None, *args)
+    assert status == 1, err
+    assert "cannot write to stdout" in one_line(err)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_reader_that_goes_away_is_one_line_and_exit_1(sinks, transport):
+    first, _ = sinks
+    proc = subprocess.Popen([sluice_bin(), "upload", "synthetic:5", first + "/large?bytes=%d" % (64 << 20),
+                             "--transport", transport], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(1000)
+    proc.stdout.close()  # EPIPE from here on; SIGPIPE is ignored
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1, err
+    assert "Broken pipe" in one_line(err)
+
+
+@pytest.mark.parametrize("args", [("checksum", "synthetic:1MiB"), ("--version",), ("upload", "--help"), ("--help",)])
+def test_other_stdout_writes_fail_clearly(args):
+    with open("/dev/full", "wb") as full:
+        status, err = run_to(full, *args)
+    assert status == 1, err
+    assert "cannot write to stdout" in one_line(err)
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["upload", "synthetic:1", "URL", "--stall-timeout", "inf"], "--stall-timeout"),
+        (["upload", "synthetic:1", "URL", "--stall-timeout", "1e300"], "--stall-timeout"),
+        (["upload", "synthetic:1", "URL", "--stall-timeout", "9.3e18"], "--stall-timeout"),
+        (["upload", "synthetic:1", "URL", "--stall-timeout", "nan"], "--stall-timeout"),
+        (["upload", "synthetic:1", "URL", "--stall-timeout", "-1"], "--stall-timeout"),
+        (["upload", "synthetic:1", "URL", "--stall-timeout", "0"], "--stall-timeout"),
+        (["upload", "synthetic:1", "http://127.0.0.1:99999/x"], "port 99999"),
+        (["upload", "synthetic:1", "http://127.0.0.1:0/x"], "port 0"),
+        (["upload", "synthetic:1", "URL", "-X", "HEAD"], "HEAD"),
+        (["upload", "/etc/hostname", "URL", "-X", "HEAD"], "HEAD"),
+        (["upload", "synthetic:1", "URL", "-X", "GE T"], "method 'GE T'"),
+        (["upload", "synthetic:1", "URL", "--buffer-size", "99999999999999999999999"], "too large"),
+        (["upload", "synthetic:1", "URL", "--buffer-size", "1TiB"], "--buffer-size"),
+        (["upload", "synthetic:1", "URL", "--buffer-size", "-5"], "invalid size"),
+        (["upload", "synthetic:1", ""], "invalid URL"),
+        (["upload", "synthetic:1", "URL\r\nX-Injected: 1"], "control character"),
+        (["upload", "synthetic:1", "URL", "-H", "X-A: 1\nX-Injected: 2"], "CR, LF"),
+        (["upload", "synthetic:1", "URL", "-u", "nocolon"], "USER:PASS"),
+        (["upload", "--form", "novalue", "URL"], "no '='"),
+        (["upload", "--form", "f=@-", "URL"], "stdin"),
+        (["tus", "--delete", "not a url"], "invalid URL"),
+        (["tus", "synthetic:1", "URL", "--chunk-size", "0"], "--chunk-size"),
+        (["tus", "synthetic:1", "URL", "--retries", "1e9"], "--retries"),
+        (["tus", "synthetic:1", "URL", "--retries", "-1"], "--retries"),
+        (["receive", "--port", "99999"], "--port"),
+        (["demo", "--seed", "-1"], "--seed"),
+        (["demo", "--size", "1e999"], "invalid size"),
+        (["--bogus"], "unknown option"),
+    ],
+)
+def test_absurd_values_are_usage_errors(receiver, args, fragment):
+    args = [a.replace("URL", receiver + "x") for a in args]
+    status, out, err = run(*args, timeout=30)
+    assert status == 2, err
+    assert fragment in one_line(err)
+    assert out == b""
+
+
+def test_after_double_dash_everything_is_positional(receiver):
+    # "-h" is SOURCE here: a file that does not exist, not a request for help.
+    status, out, err = run("upload", "--", "-h", receiver + "x", timeout=30)
+    assert status == 1 and out == b"", err
+    assert "-h: no such file" in one_line(err)
+
+
+def test_version():
+    for flag in ("--version", "-V"):
+        status, out, err = run(flag)
+        assert status == 0, err
+        assert out.decode().startswith("sluice ") and len(out.decode().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "command, options",
+    [
+        ("upload", ["--form", "--method", "--header", "--user", "--location-trusted", "--transport", "--chunked",
+                    "--buffer-size", "--progress", "--cacert", "--insecure", "--stall-timeout", "--"]),
+        ("receive", ["--port", "--host", "--store"]),
+        ("checksum", ["SOURCE"]),
+        ("demo", ["--size", "--seed", "--transport", "--progress"]),
+        ("tus", ["--chunk-size", "--metadata", "--state", "--retries", "--restart", "--no-checksum", "--header",
+                 "--delete", "--transport", "--progress"]),
+    ],
+)
+def test_each_command_lists_its_options(command, options):
+    for args in ([command, "--help"], [command, "-h"], ["help", command]):
+        status, out, err = run(*args)
+        assert status == 0, err
+        text = out.decode()
+        assert text.startswith("usage: sluice " + command), text
+        for option in options:
+            assert option in text, (option, text)

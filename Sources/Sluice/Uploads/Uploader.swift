@@ -49,6 +49,9 @@ public struct Uploader: Sendable {
         progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> UploadResponse {
         try options.validate()
+        if request.method == "HEAD", body.length != .known(0) {
+            throw UploadError(.invalidOption, "a HEAD request cannot carry a body (\(body.length) bytes given)")
+        }
         let meter = ProgressMeter(total: body.length.value, interval: options.progressInterval, report: progress)
         let response = try await transport.send(request, body: body, options: options) { sent in
             meter.update(sent)

@@ -1,0 +1,95 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SIGINT and SIGTERM for the whole process, caught from the first line of `main`.
+///
+/// A C handler writes the signal's number into a pipe (the only thing it does, and it is
+/// async-signal-safe); a thread reads the pipe and calls the watchers. A signal that comes
+/// before any watcher is kept and handed to the next watcher at once, so none is lost
+/// between the start of the process and the start of an upload.
+enum Signals {
+    private struct State {
+        var watchers: [Int: @Sendable (Int32) -> Void] = [:]
+        var nextID = 0
+        var received: Int32?
+    }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var state = State()
+    /// The pipe's write end, read by the C handler; set before the handler is installed.
+    nonisolated(unsafe) private static var writeEnd: Int32 = -1
+
+    /// Installs the handlers and starts the reading thread; call once, first thing.
+    static func install() {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return }
+        writeEnd = fds[1]
+        let readEnd = fds[0]
+        let thread = Thread {
+            var number: UInt8 = 0
+            while true {
+                let count = read(readEnd, &number, 1)
+                if count < 0 && errno == EINTR { continue }
+                guard count == 1 else { return }
+                deliver(Int32(number))
+            }
+        }
+        thread.name = "sluice-signals"
+        thread.start()
+        for signalNumber in [SIGINT, SIGTERM] {
+            var action = sigaction()
+            #if canImport(Glibc)
+            action.__sigaction_handler.sa_handler = { number in
+                var byte = UInt8(truncatingIfNeeded: number)
+                _ = write(Signals.writeEnd, &byte, 1)
+            }
+            #else
+            action.__sigaction_u.__sa_handler = { number in
+                var byte = UInt8(truncatingIfNeeded: number)
+                _ = write(Signals.writeEnd, &byte, 1)
+            }
+            #endif
+            action.sa_flags = SA_RESTART
+            sigemptyset(&action.sa_mask)
+            sigaction(signalNumber, &action, nil)
+        }
+    }
+
+    fileprivate static func add(_ watcher: @escaping @Sendable (Int32) -> Void) -> Int {
+        let (id, pending) = lock.withLock { () -> (Int, Int32?) in
+            state.nextID += 1
+            state.watchers[state.nextID] = watcher
+            return (state.nextID, state.received)
+        }
+        if let pending { watcher(pending) }
+        return id
+    }
+
+    fileprivate static func remove(_ id: Int) {
+        _ = lock.withLock { state.watchers.removeValue(forKey: id) }
+    }
+
+    private static func deliver(_ number: Int32) {
+        let watchers = lock.withLock { () -> [@Sendable (Int32) -> Void] in
+            state.received = state.received ?? number
+            return Array(state.watchers.values)
+        }
+        for watcher in watchers { watcher(number) }
+    }
+}
+
+/// Turns SIGINT and SIGTERM into calls to `onSignal`, until `stop()`; a signal that came
+/// before it was made is delivered at once.
+final class SignalWatcher: Sendable {
+    private let id: Int
+
+    init(_ onSignal: @escaping @Sendable (Int32) -> Void) {
+        id = Signals.add(onSignal)
+    }
+
+    func stop() {
+        Signals.remove(id)
+    }
+}
