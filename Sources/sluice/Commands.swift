@@ -7,7 +7,10 @@ enum Commands {
             ("receive", ReceiveCommand.self),
             ("checksum", ChecksumCommand.self),
             ("tus", TusCommand.self),
+            ("s3", S3Command.self),
             ("demo", DemoCommand.self),
         ]
     }
 }
+
+extension S3Command: Subcommand {}

@@ -14,6 +14,7 @@ usage: sluice <command> [options]      (sluice <command> --help lists a command'
   checksum SOURCE                  SHA-256 of SOURCE, read the way uploads read it
   tus SOURCE ENDPOINT [options]    a resumable upload over tus 1.0
   tus --delete URL                 terminate a tus upload
+  s3 presign s3://B/K [options]    a presigned URL
   demo [--size SIZE]               an upload end to end on this machine, verified
   --version, -V                    print the version
 SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].
@@ -66,6 +67,9 @@ func runCommand(_ arguments: [String]) async -> Int32 {
     }
     do {
         return try await command.run()
+    } catch is HelpRequested {
+        // A command that parses its own subcommands (s3) finds the flag while running.
+        return printHelp(type.usage)
     } catch let error as UsageError {
         Terminal.error("sluice: \(error)")
         return 2

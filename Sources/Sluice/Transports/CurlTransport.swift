@@ -13,25 +13,30 @@
 ///   so an early 401, 413 or 307 stops the body before it is sent; a non-2xx answer during
 ///   the body stops sending at once.
 ///
-/// - Important: Each call runs on a thread of its own with libcurl's multi interface;
-///   cancelling the calling task stops it within one loop turn and throws `.cancelled`,
-///   without waiting for a producer blocked in a read.
+/// - Important: Requests run on a `TransferEngine` (the process's shared one unless given):
+///   a few loop threads that serve every request and keep connections open between them.
+///   Cancelling the calling task stops the request within one loop turn and throws
+///   `.cancelled`, without waiting for a producer blocked in a read.
 public struct CurlTransport: UploadTransport {
+    #if canImport(CCurl)
+    /// The engine that runs the requests.
+    public let engine: TransferEngine
+
+    /// Sends on the process's shared engine.
+    public init() { engine = .shared }
+
+    /// Sends on `engine`.
+    public init(engine: TransferEngine) { self.engine = engine }
+    #else
     public init() {}
+    #endif
 
     public func send(
         _ request: UploadRequest, body: UploadBody, options: UploadOptions,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> UploadResponse {
         #if canImport(CCurl)
-        let transfer = CurlTransfer(request: request, body: body, options: options, progress: progress)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                transfer.start(continuation)
-            }
-        } onCancel: {
-            transfer.cancel()
-        }
+        return try await engine.send(request, body: body, options: options, progress: progress)
         #else
         throw UploadError(.transport, "the curl transport needs libcurl (Linux only)")
         #endif
