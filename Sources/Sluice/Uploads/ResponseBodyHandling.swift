@@ -14,7 +14,9 @@ public enum ResponseBodyHandling: Sendable {
     ///
     /// - Important: `sink` is called on the transport's thread, one call at a time, in order;
     ///   the bytes are valid only during the call. The transfer waits while it runs, so a slow
-    ///   sink slows the download instead of using memory. The body of a response that the
+    ///   sink slows the download instead of using memory; so does the transport's thread, which
+    ///   other requests may share (a `TransferEngine` loop, URLSession's work queue on Linux):
+    ///   a sink should hand bytes on (a file, a pipe) rather than wait for something else. The body of a response that the
     ///   transport answers itself (a redirect it follows, a 401 it answers) never reaches it:
     ///   bodies of 3xx, 401 and 407 are held (up to `defaultLimit`) until the response is known
     ///   to be final. A throw ends the upload with `UploadError.responseSinkFailed`.
