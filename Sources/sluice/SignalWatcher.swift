@@ -6,14 +6,14 @@ import Glibc
 /// SIGINT and SIGTERM for the whole process, caught from the first line of `main`.
 ///
 /// A C handler writes the signal's number into a pipe (the only thing it does, and it is
-/// async-signal-safe); a thread reads the pipe and calls the watchers. A signal that comes
-/// before any watcher is kept and handed to the next watcher at once, so none is lost
-/// between the start of the process and the start of an upload.
+/// async-signal-safe); a thread reads the pipe and calls the watchers. With no watcher (nothing
+/// to stop cleanly: parsing, opening, hashing) the process ends at once with status 130, as
+/// the default action would but with the documented code. None is lost between the start of
+/// the process and the start of an upload.
 enum Signals {
     private struct State {
         var watchers: [Int: @Sendable (Int32) -> Void] = [:]
         var nextID = 0
-        var received: Int32?
     }
 
     private static let lock = NSLock()
@@ -58,13 +58,11 @@ enum Signals {
     }
 
     fileprivate static func add(_ watcher: @escaping @Sendable (Int32) -> Void) -> Int {
-        let (id, pending) = lock.withLock { () -> (Int, Int32?) in
+        lock.withLock {
             state.nextID += 1
             state.watchers[state.nextID] = watcher
-            return (state.nextID, state.received)
+            return state.nextID
         }
-        if let pending { watcher(pending) }
-        return id
     }
 
     fileprivate static func remove(_ id: Int) {
@@ -72,16 +70,16 @@ enum Signals {
     }
 
     private static func deliver(_ number: Int32) {
-        let watchers = lock.withLock { () -> [@Sendable (Int32) -> Void] in
-            state.received = state.received ?? number
-            return Array(state.watchers.values)
+        let watchers = lock.withLock { Array(state.watchers.values) }
+        guard !watchers.isEmpty else {
+            Terminal.error("sluice: interrupted")
+            _exit(130)
         }
         for watcher in watchers { watcher(number) }
     }
 }
 
-/// Turns SIGINT and SIGTERM into calls to `onSignal`, until `stop()`; a signal that came
-/// before it was made is delivered at once.
+/// Turns SIGINT and SIGTERM into calls to `onSignal`, until `stop()`.
 final class SignalWatcher: Sendable {
     private let id: Int
 
