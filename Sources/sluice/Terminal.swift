@@ -68,6 +68,12 @@ enum Terminal {
         return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
     }
 
+    /// `value` rounded down into an Int64: 0 for NaN and negatives, Int64.max at most (no trap).
+    static func whole(_ value: Double) -> Int64 {
+        guard value.isFinite, value > 0 else { return value == .infinity ? .max : 0 }
+        return value >= 9.2e18 ? .max : Int64(value)
+    }
+
     /// Peak resident memory of this process (VmHWM), in bytes.
     static func peakResidentBytes() -> Int64? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
@@ -101,10 +107,10 @@ struct ProgressPrinter: Sendable {
             return
         case .json:
             let total = progress.totalBytes.map(String.init) ?? "null"
-            Terminal.error("{\"bytes_sent\":\(progress.bytesSent),\"total_bytes\":\(total),\"bytes_per_second\":\(Int(progress.bytesPerSecond)),\"elapsed\":\(String(format: "%.3f", progress.elapsed))}")
+            Terminal.error("{\"bytes_sent\":\(progress.bytesSent),\"total_bytes\":\(total),\"bytes_per_second\":\(Terminal.whole(progress.bytesPerSecond)),\"elapsed\":\(String(format: "%.3f", progress.elapsed))}")
         case .bar:
             var line = "\r"
-            let rate = "\(Terminal.bytes(Int64(progress.bytesPerSecond)))/s"
+            let rate = "\(Terminal.bytes(Terminal.whole(progress.bytesPerSecond)))/s"
             if let total = progress.totalBytes, total > 0 {
                 let fraction = min(1, Double(progress.bytesSent) / Double(total))
                 let width = 30
@@ -114,7 +120,12 @@ struct ProgressPrinter: Sendable {
                 line += "\(Terminal.bytes(progress.bytesSent)) of \(Terminal.bytes(total))  \(rate)"
                 if progress.bytesPerSecond > 0 {
                     let eta = Double(total - progress.bytesSent) / progress.bytesPerSecond
-                    line += String(format: "  ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)
+                    // A rate that decayed towards 0 (a stall) gives no useful ETA.
+                    if eta < 100 * 3600 {
+                        line += String(format: "  ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)
+                    } else {
+                        line += "  ETA --:--"
+                    }
                 }
             } else {
                 line += "\(Terminal.bytes(progress.bytesSent))  \(rate)"

@@ -41,10 +41,12 @@ func runCommand(_ arguments: [String]) async -> Int32 {
     let rest = Array(arguments.dropFirst())
     switch name {
     case "--help", "-h", "help":
-        if let topic = rest.first, let command = Commands.all.first(where: { $0.name == topic }) {
-            return printHelp(command.type.usage)
+        guard let topic = rest.first else { return printHelp(usage) }
+        guard let command = Commands.all.first(where: { $0.name == topic }) else {
+            Terminal.error("sluice: no command '\(topic)' (sluice --help lists them)")
+            return 2
         }
-        return printHelp(usage)
+        return printHelp(command.type.usage)
     case "--version", "-V", "version":
         return printHelp("sluice \(sluiceVersion)")
     default:
@@ -54,6 +56,10 @@ func runCommand(_ arguments: [String]) async -> Int32 {
         Terminal.error(name.hasPrefix("-") ? "sluice: unknown option '\(name)': a command comes first (sluice --help)"
                                            : "sluice: unknown command '\(name)' (sluice --help lists them)")
         return 2
+    }
+    if rest.first == "-h" || rest.first == "--help" {
+        // First after the command it cannot be an option's value: help, whatever the command parses.
+        return printHelp(type.usage)
     }
     let command: any Subcommand
     do {

@@ -12,7 +12,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import REPO, run, sluice_bin, stop
+from conftest import REPO, need_env, run, sluice_bin, stop
 
 TRANSPORTS = ["curl", "urlsession"]
 CREDENTIAL_HEADERS = ["Authorization: Bearer X", "Cookie: s=X", "Proxy-Authorization: Basic cHJveHk6c2VjcmV0"]
@@ -204,6 +204,13 @@ def test_other_stdout_writes_fail_clearly(args):
         (["demo", "--seed", "-1"], "--seed"),
         (["demo", "--size", "1e999"], "invalid size"),
         (["--bogus"], "unknown option"),
+        (["help", "nosuch"], "no command 'nosuch'"),
+        (["upload", "synthetic:1", "URL", "-X", ""], "method ''"),
+        (["upload", "synthetic:1", "http:///x"], "invalid URL"),
+        (["upload", "synthetic:1", "URL", "-H", ":v"], "header name ''"),
+        (["upload", "synthetic:99999999999999999999", "URL"], "too large"),
+        (["upload", "synthetic:1", "URL", "--chunked=yes"], "takes no value"),
+        (["tus", "synthetic:1", "URL", "--chunk-size", "1e30"], "invalid size"),
     ],
 )
 def test_absurd_values_are_usage_errors(receiver, args, fragment):
@@ -238,6 +245,7 @@ def test_version():
         ("demo", ["--size", "--seed", "--transport", "--progress"]),
         ("tus", ["--chunk-size", "--metadata", "--state", "--retries", "--restart", "--no-checksum", "--header",
                  "--delete", "--transport", "--progress"]),
+        ("s3", ["presign", "--expires", "--method", "--endpoint-url", "--region", "--profile"]),
     ],
 )
 def test_each_command_lists_its_options(command, options):
@@ -248,3 +256,12 @@ def test_each_command_lists_its_options(command, options):
         assert text.startswith("usage: sluice " + command), text
         for option in options:
             assert option in text, (option, text)
+
+
+def test_tus_upload_url_to_a_full_stdout_is_one_line_and_exit_1(tmp_path):
+    endpoint = need_env("SLUICE_TUS_URL")
+    with open("/dev/full", "wb") as full:
+        status, err = run_to(full, "tus", "synthetic:1MiB:5", endpoint, "--state", str(tmp_path), "--progress", "none")
+    assert status == 1, err
+    line = [l for l in err.splitlines() if l.strip()][0]
+    assert "cannot write to stdout" in line and "uploaded to http" in line, err
