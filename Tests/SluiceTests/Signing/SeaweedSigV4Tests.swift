@@ -28,8 +28,8 @@ struct SeaweedPeer {
     }
 
     /// What is stored under `key`, read back by boto3 (`Tests/Peers/s3_object.py`).
-    func stored(key: String) throws -> (status: Int, sha256: String?, size: Int64?) {
-        let answer = try runPythonPeer("s3_object.py", input: [
+    func stored(key: String) async throws -> (status: Int, sha256: String?, size: Int64?) {
+        let answer = try await runPythonPeer("s3_object.py", input: [
             "endpoint": endpoint.absoluteString, "region": region, "access_key": credentials.accessKeyID,
             "secret_key": credentials.secretAccessKey, "bucket": bucket, "key": key,
         ]) as? [String: Any] ?? [:]
@@ -58,7 +58,7 @@ struct CorruptedSource: ByteSource {
 }
 
 /// Every payload mode against a real S3 implementation that verifies signatures and checksums.
-@Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized, .timeLimit(.minutes(2)))
 struct SeaweedSigV4Tests {
     enum Mode: String, CaseIterable, CustomStringConvertible {
         case unsigned, sha256, streamingSigned
@@ -99,7 +99,7 @@ struct SeaweedSigV4Tests {
         let (request, body) = try Self.signedPut(peer, key: key, source: source, mode: mode)
         let response = try await Self.send(request, body)
         #expect(response.status == 200, "\(mode): \(String(decoding: response.body, as: UTF8.self))")
-        let stored = try peer.stored(key: key)
+        let stored = try await peer.stored(key: key)
         #expect(stored.status == 200)
         #expect(stored.size == source.length)
         #expect(stored.sha256 == (try Digest.sha256(of: source)))
@@ -125,7 +125,7 @@ struct SeaweedSigV4Tests {
         let response = try await Self.send(request, body)
         #expect(response.status == 403)
         #expect(String(decoding: response.body, as: UTF8.self).contains("SignatureDoesNotMatch"))
-        #expect(try peer.stored(key: key).status == 404)
+        #expect(try await peer.stored(key: key).status == 404)
     }
 
     /// One byte of the second chunk's data flipped after signing: the chunk signature (or the
@@ -140,6 +140,6 @@ struct SeaweedSigV4Tests {
         let response = try await Self.send(request, CorruptedSource(base: body, offset: secondChunkData))
         #expect(!response.isSuccess, "\(mode): a corrupted chunk was accepted")
         #expect([400, 403, 500].contains(response.status), "\(mode): \(response.status)")
-        #expect(try peer.stored(key: key).status == 404)
+        #expect(try await peer.stored(key: key).status == 404)
     }
 }
