@@ -41,6 +41,8 @@ final class CurlLoop: @unchecked Sendable {
         // Keep enough idle connections for a full set of parallel parts per host.
         _ = sluice_curl_multi_setopt_long(multi, SLUICE_CURLMOPT_MAXCONNECTS, 64)
         let thread = Thread { [self] in
+            // The OS name (Foundation sets only its own): ps, top and the thread tests see it.
+            nameCurrentThread("sluice-loop-\(index)")
             run()
             stopped.signal()
         }
@@ -122,5 +124,15 @@ final class CurlLoop: @unchecked Sendable {
         transfer.teardown()
         transfer.complete(result)
     }
+}
+
+/// Sets the calling thread's OS name (at most 15 bytes), as `ps -L`, `top -H` and
+/// /proc/self/task/*/comm show it; Foundation's `Thread.name` does not on Linux.
+func nameCurrentThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
 }
 #endif

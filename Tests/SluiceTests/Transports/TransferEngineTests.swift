@@ -3,13 +3,13 @@ import Foundation
 import Testing
 @testable import Sluice
 
-@Suite("TransferEngine: loops, connection reuse, per-host limit", .serialized, .timeLimit(.minutes(1)))
+@Suite("TransferEngine: loops, threads, connection reuse, per-host limit", .serialized, .timeLimit(.minutes(1)))
 struct TransferEngineTests {
     @Test("64 concurrent uploads in flight at once leave the threads at baseline + the loops")
     func threadsDoNotGrow() async throws {
         let sink = try CurlSink()
         defer { sink.stop() }
-        let baseline = threadCount()
+        let baseline = sluiceThreadCount()
         let engine = TransferEngine(configuration: .init(loops: 2, maximumTransfersPerHost: 64))
         defer { engine.shutdown() }
         let count = 64
@@ -24,7 +24,7 @@ struct TransferEngineTests {
                         // Sampled once per upload, when its whole body is out: the last sample
                         // is taken while all 64 wait for the server at once.
                         if sent == length {
-                            let threads = threadCount()
+                            let threads = sluiceThreadCount()
                             peak.withLock { $0 = max($0, threads) }
                         }
                     }
@@ -36,10 +36,56 @@ struct TransferEngineTests {
         #expect(reports.count == count)
         #expect(reports.allSatisfy { $0.count == length })
         #expect(Set(reports.compactMap(\.peer)).count == count, "64 connections at once: the server held them all")
-        // A thread per upload would add 64. Other suites run in parallel and start threads of
-        // their own, hence the margin.
+        // Sluice's own threads (named sluice-*): the two loops, and none per upload. Other
+        // suites run in parallel and may run a producer thread or two, hence the margin.
         let grown = peak.withLock { $0 } - baseline
-        #expect(grown <= 2 + 16, "threads grew by \(grown) for \(count) concurrent uploads on 2 loops")
+        #expect(grown >= 2, "the loops' threads are seen")
+        #expect(grown <= 2 + 4, "Sluice threads grew by \(grown) for \(count) concurrent uploads on 2 loops")
+    }
+
+    @Test("100 cancelled uploads from pipes with no writer leave threads and descriptors at their baseline")
+    func cancelledPipesLeaveNothing() async throws {
+        let sink = try CurlSink()
+        defer { sink.stop() }
+        let baselineThreads = sluiceThreadCount()
+        let baselineDescriptors = openFileDescriptorCount()
+        let engine = TransferEngine(configuration: .init(loops: 2, maximumTransfersPerHost: 128))
+        let count = 100
+        var pipes: [(Int32, Int32)] = []
+        for _ in 0..<count {
+            var fds: [Int32] = [0, 0]
+            #expect(pipe(&fds) == 0)
+            pipes.append((fds[0], fds[1]))
+        }
+        let request = try UploadRequest(url: sink.url("/sink"), method: "POST")
+        var tasks: [Task<UploadResponse, any Error>] = []
+        for (readEnd, _) in pipes {
+            let body = UploadBody.sequential(FileDescriptorStream(fd: readEnd, name: "pipe"))
+            tasks.append(Task { try await engine.send(request, body: body) })
+        }
+        // Gate: every producer thread is up (blocked on its pipe, which nobody writes).
+        let started = await waitUntil { sluiceThreadCount() >= baselineThreads + count }
+        #expect(started, "producer threads: \(sluiceThreadCount() - baselineThreads) above baseline")
+        for task in tasks { task.cancel() }
+        for task in tasks {
+            let result = await task.result
+            if case .failure(let error as UploadError) = result { #expect(error.code == .cancelled) } else {
+                Issue.record("expected .cancelled, got \(result)")
+            }
+        }
+        engine.shutdown()
+        // Checked while the pipes are still open with nobody writing: a producer still blocked
+        // in its read would stay there.
+        // Parallel suites start and end threads and descriptors of their own: a margin far
+        // below the 100 a leak per upload would leave.
+        let threadsBack = await waitUntil(seconds: 5) { sluiceThreadCount() <= baselineThreads + 4 }
+        #expect(threadsBack, "Sluice threads: \(sluiceThreadCount() - baselineThreads) above baseline after 100 cancelled uploads")
+        let descriptorsBack = await waitUntil(seconds: 5) { openFileDescriptorCount() <= baselineDescriptors + 2 * count + 10 }
+        #expect(descriptorsBack, "descriptors: \(openFileDescriptorCount() - baselineDescriptors - 2 * count) above baseline and the test's pipes")
+        for (readEnd, writeEnd) in pipes {
+            close(readEnd)
+            close(writeEnd)
+        }
     }
 
     @Test("requests one after another reuse one connection")
@@ -101,5 +147,12 @@ struct TransferEngineTests {
         holder.cancel()
         _ = await holder.result
     }
+}
+/// Threads of this process named `sluice-*` (engine loops, producers).
+func sluiceThreadCount() -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter { task in
+        ((try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "").hasPrefix("sluice-")
+    }.count
 }
 #endif
