@@ -8,6 +8,8 @@ usage: sluice <command> [options]
   checksum SOURCE                  SHA-256 of SOURCE, read the way uploads read it
   tus SOURCE ENDPOINT [options]    a resumable upload over tus 1.0 (sluice tus --help)
   tus --delete URL                 terminate a tus upload
+  s3 cp SOURCE s3://BUCKET/KEY     a parallel, resumable S3 multipart upload (sluice s3 cp --help)
+  s3 abort s3://BUCKET/KEY         abort multipart uploads in progress
   demo [--size SIZE]               an upload end to end on this machine, verified
 SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].
 """
@@ -18,6 +20,12 @@ func runCommand(_ arguments: [String]) async -> Int32 {
         return 2
     }
     let rest = Array(arguments.dropFirst())
+    if command == "s3" {
+        do { return try await S3Subcommands.run(rest) } catch {
+            Terminal.error("sluice: \(error)")
+            return 2
+        }
+    }
     if rest.contains("--help") || rest.contains("-h") || command == "--help" || command == "help" {
         print(command == "upload" ? UploadCommand.usage : command == "tus" ? TusCommand.usage : usage)
         return 0
