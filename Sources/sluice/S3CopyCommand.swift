@@ -154,7 +154,9 @@ struct S3CopyCommand {
                 line += "; upload \(id) is kept: run the same command to resume, or `sluice s3 abort \(location) --upload-id \(id)`"
             }
             Terminal.error("sluice: s3 cp: \(line)")
-            return [.invalidLocation, .invalidOption, .configuration].contains(error.code) ? 2 : 1
+            // Refused before any byte was sent (bad input, a plan S3 cannot take): 2.
+            let usage: [S3Error.Code] = [.invalidLocation, .invalidOption, .configuration, .credentials, .tooManyParts, .partTooLarge, .objectTooLarge]
+            return usage.contains(error.code) && error.uploadID == nil ? 2 : 1
         }
     }
 }
@@ -222,7 +224,7 @@ enum S3Subcommands {
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         guard let subcommand = arguments.first else {
-            Terminal.error("sluice: s3 needs a subcommand\n\(usage)")
+            Terminal.error("sluice: s3 needs a subcommand: cp or abort (sluice s3 cp --help)")
             return 2
         }
         let rest = Array(arguments.dropFirst())
@@ -235,7 +237,7 @@ enum S3Subcommands {
             if help { print(S3AbortCommand.usage); return 0 }
             return try await S3AbortCommand(arguments: rest).run()
         default:
-            Terminal.error("sluice: unknown s3 subcommand '\(subcommand)'\n\(usage)")
+            Terminal.error("sluice: unknown s3 subcommand '\(subcommand)': use cp or abort (sluice s3 cp --help)")
             return 2
         }
     }
