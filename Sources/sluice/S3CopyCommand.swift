@@ -215,30 +215,19 @@ struct S3AbortCommand {
     }
 }
 
-/// `sluice s3 SUBCOMMAND`: routes `cp` and `abort`.
+/// `sluice s3 cp` and `sluice s3 abort`, reached through `S3Command`.
 enum S3Subcommands {
-    static let usage = """
-    usage: sluice s3 cp SOURCE s3://BUCKET/KEY [options]   (sluice s3 cp --help)
-           sluice s3 abort s3://BUCKET/KEY [--upload-id ID]
-    """
-
+    /// - Parameter arguments: The subcommand (`cp` or `abort`) and its arguments.
     static func run(_ arguments: [String]) async throws -> Int32 {
-        guard let subcommand = arguments.first else {
-            Terminal.error("sluice: s3 needs a subcommand: cp or abort (sluice s3 cp --help)")
-            return 2
-        }
         let rest = Array(arguments.dropFirst())
         let help = rest.contains("--help") || rest.contains("-h")
-        switch subcommand {
+        switch arguments.first {
         case "cp":
             if help { print(S3CopyCommand.usage); return 0 }
             return try await S3CopyCommand(arguments: rest).run()
-        case "abort":
+        default:
             if help { print(S3AbortCommand.usage); return 0 }
             return try await S3AbortCommand(arguments: rest).run()
-        default:
-            Terminal.error("sluice: unknown s3 subcommand '\(subcommand)': use cp or abort (sluice s3 cp --help)")
-            return 2
         }
     }
 }

@@ -10,6 +10,7 @@ usage: sluice <command> [options]
   tus --delete URL                 terminate a tus upload
   s3 cp SOURCE s3://BUCKET/KEY     a parallel, resumable S3 multipart upload (sluice s3 cp --help)
   s3 abort s3://BUCKET/KEY         abort multipart uploads in progress
+  s3 presign s3://B/K [options]    a presigned URL (sluice s3 presign --help)
   demo [--size SIZE]               an upload end to end on this machine, verified
 SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].
 """
@@ -21,7 +22,8 @@ func runCommand(_ arguments: [String]) async -> Int32 {
     }
     let rest = Array(arguments.dropFirst())
     if command == "s3" {
-        do { return try await S3Subcommands.run(rest) } catch {
+        // Each s3 subcommand has its own --help.
+        do { return try await S3Command(arguments: rest).run() } catch {
             Terminal.error("sluice: \(error)")
             return 2
         }
@@ -37,6 +39,7 @@ func runCommand(_ arguments: [String]) async -> Int32 {
         case "receive": return try await ReceiveCommand(arguments: rest).run()
         case "demo": return try await DemoCommand(arguments: rest).run()
         case "tus": return try await TusCommand(arguments: rest).run()
+        case "s3": return try await S3Command(arguments: rest).run()
         default:
             Terminal.error("sluice: unknown command '\(command)'\n\(usage)")
             return 2

@@ -1,6 +1,6 @@
 """DESIGN.md's fault table as runnable rows, shared by test_faults.py (which requires every row
-of the curl transport to pass) and scripts/fault_matrix.py (which prints the table for any
-transport, e.g. to show which rows URLSession fails).
+to pass with both transports) and scripts/fault_matrix.py (which prints the table and exits
+non-zero when a row fails).
 
 Each row is a function (base_url, transport, workdir) -> (ok, detail). "ok" means the outcome
 the table asks for: a full, identical body at the server, or a clear non-zero failure; never a
@@ -86,6 +86,18 @@ def close_without_response(url, transport, workdir):
     status, out, err = run("upload", "synthetic:8MiB", url + "/close-no-response", "--transport", transport, timeout=ROW_TIMEOUT)
     line = _fail_line(err)
     return status != 0 and line.startswith("sluice:"), "exit %d: %s" % (status, line)
+
+
+def early_200(url, transport, workdir):
+    """A 2xx answered after 1 MiB of a 64 MiB body: the upload must fail, never exit 0."""
+    started = time.monotonic()
+    try:
+        status, out, err = run("upload", "synthetic:64MiB:2", url + "/early-200", "--transport", transport, timeout=30)
+    except subprocess.TimeoutExpired:
+        return False, "hung (no exit within 30 s)"
+    line = _fail_line(err)
+    ok = status != 0 and line.startswith("sluice:") and re.search(r"\(\d+ of 67108864 bytes sent\)", line) is not None
+    return ok, "exit %d after %.1f s: %s" % (status, time.monotonic() - started, line)
 
 
 def _wait_for_socket(pid, timeout=10):
@@ -188,6 +200,7 @@ ROWS = [
     ("401 challenge, no credentials", auth_without_credentials),
     ("early 413 without reading", early_413),
     ("whole body read, closed with no response", close_without_response),
+    ("200 before the whole body was read", early_200),
     ("source shrinks mid-upload", source_shrinks),
     ("producer stalls; SIGINT", producer_stall_then_sigint),
     ("slow server", slow_server),

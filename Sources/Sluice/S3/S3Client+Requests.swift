@@ -67,10 +67,7 @@ extension S3Client {
         guard let credentials = configuration.credentials else {
             throw S3Error(.credentials, "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or use a profile (--profile, ~/.aws/credentials)")
         }
-        return SigV4Signer(
-            credentials: AWSCredentials(accessKeyID: credentials.accessKeyID, secretAccessKey: credentials.secretAccessKey,
-                                        sessionToken: credentials.sessionToken),
-            region: configuration.region)
+        return SigV4Signer(credentials: credentials, region: configuration.region)
     }
 
     /// The request to sign for `call`.
@@ -230,7 +227,7 @@ extension S3Client {
     /// `CreateMultipartUpload`.
     func createMultipartUpload(_ location: S3Location, counters: S3Counters) async throws -> String {
         var headers = objectHeaders
-        if let checksum = options.checksum { headers.append(SigV4Header("x-amz-checksum-algorithm", checksum.s3Name)) }
+        if let checksum = options.checksum { headers.append(SigV4Header("x-amz-checksum-algorithm", checksum.s3Algorithm.rawValue)) }
         let call = S3Call(method: "POST", location: location, query: [SigV4QueryItem("uploads")], headers: headers,
                           action: "CreateMultipartUpload")
         let answer = try await send(call, counters: counters)
@@ -250,9 +247,7 @@ extension S3Client {
             throw S3Error(.malformedResponse, "the server's answer to UploadPart of part \(number) has no ETag", uploadID: uploadID, partNumber: number)
         }
         var checksums: [S3ChecksumAlgorithm: String] = [:]
-        if let checksum = answer.checksum, let algorithm = S3ChecksumAlgorithm(rawValue: checksum.algorithm.s3Name) {
-            checksums[algorithm] = checksum.base64
-        }
+        if let checksum = answer.checksum { checksums[checksum.algorithm.s3Algorithm] = checksum.base64 }
         return S3CompletedPart(partNumber: number, eTag: eTag, checksums: checksums)
     }
 

@@ -84,7 +84,7 @@ extension S3Client {
             let uploadID = try await createMultipartUpload(location, counters: counters)
             let created = S3UploadRecord(
                 endpoint: endpoint, bucket: location.bucket, key: location.key, uploadID: uploadID, source: source.identity,
-                fingerprint: source.fingerprint, plan: fresh, checksum: options.checksum.flatMap { S3ChecksumAlgorithm(rawValue: $0.s3Name) },
+                fingerprint: source.fingerprint, plan: fresh, checksum: options.checksum?.s3Algorithm,
                 createdAt: Date().timeIntervalSince1970)
             do { try store.save(created) } catch {
                 _ = try? await abortMultipartUpload(location, uploadID: uploadID, counters: counters)
@@ -95,7 +95,7 @@ extension S3Client {
         let stored = record!
         // The parts already sent carry the stored upload's checksum: keep to it.
         var client = self
-        client.options.checksum = stored.checksum.flatMap { ChecksumAlgorithm(name: $0.rawValue) }
+        client.options.checksum = stored.checksum.flatMap(ChecksumAlgorithm.init)
         do {
             return try await client.sendParts(source, of: stored, to: location, listed: listed, resumed: resumed, counters: counters,
                                        meter: meter, start: start, store: store)
@@ -117,7 +117,8 @@ extension S3Client {
         for number in 1...count {
             guard let part = listed[number], part.size == Int64(plan.range(ofPart: number).count) else { continue }
             var completed = S3CompletedPart(partNumber: number, eTag: part.eTag)
-            if let algorithm, let s3Algorithm = S3ChecksumAlgorithm(rawValue: algorithm.s3Name) {
+            if let algorithm {
+                let s3Algorithm = algorithm.s3Algorithm
                 // The part was sent with this checksum; Complete must name it for every part.
                 // Where the server lists it, a different value means a different part: send it again.
                 let ours = try ChecksumHasher.checksum(algorithm, of: SliceByteSource(source.bytes, range: plan.range(ofPart: number)))
@@ -160,8 +161,8 @@ extension S3Client {
         if let count = completed.eTagPartCount, count != parts.count {
             throw S3Error(.verification, "the server assembled \(count) parts, \(parts.count) were sent (ETag \(completed.eTag))", uploadID: uploadID)
         }
-        guard let algorithm = options.checksum, let s3Algorithm = S3ChecksumAlgorithm(rawValue: algorithm.s3Name),
-              let theirs = completed.checksums[s3Algorithm] else { return nil }
+        guard let algorithm = options.checksum, let theirs = completed.checksums[algorithm.s3Algorithm] else { return nil }
+        let s3Algorithm = algorithm.s3Algorithm
         let checksums = parts.compactMap { $0.checksums[s3Algorithm].flatMap { Checksum(algorithm: algorithm, base64: $0) } }
         guard checksums.count == parts.count else { return nil }
         let expected: String?
@@ -190,9 +191,9 @@ extension S3Client {
         var verified: String?
         if let checksum = answer.checksum, let theirs = answer.response.header(checksum.algorithm.headerName) {
             guard theirs == checksum.base64 else {
-                throw S3Error(.verification, "the server's \(checksum.algorithm.s3Name) of the object is \(theirs), the bytes sent give \(checksum.base64)")
+                throw S3Error(.verification, "the server's \(checksum.algorithm.s3Algorithm.rawValue) of the object is \(theirs), the bytes sent give \(checksum.base64)")
             }
-            verified = "\(checksum.algorithm.s3Name) \(theirs)"
+            verified = "\(checksum.algorithm.s3Algorithm.rawValue) \(theirs)"
         }
         return S3UploadResult(
             location: location, length: length, eTag: answer.response.header("ETag") ?? "", uploadID: nil, partCount: 1,

@@ -1,6 +1,6 @@
 /// The chained signatures of an aws-chunked body: each chunk's signature covers the previous
 /// one and the chunk's SHA-256, starting from the request's (seed) signature.
-public struct AWSChunkSigner: Sendable, Hashable {
+public struct AWSChunkSigner: Sendable, Equatable {
     let signingKey: [UInt8]
     let amzDate: String
     let scope: String

@@ -12,7 +12,7 @@ import Foundation
 ///
 /// - Important: A value type of strings; `Sendable`, and every method is a pure function of
 ///   its inputs (the time is an input too).
-public struct SigV4Signer: Sendable, Hashable {
+public struct SigV4Signer: Sendable, Equatable {
     /// How a service canonicalises paths and payload hashes.
     public enum Rules: Sendable, Hashable {
         /// S3: the path is encoded once and never normalised (`a//b/../c` is signed as sent),
@@ -23,7 +23,7 @@ public struct SigV4Signer: Sendable, Hashable {
         case normalizing
     }
 
-    public var credentials: AWSCredentials
+    public var credentials: S3Credentials
     public var region: String
     public var service: String
     public var rules: Rules
@@ -31,7 +31,7 @@ public struct SigV4Signer: Sendable, Hashable {
     /// - Parameters:
     ///   - service: `s3` for S3 and compatible stores.
     ///   - rules: `.s3` unless the service is not S3.
-    public init(credentials: AWSCredentials, region: String, service: String = "s3", rules: Rules = .s3) {
+    public init(credentials: S3Credentials, region: String, service: String = "s3", rules: Rules = .s3) {
         self.credentials = credentials
         self.region = region
         self.service = service

@@ -22,14 +22,10 @@ extension CurlTransfer {
     /// slower still: a buffer that stays in the CPU cache beats fewer, larger writes.
     static let uploadBufferLimit = 128 << 10
 
-    /// Configures the easy handle and the multi handle for the first attempt.
+    /// Configures the easy handle for the first attempt (the loop adds it to its multi handle).
     func configure() throws {
         let easy = try CurlEasy()
         self.easy = easy
-        guard let multi = curl_multi_init() else {
-            throw UploadError(.transport, "libcurl failed to create a multi handle")
-        }
-        publish(multi: multi)
         let context = Unmanaged.passUnretained(self).toOpaque()
 
         try easy.set(SLUICE_CURLOPT_URL, string: request.url.absoluteString)
@@ -37,9 +33,9 @@ extension CurlTransfer {
         try easy.set(SLUICE_CURLOPT_NOSIGNAL, true)
         try easy.set(SLUICE_CURLOPT_TCP_NODELAY, true)
         try easy.set(SLUICE_CURLOPT_HTTP_VERSION, Int(SLUICE_CURL_HTTP_VERSION_2TLS))
-        try easy.set(SLUICE_CURLOPT_CONNECTTIMEOUT_MS, Int((options.connectTimeout * 1000).rounded(.up)))
+        try easy.set(SLUICE_CURLOPT_CONNECTTIMEOUT_MS, Int((min(options.connectTimeout, 1e6) * 1000).rounded(.up)))
         try easy.set(SLUICE_CURLOPT_LOW_SPEED_LIMIT, 1)
-        try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout.rounded(.up))))
+        try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, max(1, Int(min(options.stallTimeout, 1e9).rounded(.up))))
         try easy.set(SLUICE_CURLOPT_EXPECT_100_TIMEOUT_MS, Self.expectContinueTimeoutMilliseconds)
         try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, min(max(options.bufferSize, 16 << 10), Self.uploadBufferLimit))
         try easy.set(SLUICE_CURLOPT_BUFFERSIZE, 64 << 10)
@@ -59,9 +55,6 @@ extension CurlTransfer {
         try setCallbacks(easy, context: context)
         let chunked = try setMethodAndBody(easy, context: context)
         try setHeaders(easy, chunked: chunked)
-
-        let added = curl_multi_add_handle(multi, easy.handle)
-        guard added == 0 else { throw UploadError(.transport, "curl_multi_add_handle failed (CURLMcode \(added))") }
     }
 
     private func setCallbacks(_ easy: CurlEasy, context: UnsafeMutableRawPointer) throws {

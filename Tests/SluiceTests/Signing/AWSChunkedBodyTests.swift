@@ -16,7 +16,7 @@ import Testing
         let data = try Data(contentsOf: URL(fileURLWithPath: directory + "/s3-streaming-example.json"))
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let signer = SigV4Signer(
-            credentials: AWSCredentials(accessKeyID: json["access_key_id"] as! String, secretAccessKey: json["secret_access_key"] as! String),
+            credentials: S3Credentials(accessKeyID: json["access_key_id"] as! String, secretAccessKey: json["secret_access_key"] as! String),
             region: json["region"] as! String, service: json["service"] as! String)
         let requestJSON = json["request"] as! [String: Any]
         let headers = (requestJSON["headers"] as! [String: String]).map { SigV4Header($0.key, $0.value) }
