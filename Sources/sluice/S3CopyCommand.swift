@@ -133,7 +133,10 @@ struct S3CopyCommand {
         printer.end()
         switch result {
         case .success(let upload):
-            Terminal.output(Data("\(upload.location)\n".utf8))
+            do { try Terminal.output("\(upload.location)\n") } catch {
+                Terminal.error("sluice: \(error)")
+                return 1
+            }
             Terminal.error("sluice: \(upload.summary)")
             return 0
         case .failure(let error):
@@ -205,7 +208,7 @@ struct S3AbortCommand {
             if aborted.isEmpty {
                 Terminal.error("sluice: s3 abort: no multipart upload of \(location) in progress")
             }
-            for id in aborted { Terminal.output(Data("\(id)\n".utf8)) }
+            for id in aborted { try Terminal.output("\(id)\n") }
             if !aborted.isEmpty { Terminal.error("sluice: aborted \(aborted.count) upload\(aborted.count == 1 ? "" : "s") of \(location)") }
             return 0
         } catch {
@@ -223,10 +226,10 @@ enum S3Subcommands {
         let help = rest.contains("--help") || rest.contains("-h")
         switch arguments.first {
         case "cp":
-            if help { print(S3CopyCommand.usage); return 0 }
+            if help { try Terminal.output(S3CopyCommand.usage + "\n"); return 0 }
             return try await S3CopyCommand(arguments: rest).run()
         default:
-            if help { print(S3AbortCommand.usage); return 0 }
+            if help { try Terminal.output(S3AbortCommand.usage + "\n"); return 0 }
             return try await S3AbortCommand(arguments: rest).run()
         }
     }

@@ -80,4 +80,25 @@ import Testing
         }
         #expect(error?.code == .invalidOption)
     }
+
+    @Test func malformedRequestsNameTheirProblem() throws {
+        let method = #expect(throws: UploadError.self) { try UploadRequest(url: "http://127.0.0.1/x", method: "GE T") }
+        #expect(method?.code == .invalidOption)
+        #expect(method?.message.hasPrefix("method 'GE T'") == true)
+        for url in ["http://127.0.0.1:99999/x", "http://127.0.0.1:0/x", "http://127.0.0.1/x\r\nX-Injected: 1",
+                    "http://127.0.0.1/a b", "", "http://127.0.0.1/\u{0}"] {
+            let error = #expect(throws: UploadError.self) { try UploadRequest(url: url) }
+            #expect(error?.code == .invalidURL, "\(url.debugDescription)")
+        }
+        _ = try UploadRequest(url: "http://127.0.0.1:65535/x")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func headWithABodyIsRefusedUpFront(transport: TransportKind) async throws {
+        let request = try UploadRequest(url: "http://127.0.0.1:9/x", method: "HEAD")
+        let error = await #expect(throws: UploadError.self) {
+            try await Uploader(transport: transport).upload(request, body: .bytes(MemoryByteSource("x")))
+        }
+        #expect(error?.code == .invalidOption)
+    }
 }
