@@ -11,6 +11,8 @@ and the request headers (names lowercased). Paths:
   /auth               401 Basic until the request carries user:secret, then as /sink
   /early413           refuse at `Expect: 100-continue` (or before reading) with 413, close
   /slow               read the body, wait 30 s before answering (for stall and cancel tests)
+  /large?bytes=N&seed=S  read the body, answer 200 with N pseudo-random bytes (Python's
+                      random.Random(S)), their SHA-256 in X-Body-SHA256, sent in 1 MiB writes
   /gather?n=N         read the body, answer once N /gather bodies have arrived (up to 20 s):
                       proves N requests were in flight at once
 
@@ -19,6 +21,7 @@ Each report also carries `peer`, the client's port: one port per connection.
 import base64
 import hashlib
 import json
+import random
 import signal
 import sys
 import threading
@@ -119,6 +122,29 @@ class Sink(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(payload)
 
+    def large(self, count, seed):
+        self.read_body()
+        def blocks():
+            generator = random.Random(seed)
+            remaining = count
+            while remaining:
+                # Whole 1 MiB blocks, the last one cut: a shorter body is a prefix of a longer one.
+                block = generator.randbytes(1 << 20)[:remaining]
+                remaining -= len(block)
+                yield block
+
+        # Generated twice (hash first, then send) so the server's memory stays small.
+        digest = hashlib.sha256()
+        for block in blocks():
+            digest.update(block)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(count))
+        self.send_header("X-Body-SHA256", digest.hexdigest())
+        self.end_headers()
+        for block in blocks():
+            self.wfile.write(block)
+
     def route(self):
         try:
             self.dispatch()
@@ -140,6 +166,8 @@ class Sink(BaseHTTPRequestHandler):
                 self.answer(200)
             else:
                 self.challenge()
+        elif parts.path == "/large":
+            self.large(int(query.get("bytes", ["0"])[0]), int(query.get("seed", ["0"])[0]))
         elif parts.path == "/gather":
             self.answer(200, gather=int(query.get("n", ["1"])[0]))
         elif parts.path == "/slow":

@@ -184,7 +184,7 @@ def test_changed_source_refuses_to_resume_then_delete_terminates(tus, proxy_fact
         os.utime(path, ns=(saved.st_atime_ns, saved.st_mtime_ns))  # touch -r
         assert os.stat(path).st_mtime_ns == saved.st_mtime_ns
     status, _, err = run("tus", path, proxy.endpoint, "--state", state, "--progress", "none", timeout=60)
-    assert status != 0
+    assert status == 1, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "changed" in lines[0], err
     if edit == "middle-mtime-restored":
@@ -197,7 +197,10 @@ def test_changed_source_refuses_to_resume_then_delete_terminates(tus, proxy_fact
 
 def test_bad_tus_input_is_one_line(tus):
     endpoint, _ = tus
-    for args in (["tus", "-", endpoint], ["tus", "/no/such/file", endpoint], ["tus", "synthetic:1", "ftp://x"],
-                 ["tus", "synthetic:1", endpoint, "--metadata", "novalue"]):
+    for args, code in ((["tus", "-", endpoint], 1), (["tus", "/no/such/file", endpoint], 1), (["tus", "synthetic:1", "ftp://x"], 2),
+                       (["tus", "synthetic:1", endpoint, "--metadata", "novalue"], 2),
+                       (["tus", "synthetic:1", endpoint, "--chunk-size", "0"], 2),
+                       (["tus", "synthetic:1", endpoint, "--retries", "1e9"], 2),
+                       (["tus", "--delete", "not a url"], 2)):
         status, _, err = run(*args, timeout=30)
-        assert status != 0 and len(err.strip().splitlines()) == 1, (args, err)
+        assert status == code and len(err.strip().splitlines()) == 1, (args, err)

@@ -12,7 +12,7 @@ import Foundation
 /// - Important: `cancel()` and the producer's wake may come from any thread; they poke the
 ///   loop through `curl_multi_wakeup`, and the transfer ends with `UploadError.cancelled`
 ///   within one loop turn. Memory: `options.bufferSize` for producer bodies, plus curl's
-///   upload buffer and a response body capped at `responseBodyLimit`.
+///   upload buffer and the response body as `options.responseBody` keeps it.
 final class CurlTransfer: @unchecked Sendable {
     // @unchecked: everything but `control` is touched only on the loop's thread (setup,
     // libcurl's callbacks, teardown) or before the transfer reaches a loop; `control` is
@@ -31,9 +31,6 @@ final class CurlTransfer: @unchecked Sendable {
         var continuation: CheckedContinuation<UploadResponse, any Error>?
         var completed = false
     }
-
-    /// Response bodies beyond this many bytes are dropped (uploads get short answers).
-    static let responseBodyLimit = 16 << 20
 
     let engine: TransferEngine
     let request: UploadRequest
@@ -57,7 +54,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// Why a callback aborted the transfer.
     var failure: UploadError?
     var responseHeaders: [HTTPHeader] = []
-    var responseBody = Data()
+    let responseBody: ResponseBodyReceiver
+    /// The body goes chunked (set once by `configure`).
+    var chunked = false
     var lastReported: Int64 = -1
     /// The URL of the current attempt.
     var url: URL
@@ -73,6 +72,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.options = options
         self.progress = progress
         self.url = request.url
+        responseBody = ResponseBodyReceiver(options.responseBody)
         origin = TransferEngine.origin(of: request.url)
         errorBuffer = .allocate(capacity: Int(SLUICE_CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(SLUICE_CURL_ERROR_SIZE))
@@ -193,9 +193,11 @@ final class CurlTransfer: @unchecked Sendable {
                 return nil
             }
             try verifyWholeBodySent(status: status, bytesSent: sent)
+            let received = try responseBody.finish()
             return UploadResponse(
-                status: status, headers: responseHeaders, body: responseBody, bytesSent: sent,
-                url: easy.string(SLUICE_CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? url)
+                status: status, headers: responseHeaders, body: received.body, bytesSent: sent,
+                url: easy.string(SLUICE_CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? url,
+                bodyByteCount: received.byteCount, isBodyTruncated: received.isTruncated)
     }
 
     /// Prepares the next attempt at `next`, replaying the body from byte 0.
@@ -212,24 +214,19 @@ final class CurlTransfer: @unchecked Sendable {
                     status: status, bytesSent: bytesSent, totalBytes: body.length.value)
             }
         }
-        if !Self.sameOrigin(url, next) {
-            // Never hand credentials to another host.
-            try easy.set(SLUICE_CURLOPT_USERNAME, string: nil)
-            try easy.set(SLUICE_CURLOPT_PASSWORD, string: nil)
-        }
+        // Credentials (headers and the answer to a challenge) only where the policy allows.
+        let credentials = request.sendsCredentials(to: next, options: options) ? options.credentials : nil
+        try easy.set(SLUICE_CURLOPT_USERNAME, string: credentials?.user)
+        try easy.set(SLUICE_CURLOPT_PASSWORD, string: credentials?.password)
         position = 0
         paused = false
         lastReported = -1
         responseHeaders = []
-        responseBody = Data()
         url = next
+        try setHeaders(easy, chunked: chunked)
         try easy.set(SLUICE_CURLOPT_URL, string: next.absoluteString)
         let added = curl_multi_add_handle(multi, easy.handle)
         guard added == 0 else { throw UploadError(.transport, "curl_multi_add_handle failed (CURLMcode \(added))") }
-    }
-
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        TransferEngine.origin(of: a) == TransferEngine.origin(of: b)
     }
 
     /// A 2xx after a short body is never returned.

@@ -78,11 +78,11 @@ import Testing
         ]
     }
 
-    @Test(.timeLimit(.minutes(1))) func canonicalRequestsMatchBotocore() throws {
+    @Test(.timeLimit(.minutes(1))) func canonicalRequestsMatchBotocore() async throws {
         let seed = testSeed("sigv4 vs botocore")
         var generator = SeededGenerator(seed: seed)
         let cases = (0..<400).map { _ in Self.randomCase(&generator) }
-        let answers = try #require(try runPythonPeer("sigv4_botocore.py", input: cases.map { Self.json($0, kind: "header") }) as? [[String: String]])
+        let answers = try #require(try await runPythonPeer("sigv4_botocore.py", input: cases.map { Self.json($0, kind: "header") }) as? [[String: String]])
         #expect(answers.count == cases.count)
         var mismatches = 0
         for (testCase, answer) in zip(cases, answers) {
@@ -96,7 +96,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func presignedURLsMatchBotocore() throws {
+    @Test(.timeLimit(.minutes(1))) func presignedURLsMatchBotocore() async throws {
         let seed = testSeed("presign vs botocore")
         var generator = SeededGenerator(seed: seed)
         var cases: [(Case, Int)] = []
@@ -112,7 +112,7 @@ import Testing
             testCase.botocoreURL = "http://\(testCase.request.host)\(Self.pythonQuote(testCase.request.path))"
             cases.append((testCase, Int.random(in: 1...604_800, using: &generator)))
         }
-        let answers = try #require(try runPythonPeer("sigv4_botocore.py", input: cases.map { Self.json($0.0, kind: "presign", expires: $0.1) }) as? [[String: String]])
+        let answers = try #require(try await runPythonPeer("sigv4_botocore.py", input: cases.map { Self.json($0.0, kind: "presign", expires: $0.1) }) as? [[String: String]])
         #expect(answers.count == cases.count)
         for ((testCase, expires), answer) in zip(cases, answers) {
             let presigned = try testCase.signer.presign(testCase.request, expires: expires, at: testCase.timestamp)

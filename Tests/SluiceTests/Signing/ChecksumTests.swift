@@ -44,7 +44,7 @@ import Testing
     }
 
     /// Random blobs against Python's `crc32c` package, `zlib.crc32` and `hashlib.sha256`.
-    @Test(.timeLimit(.minutes(1))) func againstPython() throws {
+    @Test(.timeLimit(.minutes(1))) func againstPython() async throws {
         let seed = testSeed("checksums vs python")
         var generator = SeededGenerator(seed: seed)
         var blobs: [[UInt8]] = [[], [0], [UInt8](repeating: 0xFF, count: 32)]
@@ -52,7 +52,7 @@ import Testing
             let length = [Int.random(in: 0...64, using: &generator), Int.random(in: 0...70_000, using: &generator), Int.random(in: 0...300_000, using: &generator)].randomElement(using: &generator)!
             blobs.append((0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) })
         }
-        let answers = try #require(try runPythonPeer("checksum_peer.py", input: blobs.map { Data($0).base64EncodedString() }) as? [[String: Any]])
+        let answers = try #require(try await runPythonPeer("checksum_peer.py", input: blobs.map { Data($0).base64EncodedString() }) as? [[String: Any]])
         #expect(answers.count == blobs.count)
         for (blob, answer) in zip(blobs, answers) {
             #expect(ChecksumHasher.checksum(.crc32c, of: blob).crcValue == (answer["crc32c"] as? NSNumber)?.uint32Value, "\(blob.count) bytes")

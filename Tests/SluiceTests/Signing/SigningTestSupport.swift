@@ -15,8 +15,11 @@ let sharedVectorsDirectory: String? = {
 
 /// Runs `python3 Tests/Peers/<script> INPUT.json` and returns its stdout, parsed as JSON.
 ///
-/// - Throws: `PeerFailure` when the script exits non-zero (its stderr in the message).
-func runPythonPeer(_ script: String, input: Any, timeout: Double = 60) throws -> Any {
+/// Waits for the process without holding a thread (the cooperative pool has one per core).
+///
+/// - Throws: `PeerFailure` when the script exits non-zero (its stderr in the message) or
+///   runs past `timeout` (it is then killed by PID).
+func runPythonPeer(_ script: String, input: Any, timeout: Double = 60) async throws -> Any {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-peer-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
@@ -31,17 +34,21 @@ func runPythonPeer(_ script: String, input: Any, timeout: Double = 60) throws ->
     process.arguments = ["python3", tusPeersDirectory + "/" + script, inputURL.path]
     process.standardOutput = try FileHandle(forWritingTo: outputURL)
     process.standardError = try FileHandle(forWritingTo: errorURL)
+    let (ended, continuation) = AsyncStream<Int32>.makeStream()
+    process.terminationHandler = { continuation.yield($0.terminationStatus); continuation.finish() }
     try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning, Date() < deadline { usleep(20_000) }
-    if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        throw PeerFailure(description: "\(script) did not finish within \(timeout) s")
+    let pid = process.processIdentifier
+    let watchdog = Task {
+        try await Task.sleep(for: .seconds(timeout))
+        kill(pid, SIGKILL)
     }
-    guard process.terminationStatus == 0 else {
+    var iterator = ended.makeAsyncIterator()
+    let status = await iterator.next() ?? -1
+    let timedOut = process.terminationReason == .uncaughtSignal
+    watchdog.cancel()
+    guard status == 0 else {
         let text = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
-        throw PeerFailure(description: "\(script) exited \(process.terminationStatus): \(text.suffix(2000))")
+        throw PeerFailure(description: timedOut ? "\(script) did not finish within \(timeout) s" : "\(script) exited \(status): \(text.suffix(2000))")
     }
     return try JSONSerialization.jsonObject(with: Data(contentsOf: outputURL))
 }
