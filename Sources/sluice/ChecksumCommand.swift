@@ -20,7 +20,7 @@ struct ChecksumCommand {
                 let hex = try Digest.sha256(of: random)
                 print("\(hex)  \(random.length)")
             } else {
-                let (hex, count) = try Digest.sha256(of: FileDescriptorStream.standardInput)
+                let (hex, count) = try Digest.sha256(of: opened.sequential ?? FileDescriptorStream.standardInput)
                 print("\(hex)  \(count)")
             }
             return 0

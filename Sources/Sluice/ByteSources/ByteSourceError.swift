@@ -6,8 +6,12 @@ public enum ByteSourceError: Error, Sendable, Equatable, CustomStringConvertible
     case permissionDenied(path: String)
     /// The path names a directory.
     case isDirectory(path: String)
-    /// The path is not a regular file, so its length is unknown.
-    case notRegularFile(path: String)
+    /// The path is not a regular file (`kind`: "FIFO", "character device", "socket", ...),
+    /// so its length is unknown.
+    case notRegularFile(path: String, kind: String)
+    /// The file reports size 0 but yields bytes (a `/proc` or `/sys` file): its length is
+    /// known only once it has been read to its end.
+    case unknownLength(path: String)
     /// A system call failed.
     case system(operation: String, path: String, errno: Int32)
     /// The source holds fewer bytes than it promised.
@@ -22,7 +26,9 @@ public enum ByteSourceError: Error, Sendable, Equatable, CustomStringConvertible
         case .notFound(let path): return "\(path): no such file"
         case .permissionDenied(let path): return "\(path): permission denied"
         case .isDirectory(let path): return "\(path): is a directory"
-        case .notRegularFile(let path): return "\(path): not a regular file"
+        case .notRegularFile(let path, let kind): return "\(path): is a \(kind), not a regular file"
+        case .unknownLength(let path):
+            return "\(path): its size is reported as 0 but it has content (a /proc or /sys file), so its length is not known in advance"
         case .system(let operation, let path, let code):
             return "\(path): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
         case .endedEarly(let offset, let expected):

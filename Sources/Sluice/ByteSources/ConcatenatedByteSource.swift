@@ -7,14 +7,24 @@ public struct ConcatenatedByteSource: ByteSource {
     /// `starts[i]` is the absolute offset of `parts[i]`; one extra entry holds `length`.
     private let starts: [Int64]
 
-    public init(_ parts: [any ByteSource]) {
+    /// - Throws: `ByteSourceError.invalidSpecification` when the total length does not fit
+    ///   in `Int64` (or a part reports a negative length).
+    public init(_ parts: [any ByteSource]) throws {
         self.parts = parts
         var starts: [Int64] = []
         starts.reserveCapacity(parts.count + 1)
         var total: Int64 = 0
-        for part in parts {
+        for (index, part) in parts.enumerated() {
             starts.append(total)
-            total += part.length
+            guard part.length >= 0 else {
+                throw ByteSourceError.invalidSpecification("part \(index) of a concatenation reports a negative length (\(part.length))")
+            }
+            let (sum, overflow) = total.addingReportingOverflow(part.length)
+            guard !overflow else {
+                throw ByteSourceError.invalidSpecification(
+                    "the parts of a concatenation add up to more than \(Int64.max) bytes (at part \(index))")
+            }
+            total = sum
         }
         starts.append(total)
         self.starts = starts

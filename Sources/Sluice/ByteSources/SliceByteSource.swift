@@ -6,7 +6,10 @@ public struct SliceByteSource: ByteSource {
 
     /// - Throws: `ByteSourceError.offsetOutOfRange` when `range` is not inside `base`.
     public init(_ base: any ByteSource, range: Range<Int64>) throws {
-        guard range.lowerBound >= 0, range.upperBound <= base.length else {
+        guard range.lowerBound >= 0 else {
+            throw ByteSourceError.offsetOutOfRange(offset: range.lowerBound, length: base.length)
+        }
+        guard range.upperBound <= base.length else {
             throw ByteSourceError.offsetOutOfRange(offset: range.upperBound, length: base.length)
         }
         self.base = base

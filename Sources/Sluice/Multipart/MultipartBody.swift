@@ -24,8 +24,16 @@
 /// `filename*=` (RFC 5987) is never sent: RFC 7578 section 4.2 forbids it in form data.
 /// See `MultipartBody+Encoding.swift` for what each parser makes of the escapes.
 ///
-/// - Important: A body that has file parts holds their descriptors open; call `close()`
-///   exactly once, after the last read. Reads are thread-safe, as for every `ByteSource`.
+/// Ownership of files: the body owns the `FileByteSource` of every `.file` part it opened
+/// (and nothing else: sources passed in with `.source` belong to the caller). `close()`
+/// closes them; it is idempotent, and a read after it fails with `EBADF` rather than reading
+/// a descriptor number that was handed out again. A body that is never closed releases its
+/// descriptors when its last copy goes away (`FileByteSource` closes in `deinit`). A `.file`
+/// part whose size is reported as 0 but that has content (`/proc/cpuinfo`) is read into
+/// memory when the body is built, up to `FileStreamSource.snapshotLimit`, and refused above.
+///
+/// - Important: Call `close()` after the last read, from any thread. Reads are thread-safe,
+///   as for every `ByteSource`.
 public struct MultipartBody: ByteSource {
     /// The boundary between parts: `----SluiceBoundary` and 32 random letters and digits.
     public let boundary: String
@@ -64,14 +72,21 @@ public struct MultipartBody: ByteSource {
                 case .source(let source):
                     pieces.append(source)
                 case .file(let path):
-                    let file: FileByteSource
                     do {
-                        file = try FileByteSource(path: path)
+                        let file = try FileByteSource(path: path)
+                        opened.append(file)
+                        pieces.append(file)
+                    } catch ByteSourceError.unknownLength {
+                        // A /proc file: its bytes, read now, are the part (one snapshot, so a
+                        // replay sends the same bytes).
+                        do {
+                            pieces.append(MemoryByteSource(try FileStreamSource.contents(ofUnknownLength: path)))
+                        } catch let error as ByteSourceError {
+                            throw MultipartError.cannotOpen(path: path, cause: error)
+                        }
                     } catch let error as ByteSourceError {
                         throw MultipartError.cannotOpen(path: path, cause: error)
                     }
-                    opened.append(file)
-                    pieces.append(file)
                 }
             }
         } catch {
@@ -81,7 +96,12 @@ public struct MultipartBody: ByteSource {
         pieces.append(MemoryByteSource(MultipartBody.closingDelimiter(boundary: boundary, hasParts: !parts.isEmpty)))
         self.boundary = boundary
         self.parts = parts
-        self.layout = ConcatenatedByteSource(pieces)
+        do {
+            self.layout = try ConcatenatedByteSource(pieces)
+        } catch {
+            for file in opened { file.close() }
+            throw error
+        }
         self.length = layout.length
         self.openedFiles = opened
     }
@@ -90,10 +110,8 @@ public struct MultipartBody: ByteSource {
         try layout.read(into: buffer, at: offset)
     }
 
-    /// Closes the files this body opened.
-    ///
-    /// - Important: Call exactly once, after the last read. Sources passed in with
-    ///   `.source` are not closed: they belong to the caller.
+    /// Closes the files this body opened. Idempotent and thread-safe; sources passed in with
+    /// `.source` are not closed: they belong to the caller.
     public func close() {
         for file in openedFiles { file.close() }
     }

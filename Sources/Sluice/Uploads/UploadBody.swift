@@ -12,12 +12,21 @@ public struct UploadBody: Sendable {
     let storage: Storage
 
     /// A random-access source: replayable, length known.
+    public static func bytes(_ source: any ByteSource) -> UploadBody {
+        UploadBody(storage: .random(source, startOffset: 0))
+    }
+
+    /// A random-access source sent from `offset` on (a resumed upload): replayable, length known.
     ///
     /// - Parameters:
     ///   - source: The bytes.
-    ///   - offset: Send `source` from this offset on (a resumed upload).
-    public static func bytes(_ source: any ByteSource, from offset: Int64 = 0) -> UploadBody {
-        UploadBody(storage: .random(source, startOffset: offset))
+    ///   - offset: The first byte sent, `0 ... source.length`.
+    /// - Throws: `UploadError` with code `.invalidOption` when `offset` is outside `0 ... source.length`.
+    public static func bytes(_ source: any ByteSource, from offset: Int64) throws -> UploadBody {
+        guard offset >= 0, offset <= source.length else {
+            throw UploadError(.invalidOption, "start offset \(offset) is outside the source's 0...\(source.length) bytes")
+        }
+        return UploadBody(storage: .random(source, startOffset: offset))
     }
 
     /// A sequential source (stdin, a pipe, a producer): sent once, never replayed.

@@ -70,11 +70,14 @@ import Testing
         #expect(throws: UploadError.self) { try UploadRequest(url: "http://127.0.0.1/x", method: "P T") }
         #expect(throws: UploadError.self) { try HTTPHeader(name: "X", value: "a\r\nInjected: 1") }
         #expect(throws: UploadError.self) { try HTTPHeader(name: "Bad Name", value: "1") }
+        // Refused before any connection is tried: the code says so (a closed port would
+        // throw too, with .connectionFailed).
         var options = UploadOptions()
         options.bufferSize = 10
         let uploader = Uploader(options: options)
-        await #expect(throws: UploadError.self) {
+        let error = await #expect(throws: UploadError.self) {
             try await uploader.upload(try UploadRequest(url: "http://127.0.0.1:9/x"), body: .bytes(MemoryByteSource("x")))
         }
+        #expect(error?.code == .invalidOption)
     }
 }

@@ -1,0 +1,217 @@
+import Foundation
+
+/// An access key pair, with the session token of temporary credentials.
+public struct S3Credentials: Sendable, Equatable, CustomStringConvertible {
+    public var accessKeyID: String
+    public var secretAccessKey: String
+    public var sessionToken: String?
+    /// Where they came from, for messages: `environment`, `~/.aws/credentials [dev]`, …
+    public var origin: String
+
+    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, origin: String = "given") {
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.sessionToken = sessionToken
+        self.origin = origin
+    }
+
+    /// Never prints the secret.
+    public var description: String { "access key \(accessKeyID) (\(origin))" }
+}
+
+/// How a bucket goes into a request URL.
+public enum S3AddressingStyle: String, Sendable, Equatable, CaseIterable {
+    /// Path style for custom endpoints; virtual-hosted for AWS when the bucket name allows it.
+    case auto
+    /// `https://ENDPOINT/BUCKET/KEY`.
+    case path
+    /// `https://BUCKET.ENDPOINT/KEY`.
+    case virtual
+}
+
+/// What a command line asked for explicitly; each wins over the environment and the files.
+public struct S3ConfigurationOverrides: Sendable, Equatable {
+    public var profile: String?
+    public var region: String?
+    public var endpointURL: String?
+    public var addressingStyle: S3AddressingStyle?
+
+    public init(profile: String? = nil, region: String? = nil, endpointURL: String? = nil, addressingStyle: S3AddressingStyle? = nil) {
+        self.profile = profile
+        self.region = region
+        self.endpointURL = endpointURL
+        self.addressingStyle = addressingStyle
+    }
+}
+
+/// Where to send S3 requests and with which credentials, resolved as the AWS CLI resolves them.
+///
+/// Precedence, first found wins (the AWS CLI's documented order):
+/// - profile: `--profile`, `AWS_DEFAULT_PROFILE`, `AWS_PROFILE`, `default` (botocore's order).
+/// - credentials: `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`) —
+///   skipped when `--profile` is given, as botocore does —, then the profile in the
+///   credentials file (`AWS_SHARED_CREDENTIALS_FILE`, `~/.aws/credentials`, `[NAME]`), then
+///   the profile in the config file (`AWS_CONFIG_FILE`, `~/.aws/config`, `[profile NAME]` or
+///   `[default]`). A key id without its secret is an error, not a fall-through; a secret
+///   without a key id is ignored (botocore's rules).
+/// - region: `--region`, `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's `region`, `us-east-1`.
+/// - endpoint: `--endpoint-url`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, `s3 = endpoint_url`
+///   in the profile's `[services NAME]` section, the profile's `endpoint_url`, then AWS.
+///   `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true` (or `ignore_configured_endpoint_urls`) keeps
+///   only `--endpoint-url`.
+/// - addressing: `--addressing-style`, then the profile's nested `s3 = addressing_style`, then `auto`.
+public struct S3Configuration: Sendable, Equatable {
+    public var credentials: S3Credentials?
+    public var region: String
+    /// The custom endpoint, or nil for AWS.
+    public var endpoint: URL?
+    public var addressingStyle: S3AddressingStyle
+    /// The profile that was read.
+    public var profile: String
+
+    public init(credentials: S3Credentials?, region: String = "us-east-1", endpoint: URL? = nil,
+                addressingStyle: S3AddressingStyle = .auto, profile: String = "default") {
+        self.credentials = credentials
+        self.region = region
+        self.endpoint = endpoint
+        self.addressingStyle = addressingStyle
+        self.profile = profile
+    }
+
+    /// Resolves the configuration from `overrides`, `environment` and the shared files.
+    ///
+    /// - Parameters:
+    ///   - overrides: What the command line said.
+    ///   - environment: Usually `ProcessInfo.processInfo.environment`.
+    ///   - home: Where `~` points; `HOME` by default.
+    /// - Throws: `S3Error` with code `.configuration` (a file that does not parse, a named
+    ///   profile found nowhere, a bad endpoint) or `.credentials` (half a key pair).
+    public static func resolve(
+        _ overrides: S3ConfigurationOverrides = S3ConfigurationOverrides(),
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        home: String? = nil
+    ) throws -> S3Configuration {
+        func nonEmpty(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let home = home ?? environment["HOME"] ?? NSHomeDirectory()
+        func expand(_ path: String) -> String {
+            if path == "~" { return home }
+            if path.hasPrefix("~/") { return home + path.dropFirst() }
+            return path
+        }
+        let configPath = expand(nonEmpty("AWS_CONFIG_FILE") ?? "~/.aws/config")
+        let credentialsPath = expand(nonEmpty("AWS_SHARED_CREDENTIALS_FILE") ?? "~/.aws/credentials")
+        let configFile = try S3ConfigFile.load(path: configPath)
+        let credentialsFile = try S3ConfigFile.load(path: credentialsPath)
+
+        let explicitProfile = overrides.profile
+        let profileName = explicitProfile ?? nonEmpty("AWS_DEFAULT_PROFILE") ?? nonEmpty("AWS_PROFILE") ?? "default"
+        let configProfile = configFile?.configProfile(profileName)
+        let credentialsProfile = credentialsFile?.credentialsProfile(profileName)
+        if profileName != "default", configProfile == nil, credentialsProfile == nil {
+            throw S3Error(.configuration, "the profile '\(profileName)' is in neither \(configPath) nor \(credentialsPath)")
+        }
+        let profile = configProfile ?? [:]
+
+        // Credentials.
+        var credentials: S3Credentials?
+        if explicitProfile == nil {
+            credentials = try Self.credentials(
+                id: nonEmpty("AWS_ACCESS_KEY_ID"), secret: nonEmpty("AWS_SECRET_ACCESS_KEY"),
+                token: nonEmpty("AWS_SECURITY_TOKEN") ?? nonEmpty("AWS_SESSION_TOKEN"),
+                origin: "environment", idName: "AWS_ACCESS_KEY_ID", secretName: "AWS_SECRET_ACCESS_KEY")
+        }
+        if credentials == nil, let section = credentialsProfile {
+            credentials = try Self.credentials(section, origin: "\(credentialsPath) [\(profileName)]")
+        }
+        if credentials == nil, let section = configProfile {
+            let header = profileName == "default" ? "default" : "profile \(profileName)"
+            credentials = try Self.credentials(section, origin: "\(configPath) [\(header)]")
+        }
+
+        // Region.
+        let region = overrides.region ?? nonEmpty("AWS_REGION") ?? nonEmpty("AWS_DEFAULT_REGION")
+            ?? profile["region"]?.text.flatMap { $0.isEmpty ? nil : $0 } ?? "us-east-1"
+
+        // Endpoint.
+        var endpointText = overrides.endpointURL
+        let ignoreConfigured = (nonEmpty("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS") ?? profile["ignore_configured_endpoint_urls"]?.text)?
+            .lowercased() == "true"
+        if endpointText == nil, !ignoreConfigured {
+            endpointText = nonEmpty("AWS_ENDPOINT_URL_S3") ?? nonEmpty("AWS_ENDPOINT_URL")
+            if endpointText == nil, let servicesName = profile["services"]?.text {
+                guard let services = configFile?.servicesSection(servicesName) else {
+                    throw S3Error(.configuration, "the profile '\(profileName)' names services '\(servicesName)', which \(configPath) does not have")
+                }
+                endpointText = services["s3"]?.table?["endpoint_url"]
+            }
+            if endpointText == nil { endpointText = profile["endpoint_url"]?.text }
+        }
+        let endpoint = try endpointText.map(Self.parseEndpoint)
+
+        // Addressing.
+        var style = overrides.addressingStyle ?? .auto
+        if overrides.addressingStyle == nil, let text = profile["s3"]?.table?["addressing_style"] {
+            guard let parsed = S3AddressingStyle(rawValue: text) else {
+                throw S3Error(.configuration, "addressing_style '\(text)' in \(configPath) is not auto, path or virtual")
+            }
+            style = parsed
+        }
+        return S3Configuration(credentials: credentials, region: region, endpoint: endpoint, addressingStyle: style, profile: profileName)
+    }
+
+    private static func credentials(_ section: [String: S3ConfigFile.Value], origin: String) throws -> S3Credentials? {
+        try credentials(
+            id: section["aws_access_key_id"]?.text, secret: section["aws_secret_access_key"]?.text,
+            token: section["aws_security_token"]?.text ?? section["aws_session_token"]?.text,
+            origin: origin, idName: "aws_access_key_id", secretName: "aws_secret_access_key")
+    }
+
+    private static func credentials(
+        id: String?, secret: String?, token: String?, origin: String, idName: String, secretName: String
+    ) throws -> S3Credentials? {
+        guard let id, !id.isEmpty else { return nil }
+        guard let secret, !secret.isEmpty else {
+            throw S3Error(.credentials, "\(origin) has \(idName) but no \(secretName)")
+        }
+        return S3Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: token.flatMap { $0.isEmpty ? nil : $0 }, origin: origin)
+    }
+
+    /// Accepts `http(s)://host[:port][/prefix]`; a bare `host:port` is refused, as the AWS CLI does.
+    static func parseEndpoint(_ text: String) throws -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil else {
+            throw S3Error(.configuration, "invalid endpoint URL '\(text)': expected http:// or https:// with a host")
+        }
+        return url
+    }
+
+    /// Whether requests go to AWS itself (no custom endpoint).
+    public var isAWS: Bool { endpoint == nil }
+
+    /// The URL of `location` (an object, or the bucket when the key is empty), with the key
+    /// percent-encoded once and never normalised.
+    ///
+    /// - Parameter query: Appended as is (already encoded): `uploads`, `partNumber=1&uploadId=…`.
+    public func url(for location: S3Location, query: String? = nil) -> URL {
+        let base = endpoint ?? URL(string: "https://s3.\(region).amazonaws.com")!
+        let overTLS = base.scheme?.lowercased() == "https"
+        let virtual: Bool
+        switch addressingStyle {
+        case .path: virtual = false
+        case .virtual: virtual = true
+        case .auto: virtual = isAWS && location.isDNSCompatible(overTLS: overTLS)
+        }
+        var components = URLComponents(url: base, resolvingAgainstBaseURL: false)!
+        var prefix = components.percentEncodedPath
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        let key = S3Location.encodePath(location.key)
+        if virtual {
+            components.host = "\(location.bucket).\(components.host ?? "")"
+            components.percentEncodedPath = "\(prefix)/\(key)"
+        } else {
+            components.percentEncodedPath = "\(prefix)/\(S3Location.encodePath(location.bucket))/\(key)"
+        }
+        components.percentEncodedQuery = query
+        return components.url!
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+
+/// A checksum algorithm S3 records per part and per object.
+public enum S3ChecksumAlgorithm: String, Sendable, Equatable, Codable, CaseIterable {
+    case crc32c = "CRC32C"
+    case crc32 = "CRC32"
+    case sha256 = "SHA256"
+    case sha1 = "SHA1"
+    case crc64nvme = "CRC64NVME"
+
+    /// The element name in S3's XML (`ChecksumCRC32C`).
+    var elementName: String { "Checksum\(rawValue)" }
+    /// The header name (`x-amz-checksum-crc32c`).
+    public var headerName: String { "x-amz-checksum-\(rawValue.lowercased())" }
+}
+
+/// The checksums S3 holds for a part or an object, by algorithm, base64 as S3 writes them.
+public typealias S3Checksums = [S3ChecksumAlgorithm: String]
+
+extension S3Checksums {
+    init(element: S3XMLElement) {
+        self.init()
+        for algorithm in S3ChecksumAlgorithm.allCases {
+            if let value = element.value(algorithm.elementName), !value.isEmpty { self[algorithm] = value }
+        }
+    }
+}
+
+/// `CreateMultipartUpload`'s answer (`InitiateMultipartUploadResult`).
+public struct S3CreatedUpload: Sendable, Equatable {
+    public var bucket: String
+    public var key: String
+    public var uploadID: String
+
+    /// - Throws: `S3Error` (`.malformedResponse`, or `.server` for an error document).
+    public init(xml data: Data) throws {
+        let root = try S3XMLElement.parseAnswer(data, what: "CreateMultipartUpload", expected: "InitiateMultipartUploadResult")
+        guard let id = root.value("UploadId"), !id.isEmpty else {
+            throw S3Error(.malformedResponse, "the server's CreateMultipartUpload answer has no UploadId")
+        }
+        bucket = root.value("Bucket") ?? ""
+        key = root.value("Key") ?? ""
+        uploadID = id
+    }
+}
+
+/// A part as the server holds it (`ListParts`).
+public struct S3ListedPart: Sendable, Equatable {
+    public var partNumber: Int
+    public var eTag: String
+    public var size: Int64
+    public var checksums: S3Checksums
+
+    public init(partNumber: Int, eTag: String, size: Int64, checksums: S3Checksums = [:]) {
+        self.partNumber = partNumber
+        self.eTag = eTag
+        self.size = size
+        self.checksums = checksums
+    }
+}
+
+/// One page of `ListParts` (`ListPartsResult`).
+public struct S3PartsPage: Sendable, Equatable {
+    public var parts: [S3ListedPart]
+    /// Whether there are more parts; ask again from `nextPartNumberMarker`.
+    public var isTruncated: Bool
+    public var nextPartNumberMarker: Int?
+    /// The upload's checksum algorithm, when it has one.
+    public var checksumAlgorithm: S3ChecksumAlgorithm?
+
+    /// - Throws: `S3Error` (`.malformedResponse`, or `.server` for an error document).
+    public init(xml data: Data) throws {
+        let root = try S3XMLElement.parseAnswer(data, what: "ListParts", expected: "ListPartsResult")
+        parts = try root.children("Part").map { part in
+            guard let number = part.value("PartNumber").flatMap(Int.init), let size = part.value("Size").flatMap(Int64.init) else {
+                throw S3Error(.malformedResponse, "the server's ListParts answer has a part without a PartNumber or Size")
+            }
+            return S3ListedPart(partNumber: number, eTag: part.value("ETag") ?? "", size: size, checksums: S3Checksums(element: part))
+        }
+        isTruncated = root.value("IsTruncated")?.lowercased() == "true"
+        nextPartNumberMarker = root.value("NextPartNumberMarker").flatMap(Int.init)
+        checksumAlgorithm = root.value("ChecksumAlgorithm").flatMap(S3ChecksumAlgorithm.init(rawValue:))
+        if isTruncated, nextPartNumberMarker == nil {
+            throw S3Error(.malformedResponse, "the server's ListParts answer is truncated but has no NextPartNumberMarker")
+        }
+    }
+}
+
+/// A part to name in `CompleteMultipartUpload`.
+public struct S3CompletedPart: Sendable, Equatable, Codable {
+    public var partNumber: Int
+    public var eTag: String
+    public var checksums: [S3ChecksumAlgorithm: String]
+
+    public init(partNumber: Int, eTag: String, checksums: [S3ChecksumAlgorithm: String] = [:]) {
+        self.partNumber = partNumber
+        self.eTag = eTag
+        self.checksums = checksums
+    }
+
+    /// The `CompleteMultipartUpload` request body for `parts`, in part-number order.
+    public static func completionDocument(_ parts: [S3CompletedPart]) -> Data {
+        var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+        xml += #"<CompleteMultipartUpload xmlns="http://s3.amazonaws.com/doc/2006-03-01/">"#
+        for part in parts.sorted(by: { $0.partNumber < $1.partNumber }) {
+            xml += "<Part>"
+            for algorithm in S3ChecksumAlgorithm.allCases {
+                if let value = part.checksums[algorithm] {
+                    xml += "<\(algorithm.elementName)>\(s3XMLEscape(value))</\(algorithm.elementName)>"
+                }
+            }
+            xml += "<ETag>\(s3XMLEscape(part.eTag))</ETag><PartNumber>\(part.partNumber)</PartNumber></Part>"
+        }
+        xml += "</CompleteMultipartUpload>"
+        return Data(xml.utf8)
+    }
+}
+
+/// `CompleteMultipartUpload`'s answer. S3 may answer 200 and put an error document in the
+/// body (the completion failed after the status went out): that is thrown as `.server`.
+public struct S3CompletedUpload: Sendable, Equatable {
+    public var location: String?
+    public var bucket: String?
+    public var key: String?
+    public var eTag: String
+    /// The composite checksums (`…-N`), where the server returns them.
+    public var checksums: S3Checksums
+
+    /// - Throws: `S3Error` (`.malformedResponse`, or `.server` for an error document).
+    public init(xml data: Data) throws {
+        let root = try S3XMLElement.parseAnswer(data, what: "CompleteMultipartUpload", expected: "CompleteMultipartUploadResult")
+        location = root.value("Location")
+        bucket = root.value("Bucket")
+        key = root.value("Key")
+        eTag = root.value("ETag") ?? ""
+        checksums = S3Checksums(element: root)
+    }
+
+    /// The part count in a multipart ETag (`"…-N"`), when it has one.
+    public var eTagPartCount: Int? {
+        let trimmed = eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        guard let dash = trimmed.lastIndex(of: "-") else { return nil }
+        return Int(trimmed[trimmed.index(after: dash)...])
+    }
+}
+
+/// One multipart upload in progress (`ListMultipartUploads`).
+public struct S3UploadInProgress: Sendable, Equatable {
+    public var key: String
+    public var uploadID: String
+    public var initiated: String?
+}
+
+/// One page of `ListMultipartUploads`.
+public struct S3UploadsPage: Sendable, Equatable {
+    public var uploads: [S3UploadInProgress]
+    public var isTruncated: Bool
+    public var nextKeyMarker: String?
+    public var nextUploadIDMarker: String?
+
+    /// - Throws: `S3Error` (`.malformedResponse`, or `.server` for an error document).
+    public init(xml data: Data) throws {
+        let root = try S3XMLElement.parseAnswer(data, what: "ListMultipartUploads", expected: "ListMultipartUploadsResult")
+        uploads = root.children("Upload").compactMap { upload in
+            guard let key = upload.child("Key")?.text, let id = upload.value("UploadId") else { return nil }
+            return S3UploadInProgress(key: key, uploadID: id, initiated: upload.value("Initiated"))
+        }
+        isTruncated = root.value("IsTruncated")?.lowercased() == "true"
+        nextKeyMarker = root.child("NextKeyMarker")?.text
+        nextUploadIDMarker = root.value("NextUploadIdMarker")
+    }
+}
+
+extension S3XMLElement {
+    /// Parses an answer that should have root `expected`; an `Error` root is thrown as the server's error.
+    static func parseAnswer(_ data: Data, what: String, expected: String) throws -> S3XMLElement {
+        let root = try parse(data, what: what)
+        if root.name == "Error" { throw S3ServerError(element: root).error(status: 200, action: what) }
+        guard root.name == expected else {
+            throw S3Error(.malformedResponse, "the server's \(what) answer is <\(root.name)>, expected <\(expected)>")
+        }
+        return root
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What identifies a source file's content cheaply: device, inode, size, modification and
+/// change times (nanoseconds). A rewrite in place changes `mtime`/`ctime`; a replacement by
+/// rename changes the inode. For a synthetic source, only the size (and the identity's seed).
+public struct S3SourceFingerprint: Codable, Sendable, Equatable {
+    public var size: Int64
+    public var device: UInt64?
+    public var inode: UInt64?
+    public var modificationTime: Int64?
+    public var changeTime: Int64?
+
+    public init(size: Int64, device: UInt64? = nil, inode: UInt64? = nil, modificationTime: Int64? = nil, changeTime: Int64? = nil) {
+        self.size = size
+        self.device = device
+        self.inode = inode
+        self.modificationTime = modificationTime
+        self.changeTime = changeTime
+    }
+
+    /// `stat(2)` of `path`.
+    ///
+    /// - Throws: `S3Error` with code `.source`.
+    public init(path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            throw S3Error(.source, "cannot stat \(path): \(String(cString: strerror(code)))")
+        }
+        self.init(
+            size: Int64(info.st_size), device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+            modificationTime: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            changeTime: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+    }
+
+    /// What differs from `stored`, in words, or nil when nothing does.
+    public func difference(from stored: S3SourceFingerprint) -> String? {
+        if size != stored.size { return "its size is \(size), was \(stored.size)" }
+        if inode != stored.inode || device != stored.device { return "it is another file now (inode \(inode.map(String.init) ?? "-"), was \(stored.inode.map(String.init) ?? "-"))" }
+        if modificationTime != stored.modificationTime { return "its modification time changed" }
+        if changeTime != stored.changeTime { return "its inode change time changed" }
+        return nil
+    }
+}
+
+/// What Sluice keeps about one multipart upload between runs, written before the first part.
+public struct S3UploadRecord: Codable, Sendable, Equatable {
+    /// The format; a record of another version is not read.
+    public var version: Int
+    /// The endpoint (or `aws:REGION`) the upload lives at.
+    public var endpoint: String
+    public var bucket: String
+    public var key: String
+    public var uploadID: String
+    /// Which source: `file:/absolute/path`, `synthetic:LEN:SEED`.
+    public var source: String
+    public var fingerprint: S3SourceFingerprint
+    public var plan: S3PartPlan
+    /// The checksum algorithm the parts are sent with, if any.
+    public var checksum: S3ChecksumAlgorithm?
+    /// When the upload was created (seconds since 1970).
+    public var createdAt: Double
+
+    public static let currentVersion = 1
+
+    public init(endpoint: String, bucket: String, key: String, uploadID: String, source: String,
+                fingerprint: S3SourceFingerprint, plan: S3PartPlan, checksum: S3ChecksumAlgorithm?, createdAt: Double) {
+        self.version = Self.currentVersion
+        self.endpoint = endpoint
+        self.bucket = bucket
+        self.key = key
+        self.uploadID = uploadID
+        self.source = source
+        self.fingerprint = fingerprint
+        self.plan = plan
+        self.checksum = checksum
+        self.createdAt = createdAt
+    }
+}
+
+/// A directory of `S3UploadRecord`s, one JSON file per (endpoint, bucket, key, source).
+///
+/// - Important: A record is written to a temporary file in the same directory, `fsync`ed,
+///   renamed over the old one, and the directory is `fsync`ed: after SIGKILL or a power cut
+///   the record is the old one or the new one, never a torn one.
+public struct S3StateStore: Sendable {
+    public let directory: String
+
+    /// - Parameter directory: nil for `defaultDirectory`.
+    public init(directory: String? = nil) {
+        self.directory = directory ?? Self.defaultDirectory
+    }
+
+    /// `$XDG_CACHE_HOME/sluice/s3`, else `$HOME/.cache/sluice/s3`.
+    public static var defaultDirectory: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/sluice/s3" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/sluice/s3"
+    }
+
+    /// The record file for an object and a source.
+    public func path(endpoint: String, bucket: String, key: String, source: String) -> String {
+        let digest = Digest(.sha256)
+        digest.update(Array("\(endpoint)\n\(bucket)\n\(key)\n\(source)".utf8))
+        return directory + "/" + digest.finalizeHex().prefix(32) + ".json"
+    }
+
+    public func path(of record: S3UploadRecord) -> String {
+        path(endpoint: record.endpoint, bucket: record.bucket, key: record.key, source: record.source)
+    }
+
+    /// The stored record, or nil when there is none.
+    ///
+    /// - Throws: `S3Error` with code `.state` when the file exists but cannot be read.
+    public func load(endpoint: String, bucket: String, key: String, source: String) throws -> S3UploadRecord? {
+        let path = path(endpoint: endpoint, bucket: bucket, key: key, source: source)
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        do {
+            let record = try JSONDecoder().decode(S3UploadRecord.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            guard record.version == S3UploadRecord.currentVersion else {
+                throw S3Error(.state, "format version \(record.version), this sluice reads \(S3UploadRecord.currentVersion)")
+            }
+            return record
+        } catch {
+            throw S3Error(.state, "cannot read the resume state \(path): \(error) (remove it, or use --restart)", underlying: error)
+        }
+    }
+
+    /// Every record in the directory for `bucket`/`key` at `endpoint`, whatever the source.
+    public func records(endpoint: String, bucket: String, key: String) -> [S3UploadRecord] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        return names.sorted().compactMap { name -> S3UploadRecord? in
+            guard name.hasSuffix(".json"), let data = FileManager.default.contents(atPath: directory + "/" + name),
+                  let record = try? JSONDecoder().decode(S3UploadRecord.self, from: data) else { return nil }
+            return record.endpoint == endpoint && record.bucket == bucket && record.key == key ? record : nil
+        }
+    }
+
+    /// Stores `record` durably and atomically.
+    ///
+    /// - Throws: `S3Error` with code `.state`.
+    public func save(_ record: S3UploadRecord) throws {
+        let path = path(of: record)
+        let temporary = path + ".tmp-\(getpid())"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let data = try encoder.encode(record)
+            try Self.writeSynced(data, to: temporary)
+            guard rename(temporary, path) == 0 else { throw Self.posixError("rename") }
+            try Self.syncDirectory(directory)
+        } catch {
+            unlink(temporary)
+            throw S3Error(.state, "cannot write the resume state \(path): \(error)", uploadID: record.uploadID, underlying: error)
+        }
+    }
+
+    /// Removes the record, if any (and syncs the directory).
+    public func remove(_ record: S3UploadRecord) {
+        if unlink(path(of: record)) == 0 { try? Self.syncDirectory(directory) }
+    }
+
+    private static func writeSynced(_ data: Data, to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw posixError("open") }
+        defer { close(descriptor) }
+        try data.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let written = write(descriptor, raw.baseAddress! + done, raw.count - done)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw posixError("write")
+                }
+                done += written
+            }
+        }
+        guard fsync(descriptor) == 0 else { throw posixError("fsync") }
+    }
+
+    private static func syncDirectory(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw posixError("open directory") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw posixError("fsync directory") }
+    }
+
+    private static func posixError(_ call: String) -> any Error {
+        let code = errno
+        return S3Error(.state, "\(call): \(String(cString: strerror(code)))")
+    }
+}
