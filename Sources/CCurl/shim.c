@@ -51,11 +51,18 @@ int sluice_curl_getinfo_string(CURL *easy, int info, const char **value) {
     return curl_easy_getinfo(easy, info, value);
 }
 
-int sluice_curl_multi_done(CURLM *multi, CURL *easy, int *result) {
+int curl_multi_setopt(CURLM *multi, int option, ...);
+
+int sluice_curl_multi_setopt_long(CURLM *multi, int option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+int sluice_curl_multi_next_done(CURLM *multi, CURL **easy, int *result) {
     int queued = 0;
     sluice_curl_message *message;
     while ((message = curl_multi_info_read(multi, &queued)) != NULL) {
-        if (message->msg == 1 && message->easy_handle == easy) {
+        if (message->msg == 1) {
+            *easy = message->easy_handle;
             *result = message->data.result;
             return 1;
         }

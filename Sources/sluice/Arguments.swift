@@ -6,6 +6,23 @@ struct UsageError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// `-h` or `--help` among a command's options (not after `--`, not as an option's value).
+struct HelpRequested: Error {}
+
+/// One `sluice` subcommand: a type that parses its arguments, then runs.
+protocol Subcommand {
+    /// What `sluice COMMAND --help` prints: the synopsis and every option.
+    static var usage: String { get }
+    /// Parses the arguments after the command's name.
+    ///
+    /// - Throws: `HelpRequested` for `-h`/`--help`; anything else is a usage error (exit 2).
+    init(arguments: [String]) throws
+    /// Does the work.
+    ///
+    /// - Returns: The exit status; a thrown error is one line and exit 1 (2 for `UsageError`).
+    func run() async throws -> Int32
+}
+
 /// A small curl-style argument scanner: options may come before or after positionals,
 /// `--name value` or `--name=value`, `-X value` or `-Xvalue`, `--` ends options.
 struct Arguments {
@@ -31,6 +48,7 @@ struct Arguments {
                 onlyPositionals = true
                 continue
             }
+            if item == "-h" || item == "--help" { throw HelpRequested() }
             var name = item
             var value: String?
             if item.hasPrefix("--"), let equals = item.firstIndex(of: "=") {
@@ -58,6 +76,23 @@ struct Arguments {
 }
 
 extension Arguments {
+    /// Parses a timeout in seconds: a finite number more than 0 and at most
+    /// `UploadOptions.maximumTimeout` (inf, nan, 1e300 and negatives are usage errors).
+    static func seconds(_ value: String, option: String) throws -> Double {
+        guard let seconds = Double(value), seconds.isFinite, seconds > 0, seconds <= UploadOptions.maximumTimeout else {
+            throw UsageError("\(option) needs a number of seconds, more than 0 and at most \(Int(UploadOptions.maximumTimeout)), got '\(value)'")
+        }
+        return seconds
+    }
+
+    /// Parses a whole count in `range`.
+    static func count(_ value: String, option: String, in range: ClosedRange<Int>) throws -> Int {
+        guard let count = Int(value), range.contains(count) else {
+            throw UsageError("\(option) needs a whole number from \(range.lowerBound) to \(range.upperBound), got '\(value)'")
+        }
+        return count
+    }
+
     /// Parses `--transport curl|urlsession`.
     static func transport(_ value: String) throws -> TransportKind {
         guard let kind = TransportKind(rawValue: value) else {

@@ -2,7 +2,14 @@ import Foundation
 import Sluice
 
 /// `sluice checksum SOURCE`: SHA-256 of SOURCE, read the way uploads read it.
-struct ChecksumCommand {
+struct ChecksumCommand: Subcommand {
+    static let usage = """
+    usage: sluice checksum SOURCE     SOURCE: PATH | - (stdin) | synthetic:SIZE[:SEED]
+    Prints 'SHA256HEX  BYTES' for SOURCE, read the way uploads read it.
+      -h, --help                 this text
+    Exit status: 0 done; 1 the source or stdout failed; 2 usage error.
+    """
+
     var source: SourceSpecification
 
     init(arguments: [String]) throws {
@@ -18,10 +25,10 @@ struct ChecksumCommand {
             defer { opened.close() }
             if let random = opened.source {
                 let hex = try Digest.sha256(of: random)
-                print("\(hex)  \(random.length)")
+                try Terminal.output("\(hex)  \(random.length)\n")
             } else {
                 let (hex, count) = try Digest.sha256(of: opened.sequential ?? FileDescriptorStream.standardInput)
-                print("\(hex)  \(count)")
+                try Terminal.output("\(hex)  \(count)\n")
             }
             return 0
         } catch {

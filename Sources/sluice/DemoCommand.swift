@@ -4,7 +4,19 @@ import Sluice
 /// `sluice demo [--size SIZE] [--seed N] [--transport T]`: starts the loopback receiver,
 /// uploads a synthetic source to it, checks the server's SHA-256 against the source's, and
 /// prints bytes, throughput and this process's peak memory.
-struct DemoCommand {
+struct DemoCommand: Subcommand {
+    static let usage = """
+    usage: sluice demo [--size SIZE] [--seed N] [--transport curl|urlsession] [--progress STYLE]
+    Starts a loopback receiver, uploads synthetic:SIZE:SEED to it, checks the server's SHA-256
+    against the source's and prints bytes, throughput and peak memory.
+      --size SIZE                default 4GiB
+      --seed N                   an unsigned integer (default 2026)
+      --transport curl|urlsession
+      --progress auto|bar|json|none
+      -h, --help                 this text
+    Exit status: 0 verified; 1 failed or mismatched; 2 usage error; 130 interrupted.
+    """
+
     var length: Int64 = 4 << 30
     var seed: UInt64 = 2026
     var transport = TransportKind.platformDefault
@@ -47,7 +59,7 @@ struct DemoCommand {
         }
         defer { receiver.stop() }
         let source = SyntheticByteSource(length: length, seed: seed)
-        print("sluice demo: uploading synthetic:\(length):\(seed) (\(Terminal.bytes(length))) to \(receiver.url)demo.bin with \(transport.rawValue)")
+        try Terminal.output("sluice demo: uploading synthetic:\(length):\(seed) (\(Terminal.bytes(length))) to \(receiver.url)demo.bin with \(transport.rawValue)" + "\n")
         let request = try UploadRequest(url: receiver.url + "demo.bin", method: "PUT")
         var options = UploadOptions()
         options.progressInterval = 0.2
@@ -65,6 +77,7 @@ struct DemoCommand {
         } catch {
             printer.end()
             Terminal.error("sluice: demo: upload failed: \(error)")
+            if let error = error as? UploadError, error.code == .cancelled { return 130 }
             return 1
         }
         let elapsed = ContinuousClock.now - start
@@ -76,17 +89,17 @@ struct DemoCommand {
         // The source's own hash, read again after the upload so it does not slow the upload.
         let sourceHash = try await Task.detached { try Digest.sha256(of: source) }.value
         let rate = Double(length) / max(seconds, 1e-9)
-        print("sent      \(response.bytesSent) bytes in \(String(format: "%.2f", seconds)) s: \(Terminal.bytes(Int64(rate)))/s (\(String(format: "%.0f", rate / 1e6)) MB/s)")
-        print("server    \(received.bytes) bytes, sha256 \(received.sha256), \(received.chunked ? "chunked" : "Content-Length: \(received.contentLength ?? -1)")")
-        print("source    \(length) bytes, sha256 \(sourceHash)")
+        try Terminal.output("sent      \(response.bytesSent) bytes in \(String(format: "%.2f", seconds)) s: \(Terminal.bytes(Terminal.whole(rate)))/s (\(String(format: "%.0f", rate / 1e6)) MB/s)" + "\n")
+        try Terminal.output("server    \(received.bytes) bytes, sha256 \(received.sha256), \(received.chunked ? "chunked" : "Content-Length: \(received.contentLength ?? -1)")" + "\n")
+        try Terminal.output("source    \(length) bytes, sha256 \(sourceHash)" + "\n")
         if let peak = Terminal.peakResidentBytes() {
-            print("memory    peak RSS \(Terminal.bytes(peak)) for a \(Terminal.bytes(length)) body")
+            try Terminal.output("memory    peak RSS \(Terminal.bytes(peak)) for a \(Terminal.bytes(length)) body" + "\n")
         }
         guard received.bytes == length, received.sha256 == sourceHash else {
             Terminal.error("sluice: demo: MISMATCH: the server got \(received.bytes) bytes with sha256 \(received.sha256)")
             return 1
         }
-        print("verified  the server's SHA-256 equals the source's")
+        try Terminal.output("verified  the server's SHA-256 equals the source's" + "\n")
         return 0
     }
 }

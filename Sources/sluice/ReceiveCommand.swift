@@ -3,7 +3,18 @@ import Sluice
 
 /// `sluice receive [--port N] [--host H] [--store DIR]`: a loopback sink that answers each
 /// upload with its byte count and SHA-256, until SIGINT or SIGTERM.
-struct ReceiveCommand {
+struct ReceiveCommand: Subcommand {
+    static let usage = """
+    usage: sluice receive [--port N] [--host H] [--store DIR]
+    A loopback sink: answers each upload with JSON (bytes, sha256, framing) and logs it on
+    stderr, until SIGINT or SIGTERM. Prints 'listening on URL' first.
+      --port N                   0 to 65535 (default 0: any free port)
+      --host H                   127.0.0.1, ::1 or localhost (default 127.0.0.1)
+      --store DIR                keep each body in DIR
+      -h, --help                 this text
+    Exit status: 0 after SIGINT/SIGTERM; 1 could not listen; 2 usage error.
+    """
+
     var port: UInt16 = 0
     var host = "127.0.0.1"
     var store: String?
@@ -16,7 +27,7 @@ struct ReceiveCommand {
         try scanner.scan(valued: ["--port", "--host", "--store"], flags: []) { name, value in
             switch name {
             case "--port":
-                guard let value, let parsed = UInt16(value) else { throw UsageError("--port needs a number from 0 to 65535") }
+                guard let value, let parsed = UInt16(value) else { throw UsageError("--port needs a number from 0 to 65535, got '\(value ?? "")'") }
                 port = parsed
             case "--host":
                 guard let value, ["127.0.0.1", "::1", "localhost"].contains(value) else {
@@ -43,7 +54,13 @@ struct ReceiveCommand {
             Terminal.error("sluice: \(error)")
             return 1
         }
-        Terminal.output(Data("listening on \(receiver.url)\n".utf8))
+        do {
+            try Terminal.output("listening on \(receiver.url)\n")
+        } catch {
+            receiver.stop()
+            Terminal.error("sluice: \(error)")
+            return 1
+        }
         let stopped = AsyncStream<Int32>.makeStream()
         let signals = SignalWatcher { signal in stopped.continuation.yield(signal) }
         var iterator = stopped.stream.makeAsyncIterator()

@@ -4,14 +4,54 @@ import Sluice
 import Glibc
 #endif
 
-/// Writing to stderr/stdout without Foundation's buffering surprises.
+/// stdout could not be written (a full disk, a closed pipe): one line, exit 1.
+struct OutputError: Error, CustomStringConvertible {
+    let errorNumber: Int32
+    var description: String { "cannot write to stdout: \(String(cString: strerror(errorNumber)))" }
+}
+
+/// Writing to stderr/stdout with write(2): no buffering, no trap on a write error.
 enum Terminal {
+    /// One line on stderr; a failure to write it is ignored (there is nowhere left to say so).
     static func error(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        errorText(line + "\n")
     }
 
-    static func output(_ data: Data) {
-        FileHandle.standardOutput.write(data)
+    /// Text on stderr as it is (a progress bar's redraw); failures are ignored.
+    static func errorText(_ text: String) {
+        var text = text
+        text.withUTF8 { try? write(2, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Text on stdout.
+    ///
+    /// - Throws: `OutputError` when stdout cannot take it.
+    static func output(_ text: String) throws {
+        var text = text
+        try text.withUTF8 { try write(1, UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Bytes on stdout, all of them (a response body as it arrives).
+    ///
+    /// - Throws: `OutputError` when stdout cannot take them.
+    static func output(_ bytes: UnsafeRawBufferPointer) throws {
+        try write(1, bytes)
+    }
+
+    private static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
+        var done = 0
+        while done < bytes.count {
+            #if canImport(Glibc)
+            let count = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            #else
+            let count = Darwin.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            #endif
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw OutputError(errorNumber: errno)
+            }
+            done += count
+        }
     }
 
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
@@ -28,6 +68,12 @@ enum Terminal {
         return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
     }
 
+    /// `value` rounded down into an Int64: 0 for NaN and negatives, Int64.max at most (no trap).
+    static func whole(_ value: Double) -> Int64 {
+        guard value.isFinite, value > 0 else { return value == .infinity ? .max : 0 }
+        return value >= 9.2e18 ? .max : Int64(value)
+    }
+
     /// Peak resident memory of this process (VmHWM), in bytes.
     static func peakResidentBytes() -> Int64? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
@@ -36,26 +82,6 @@ enum Terminal {
             return digits.map { $0 * 1024 }
         }
         return nil
-    }
-}
-
-/// Turns SIGINT and SIGTERM into a call to `onSignal`, once.
-final class SignalWatcher: @unchecked Sendable {
-    // @unchecked: the sources are created once in init and only cancelled in `stop`.
-    private var sources: [any DispatchSourceSignal] = []
-
-    init(_ onSignal: @escaping @Sendable (Int32) -> Void) {
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { onSignal(signalNumber) }
-            source.resume()
-            sources.append(source)
-        }
-    }
-
-    func stop() {
-        for source in sources { source.cancel() }
     }
 }
 
@@ -81,10 +107,10 @@ struct ProgressPrinter: Sendable {
             return
         case .json:
             let total = progress.totalBytes.map(String.init) ?? "null"
-            Terminal.error("{\"bytes_sent\":\(progress.bytesSent),\"total_bytes\":\(total),\"bytes_per_second\":\(Int(progress.bytesPerSecond)),\"elapsed\":\(String(format: "%.3f", progress.elapsed))}")
+            Terminal.error("{\"bytes_sent\":\(progress.bytesSent),\"total_bytes\":\(total),\"bytes_per_second\":\(Terminal.whole(progress.bytesPerSecond)),\"elapsed\":\(String(format: "%.3f", progress.elapsed))}")
         case .bar:
             var line = "\r"
-            let rate = "\(Terminal.bytes(Int64(progress.bytesPerSecond)))/s"
+            let rate = "\(Terminal.bytes(Terminal.whole(progress.bytesPerSecond)))/s"
             if let total = progress.totalBytes, total > 0 {
                 let fraction = min(1, Double(progress.bytesSent) / Double(total))
                 let width = 30
@@ -94,16 +120,21 @@ struct ProgressPrinter: Sendable {
                 line += "\(Terminal.bytes(progress.bytesSent)) of \(Terminal.bytes(total))  \(rate)"
                 if progress.bytesPerSecond > 0 {
                     let eta = Double(total - progress.bytesSent) / progress.bytesPerSecond
-                    line += String(format: "  ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)
+                    // A rate that decayed towards 0 (a stall) gives no useful ETA.
+                    if eta < 100 * 3600 {
+                        line += String(format: "  ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)
+                    } else {
+                        line += "  ETA --:--"
+                    }
                 }
             } else {
                 line += "\(Terminal.bytes(progress.bytesSent))  \(rate)"
             }
-            FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
+            Terminal.errorText(line + "\u{1B}[K")
         }
     }
 
     func end() {
-        if style == .bar { FileHandle.standardError.write(Data("\n".utf8)) }
+        if style == .bar { Terminal.errorText("\n") }
     }
 }

@@ -3,7 +3,7 @@ import Sluice
 
 /// `sluice tus SOURCE ENDPOINT [options]` and `sluice tus --delete URL`: resumable uploads
 /// over tus 1.0. Prints the upload URL on stdout; a one-line summary or error on stderr.
-struct TusCommand {
+struct TusCommand: Subcommand {
     static let usage = """
     usage: sluice tus SOURCE ENDPOINT [options]     SOURCE: PATH | synthetic:SIZE[:SEED]
            sluice tus --delete URL
@@ -16,7 +16,9 @@ struct TusCommand {
       -H, --header 'Name: value' on every request, repeatable
       --transport curl|urlsession
       --progress auto|bar|json|none
+      -h, --help                 this text
     Run the same command again after an interruption: it resumes at the server's offset.
+    Prints the upload URL on stdout. Exit status: 0 done; 1 failed; 2 usage error; 130 interrupted.
     """
 
     enum Action {
@@ -41,14 +43,16 @@ struct TusCommand {
         ) { name, value in
             let value = value ?? ""
             switch name {
-            case "--chunk-size": options.chunkSize = try ByteCount.parse(value)
+            case "--chunk-size":
+                let size = try ByteCount.parse(value)
+                guard size >= 1 else { throw UsageError("--chunk-size must be at least 1 byte, got '\(value)'") }
+                options.chunkSize = size
             case "--metadata":
                 let (key, text) = try TusOptions.parseMetadata(value)
                 options.metadata[key] = text
             case "--state": options.stateDirectory = value
             case "--retries":
-                guard let count = Int(value), count >= 0 else { throw UsageError("--retries needs a count, 0 or more") }
-                options.retries = count
+                options.retries = try Arguments.count(value, option: name, in: 0...1000)
             case "--delete": delete = value
             case "-H", "--header": options.headers.append(try HTTPHeader(parsing: value))
             case "--transport":
@@ -62,11 +66,15 @@ struct TusCommand {
         }
         if let delete {
             guard scanner.positionals.isEmpty else { throw UsageError("tus --delete takes only the upload URL") }
+            _ = try UploadRequest(url: delete)
             action = .delete(url: delete)
         } else {
             guard scanner.positionals.count == 2 else { throw UsageError("tus needs SOURCE and ENDPOINT") }
+            _ = try SourceSpecification(parsing: scanner.positionals[0])
+            _ = try UploadRequest(url: scanner.positionals[1])
             action = .upload(source: scanner.positionals[0], endpoint: scanner.positionals[1])
         }
+        try options.transfer.validate()
         self.options = options
         self.transport = transport
         self.progress = progress
@@ -81,6 +89,7 @@ struct TusCommand {
                 return 0
             } catch {
                 Terminal.error("sluice: tus: \(error)")
+                if let error = error as? TusError, error.code == .invalidOption { return 2 }
                 return 1
             }
         case .upload(let source, let endpoint):
@@ -98,12 +107,18 @@ struct TusCommand {
             printer.end()
             switch result {
             case .success(let upload):
-                Terminal.output(Data("\(upload.uploadURL.absoluteString)\n".utf8))
+                do {
+                    try Terminal.output("\(upload.uploadURL.absoluteString)\n")
+                } catch {
+                    Terminal.error("sluice: tus: uploaded to \(upload.uploadURL.absoluteString) but \(error)")
+                    return 1
+                }
                 Terminal.error("sluice: \(upload.summary)")
                 return 0
             case .failure(let error):
                 Terminal.error("sluice: tus: \(error)")
                 if let error = error as? TusError, error.code == .cancelled { return 130 }
+                if let error = error as? TusError, error.code == .invalidOption { return 2 }
                 return 1
             }
         }

@@ -2,7 +2,7 @@ import Foundation
 import Sluice
 
 /// `sluice upload SOURCE URL [options]`
-struct UploadCommand {
+struct UploadCommand: Subcommand {
     static let usage = """
     usage: sluice upload SOURCE URL [options]
            sluice upload --form NAME=VALUE|NAME=@PATH[;type=T][;filename=F] ... URL [options]
@@ -12,47 +12,53 @@ struct UploadCommand {
       -X, --method METHOD        default POST
       -H, --header 'Name: value' repeatable
       -u, --user USER:PASS       answers a 401 challenge; the body is replayed
+      --location-trusted         after a redirect to another origin (scheme, host or port),
+                                 still send -u, Authorization, Cookie, Proxy-Authorization
+                                 (default: they stay with the URL's origin)
       --transport curl|urlsession
       --chunked                  chunked even when the length is known
-      --buffer-size BYTES        memory between source and connection (default 1MiB)
+      --buffer-size BYTES        memory between source and connection, 1KiB to 512MiB (default 1MiB)
       --progress auto|bar|json|none
       --cacert FILE              extra trusted CAs (PEM)
       -k, --insecure             skip TLS verification
-      --stall-timeout SECONDS    fail when nothing moves this long (default 60)
+      --stall-timeout SECONDS    fail when nothing moves this long (default 60, at most 31536000)
+      -h, --help                 this text
+      --                         everything after it is SOURCE or URL, even if it starts with -
+    The response body is streamed to stdout as it arrives, whatever its size.
+    Exit status: 0 for a 2xx after the whole body; 1 for a failure or another status;
+    2 for a usage error; 130 when interrupted.
     """
 
     /// What is sent: one SOURCE, or multipart parts in command-line order.
     enum Payload {
         case source(SourceSpecification)
-        case form([(text: String, literal: Bool)])
+        case form([MultipartPart])
     }
 
     var payload: Payload
-    var url: String
-    var method = "POST"
-    var headers: [HTTPHeader] = []
+    var request: UploadRequest
     var options = UploadOptions()
     var transport = TransportKind.platformDefault
     var progress = ProgressPrinter.Style.auto
 
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
-        var method: String?
+        var method = "POST"
         var headers: [HTTPHeader] = []
         var options = UploadOptions()
         var transport = TransportKind.platformDefault
         var progress = ProgressPrinter.Style.auto
-        var form: [(text: String, literal: Bool)] = []
+        var form: [MultipartPart] = []
         try scanner.scan(
             valued: ["-X", "--method", "-H", "--header", "-u", "--user", "--transport", "--buffer-size", "--progress",
                      "--cacert", "--stall-timeout", "-F", "--form", "--form-string"],
-            flags: ["--chunked", "-k", "--insecure"]
+            flags: ["--chunked", "-k", "--insecure", "--location-trusted"]
         ) { name, value in
             let value = value ?? ""
             switch name {
             case "-X", "--method": method = value
-            case "-F", "--form": form.append((value, false))
-            case "--form-string": form.append((value, true))
+            case "-F", "--form": form.append(try FormArgument.parse(value))
+            case "--form-string": form.append(try FormArgument.parseLiteral(value))
             case "-H", "--header": headers.append(try HTTPHeader(parsing: value))
             case "-u", "--user": options.credentials = try UploadOptions.Credentials(parsing: value)
             case "--transport":
@@ -60,46 +66,46 @@ struct UploadCommand {
             case "--chunked": options.forceChunked = true
             case "--buffer-size":
                 let size = try ByteCount.parse(value)
-                guard size >= 1024, size <= 512 << 20 else { throw UsageError("--buffer-size must be between 1KiB and 512MiB") }
+                guard size >= 1024, size <= 512 << 20 else { throw UsageError("--buffer-size must be between 1KiB and 512MiB, got '\(value)'") }
                 options.bufferSize = Int(size)
             case "--progress":
                 progress = try Arguments.progressStyle(value)
             case "--cacert": options.caFile = value
             case "-k", "--insecure": options.insecure = true
-            case "--stall-timeout":
-                guard let seconds = Double(value), seconds > 0 else { throw UsageError("--stall-timeout needs a positive number of seconds") }
-                options.stallTimeout = seconds
+            case "--location-trusted": options.keepsCredentialsAcrossOrigins = true
+            case "--stall-timeout": options.stallTimeout = try Arguments.seconds(value, option: name)
             default: break
             }
         }
+        let url: String
         if form.isEmpty {
             guard scanner.positionals.count == 2 else {
                 throw UsageError(scanner.positionals.count < 2 ? "upload needs SOURCE and URL" : "upload takes SOURCE and URL, got \(scanner.positionals.count) arguments")
             }
-            self.payload = .source(try SourceSpecification(parsing: scanner.positionals[0]))
-            self.url = scanner.positionals[1]
+            payload = .source(try SourceSpecification(parsing: scanner.positionals[0]))
+            url = scanner.positionals[1]
         } else {
             guard scanner.positionals.count == 1 else {
                 throw UsageError("with --form, upload takes only a URL, got \(scanner.positionals.count) arguments")
             }
-            self.payload = .form(form)
-            self.url = scanner.positionals[0]
+            payload = .form(form)
+            url = scanner.positionals[0]
         }
-        self.method = method ?? "POST"
-        self.headers = headers
+        if method == "HEAD" {
+            // Files and stdin are checked once open; these are known to carry a body now.
+            switch payload {
+            case .form, .source(.synthetic(1..., _)): throw UsageError("-X HEAD sends no body: use another method to upload")
+            default: break
+            }
+        }
+        request = try UploadRequest(url: url, method: method, headers: headers)
+        try options.validate()
         self.options = options
         self.transport = transport
         self.progress = progress
     }
 
     func run() async -> Int32 {
-        let request: UploadRequest
-        do {
-            request = try UploadRequest(url: url, method: method, headers: headers)
-        } catch {
-            Terminal.error("sluice: \(error)")
-            return 2
-        }
         switch payload {
         case .source(let source):
             let opened: SourceSpecification.Opened
@@ -110,12 +116,15 @@ struct UploadCommand {
                 return 1
             }
             defer { opened.close() }
+            if request.method == "HEAD", opened.body.length != .known(0) {
+                Terminal.error("sluice: -X HEAD sends no body, and the source is not empty: use another method to upload")
+                return 2
+            }
             return await UploadCommand.send(request, body: opened.body, transport: transport, options: options, progress: progress)
-        case .form(let arguments):
+        case .form(let parts):
             let body: MultipartBody
             let contentType: HTTPHeader
             do {
-                let parts = try arguments.map { try $0.literal ? FormArgument.parseLiteral($0.text) : FormArgument.parse($0.text) }
                 body = try MultipartBody(parts: parts)
                 contentType = try HTTPHeader(name: "Content-Type", value: body.contentType)
             } catch {
@@ -130,9 +139,12 @@ struct UploadCommand {
         }
     }
 
-    /// Sends and reports: the response body to stdout, one line on stderr on failure.
+    /// Sends and reports: the response body streamed to stdout as it arrives, one line on
+    /// stderr on failure.
     static func send(_ request: UploadRequest, body: UploadBody, transport: TransportKind, options: UploadOptions,
                      progress: ProgressPrinter.Style) async -> Int32 {
+        var options = options
+        options.responseBody = .stream { try Terminal.output($0) }
         let printer = ProgressPrinter(style: progress)
         let uploader = Uploader(transport: transport, options: options)
         let task = Task {
@@ -144,12 +156,19 @@ struct UploadCommand {
         printer.end()
         do {
             let response = try result.get()
-            Terminal.output(response.body)
             try response.requireSuccess(totalBytes: body.length.value)
             return 0
+        } catch let error as UploadError where error.code == .responseSinkFailed {
+            let status = error.status.map { "the server answered \($0); " } ?? ""
+            Terminal.error("sluice: \(error.underlying.map { "\($0)" } ?? error.message) (\(status)\(error.bytesSent ?? 0) of \(error.totalBytes.map(String.init) ?? "unknown") bytes sent)")
+            return 1
         } catch let error as UploadError {
             Terminal.error("sluice: upload failed: \(error)")
-            return error.code == .cancelled ? 130 : 1
+            switch error.code {
+            case .cancelled: return 130
+            case .invalidOption, .invalidURL, .invalidHeader: return 2
+            default: return 1
+            }
         } catch {
             Terminal.error("sluice: upload failed: \(error)")
             return 1

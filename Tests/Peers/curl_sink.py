@@ -11,17 +11,27 @@ and the request headers (names lowercased). Paths:
   /auth               401 Basic until the request carries user:secret, then as /sink
   /early413           refuse at `Expect: 100-continue` (or before reading) with 413, close
   /slow               read the body, wait 30 s before answering (for stall and cancel tests)
+  /large?bytes=N&seed=S  read the body, answer 200 with N pseudo-random bytes (Python's
+                      random.Random(S)), their SHA-256 in X-Body-SHA256, sent in 1 MiB writes
+  /gather?n=N         read the body, answer once N /gather bodies have arrived (up to 20 s):
+                      proves N requests were in flight at once
+
+Each report also carries `peer`, the client's port: one port per connection.
 """
 import base64
 import hashlib
 import json
+import random
 import signal
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 EXPECTED_AUTH = "Basic " + base64.b64encode(b"user:secret").decode()
+GATHERED = threading.Condition()
+GATHER_COUNT = [0]
 
 
 class Sink(BaseHTTPRequestHandler):
@@ -86,8 +96,13 @@ class Sink(BaseHTTPRequestHandler):
             remaining -= len(data)
         return total
 
-    def answer(self, status, extra_headers=()):
+    def answer(self, status, extra_headers=(), gather=0):
         count, sha, chunked = self.read_body()
+        if gather:
+            with GATHERED:
+                GATHER_COUNT[0] += 1
+                GATHERED.notify_all()
+                GATHERED.wait_for(lambda: GATHER_COUNT[0] >= gather, timeout=20)
         report = {
             "method": self.command,
             "path": self.path,
@@ -95,6 +110,7 @@ class Sink(BaseHTTPRequestHandler):
             "sha256": sha,
             "chunked": chunked,
             "headers": {k.lower(): v for k, v in self.headers.items()},
+            "peer": self.client_address[1],
         }
         payload = (json.dumps(report) + "\n").encode()
         self.send_response(status)
@@ -105,6 +121,29 @@ class Sink(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(payload)
+
+    def large(self, count, seed):
+        self.read_body()
+        def blocks():
+            generator = random.Random(seed)
+            remaining = count
+            while remaining:
+                # Whole 1 MiB blocks, the last one cut: a shorter body is a prefix of a longer one.
+                block = generator.randbytes(1 << 20)[:remaining]
+                remaining -= len(block)
+                yield block
+
+        # Generated twice (hash first, then send) so the server's memory stays small.
+        digest = hashlib.sha256()
+        for block in blocks():
+            digest.update(block)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(count))
+        self.send_header("X-Body-SHA256", digest.hexdigest())
+        self.end_headers()
+        for block in blocks():
+            self.wfile.write(block)
 
     def route(self):
         try:
@@ -127,6 +166,10 @@ class Sink(BaseHTTPRequestHandler):
                 self.answer(200)
             else:
                 self.challenge()
+        elif parts.path == "/large":
+            self.large(int(query.get("bytes", ["0"])[0]), int(query.get("seed", ["0"])[0]))
+        elif parts.path == "/gather":
+            self.answer(200, gather=int(query.get("n", ["1"])[0]))
         elif parts.path == "/slow":
             self.read_body()
             time.sleep(30)
@@ -139,6 +182,7 @@ class Sink(BaseHTTPRequestHandler):
 def main():
     # A parent may hand down a mask that blocks SIGTERM (Foundation's Process does): undo it.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, signal.valid_signals())
+    ThreadingHTTPServer.request_queue_size = 256
     server = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)

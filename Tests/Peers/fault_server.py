@@ -21,6 +21,9 @@ is answered with `100 Continue` before the body is read (except where noted).
   /early-413          answer 413 right after the head, without reading the body or sending
                       100 Continue; then wait (up to 10 s) for the client to close
   /close-no-response  read the whole body, then close without answering
+  /early-200          read ~1 MiB (?after=BYTES) of the body, answer 200 JSON (the bytes read so
+                      far), then stop reading and wait (up to 10 s) for the client to close: a
+                      2xx before the whole body, which must never count as a success
   /slow               read the body 64 KiB (?chunk=) every 10 ms (?interval_ms=) through a
                       small receive buffer, then answer like /sink
   GET /requests       JSON list of every request seen so far (path, method, bytes, sha256,
@@ -282,6 +285,8 @@ class Handler(socketserver.StreamRequestHandler):
             body.drain()
             self.record(body, "closed without response")
             self.connection.shutdown(socket.SHUT_RDWR)
+        elif path == "/early-200":
+            self.early_200(body)
         elif path == "/slow":
             self.slow(body)
         else:
@@ -326,6 +331,15 @@ class Handler(socketserver.StreamRequestHandler):
     def early_413(self, body):
         self.record(body, "413 before the body", 413)
         self.send_json(413, "Payload Too Large", {"error": "too large"})
+        self.linger_until_client_closes()
+
+    def early_200(self, body):
+        after = int(self.param("after", str(1 << 20)))
+        self.send_continue()
+        while body.bytes < after and body.read(min(256 * 1024, max(1, after - body.bytes))):
+            pass
+        seq = self.record(body, "200 before the whole body", 200)
+        self.send_json(200, "OK", {"bytes": body.bytes, "complete": body.done, "seq": seq})
         self.linger_until_client_closes()
 
     def linger_until_client_closes(self, seconds=10):

@@ -1,6 +1,6 @@
 """DESIGN.md's fault table as runnable rows, shared by test_faults.py (which requires every row
-of the curl transport to pass) and scripts/fault_matrix.py (which prints the table for any
-transport, e.g. to show which rows URLSession fails).
+to pass with both transports) and scripts/fault_matrix.py (which prints the table and exits
+non-zero when a row fails).
 
 Each row is a function (base_url, transport, workdir) -> (ok, detail). "ok" means the outcome
 the table asks for: a full, identical body at the server, or a clear non-zero failure; never a
@@ -27,7 +27,7 @@ def reset_mid_body(url, transport, workdir):
     spec = "synthetic:64MiB:1"
     status, out, err = run("upload", spec, url + "/reset-mid-body", "--transport", transport, timeout=ROW_TIMEOUT)
     line = _fail_line(err)
-    ok = status != 0 and re.search(r"\(\d+ of 67108864 bytes sent\)", line) is not None
+    ok = status == 1 and re.search(r"\(\d+ of 67108864 bytes sent\)", line) is not None
     return ok, "exit %d: %s" % (status, line)
 
 
@@ -64,7 +64,7 @@ def auth_without_credentials(url, transport, workdir):
     except subprocess.TimeoutExpired:
         return False, "hung (no exit within 20 s)"
     line = _fail_line(err)
-    ok = status != 0 and "401" in line
+    ok = status == 1 and "401" in line
     return ok, "exit %d after %.1f s: %s" % (status, time.monotonic() - started, line)
 
 
@@ -78,14 +78,26 @@ def early_413(url, transport, workdir):
     line = _fail_line(err)
     sent = re.search(r"\((\d+) of", line)
     # Prompt, with the 413, and sending stopped long before 4 GiB.
-    ok = status != 0 and "413" in line and elapsed < 10 and (sent is None or int(sent.group(1)) < (1 << 30))
+    ok = status == 1 and "413" in line and elapsed < 10 and (sent is None or int(sent.group(1)) < (1 << 30))
     return ok, "exit %d after %.1f s: %s" % (status, elapsed, line)
 
 
 def close_without_response(url, transport, workdir):
     status, out, err = run("upload", "synthetic:8MiB", url + "/close-no-response", "--transport", transport, timeout=ROW_TIMEOUT)
     line = _fail_line(err)
-    return status != 0 and line.startswith("sluice:"), "exit %d: %s" % (status, line)
+    return status == 1 and line.startswith("sluice:"), "exit %d: %s" % (status, line)
+
+
+def early_200(url, transport, workdir):
+    """A 2xx answered after 1 MiB of a 64 MiB body: the upload must fail, never exit 0."""
+    started = time.monotonic()
+    try:
+        status, out, err = run("upload", "synthetic:64MiB:2", url + "/early-200", "--transport", transport, timeout=30)
+    except subprocess.TimeoutExpired:
+        return False, "hung (no exit within 30 s)"
+    line = _fail_line(err)
+    ok = status == 1 and line.startswith("sluice:") and re.search(r"\(\d+ of 67108864 bytes sent\)", line) is not None
+    return ok, "exit %d after %.1f s: %s" % (status, time.monotonic() - started, line)
 
 
 def _wait_for_socket(pid, timeout=10):
@@ -123,7 +135,7 @@ def source_shrinks(url, transport, workdir):
     finally:
         os.unlink(path)
     line = _fail_line(err.decode())
-    ok = proc.returncode != 0 and "source" in line and re.search(r"byte \d+", line) is not None
+    ok = proc.returncode == 1 and "source" in line and re.search(r"byte \d+", line) is not None
     return ok, "exit %d: %s" % (proc.returncode, line)
 
 
@@ -147,7 +159,7 @@ def producer_stall_then_sigint(url, transport, workdir):
             return False, "still running 10 s after SIGINT"
         elapsed = time.monotonic() - started
         line = _fail_line(err.decode())
-        return proc.returncode != 0 and elapsed < 2, "exit %d %.2f s after SIGINT: %s" % (proc.returncode, elapsed, line)
+        return proc.returncode == 130 and elapsed < 2, "exit %d %.2f s after SIGINT: %s" % (proc.returncode, elapsed, line)
     finally:
         os.close(write_end)
 
@@ -177,7 +189,7 @@ def stalled_server(url, transport, workdir):
         return False, "hung (no exit within 30 s)"
     elapsed = time.monotonic() - started
     line = _fail_line(err)
-    return status != 0 and "timed out" in line and elapsed < 15, "exit %d after %.1f s: %s" % (status, elapsed, line)
+    return status == 1 and "timed out" in line and elapsed < 15, "exit %d after %.1f s: %s" % (status, elapsed, line)
 
 
 ROWS = [
@@ -188,6 +200,7 @@ ROWS = [
     ("401 challenge, no credentials", auth_without_credentials),
     ("early 413 without reading", early_413),
     ("whole body read, closed with no response", close_without_response),
+    ("200 before the whole body was read", early_200),
     ("source shrinks mid-upload", source_shrinks),
     ("producer stalls; SIGINT", producer_stall_then_sigint),
     ("slow server", slow_server),

@@ -85,7 +85,7 @@ def test_custom_ca_uploads_over_http2_byte_exact(tls_nginx):
 def test_untrusted_certificate_is_one_clear_failure(tls_nginx, transport):
     url, _ = tls_nginx
     status, _, err = run("upload", "synthetic:1MiB", url + "/dav/untrusted.bin", "-X", "PUT", "--transport", transport, timeout=60)
-    assert status != 0
+    assert status == 1, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "TLS" in lines[0], err
 
@@ -100,4 +100,4 @@ def test_insecure_skips_verification(tls_nginx):
 def test_urlsession_refuses_tls_options_it_cannot_honour(tls_nginx):
     url, d = tls_nginx
     status, _, err = run("upload", "synthetic:1MiB", url + "/dav/x.bin", "--transport", "urlsession", "--cacert", d + "/ca.pem")
-    assert status != 0 and "need the curl transport" in err
+    assert status == 2 and "need the curl transport" in err, err

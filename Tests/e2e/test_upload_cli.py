@@ -101,32 +101,30 @@ def test_options_may_come_before_or_after_positionals(receiver):
 
 
 @pytest.mark.parametrize(
-    "args, fragment",
+    "args, fragment, code",
     [
-        (["upload", "/no/such/file", "URL"], "no such file"),
-        (["upload", "/tmp", "URL"], "is a directory"),
-        (["upload", "synthetic:12XB", "URL"], "invalid size"),
-        (["upload", "synthetic:1", "ftp://127.0.0.1/x"], "invalid URL"),
-        (["upload", "synthetic:1", "not a url"], "invalid URL"),
-        (["upload", "synthetic:1", "URL", "-H", "X-A: 1\r\nX-Injected: 2"], "CR, LF"),
-        (["upload", "synthetic:1", "URL", "-H", "Bad Name: 1"], "not a valid token"),
-        (["upload", "synthetic:1", "URL", "-H", "NoColon"], "no ':'"),
-        (["upload", "synthetic:1", "URL", "-X", "PU T"], "not a valid token"),
-        (["upload", "synthetic:1", "URL", "--transport", "carrier-pigeon"], "unknown transport"),
-        (["upload", "synthetic:1", "URL", "--buffer-size", "12"], "--buffer-size"),
-        (["upload", "synthetic:1", "URL", "--bogus"], "unknown option"),
-        (["upload", "synthetic:1"], "needs SOURCE and URL"),
-        (["frobnicate"], "unknown command"),
+        (["upload", "/no/such/file", "URL"], "no such file", 1),
+        (["upload", "/tmp", "URL"], "is a directory", 1),
+        (["upload", "synthetic:12XB", "URL"], "invalid size", 2),
+        (["upload", "synthetic:1", "ftp://127.0.0.1/x"], "invalid URL", 2),
+        (["upload", "synthetic:1", "not a url"], "invalid URL", 2),
+        (["upload", "synthetic:1", "URL", "-H", "X-A: 1\r\nX-Injected: 2"], "CR, LF", 2),
+        (["upload", "synthetic:1", "URL", "-H", "Bad Name: 1"], "not a valid token", 2),
+        (["upload", "synthetic:1", "URL", "-H", "NoColon"], "no ':'", 2),
+        (["upload", "synthetic:1", "URL", "-X", "PU T"], "method 'PU T' is not a valid token", 2),
+        (["upload", "synthetic:1", "URL", "--transport", "carrier-pigeon"], "unknown transport", 2),
+        (["upload", "synthetic:1", "URL", "--buffer-size", "12"], "--buffer-size", 2),
+        (["upload", "synthetic:1", "URL", "--bogus"], "unknown option", 2),
+        (["upload", "synthetic:1"], "needs SOURCE and URL", 2),
+        (["frobnicate"], "unknown command", 2),
     ],
 )
-def test_bad_input_gets_one_clear_line_and_a_nonzero_exit(receiver, args, fragment):
+def test_bad_input_gets_one_clear_line_and_the_documented_exit_code(receiver, args, fragment, code):
     args = [receiver + "x" if a == "URL" else a for a in args]
     status, out, err = run(*args, timeout=30)
-    assert status != 0
+    assert status == code, err
     lines = [line for line in err.splitlines() if line.strip()]
-    assert lines and fragment in lines[0], err
-    if args[0] == "upload":
-        assert len(lines) == 1, err
+    assert len(lines) == 1 and fragment in lines[0], err
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -138,7 +136,7 @@ def test_refused_connection_is_one_clear_line(transport):
     port = sock.getsockname()[1]
     sock.close()  # nothing listens there now
     status, _, err = run("upload", "synthetic:1MiB", "http://127.0.0.1:%d/x" % port, "--transport", transport, timeout=60)
-    assert status != 0
+    assert status == 1
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "connect" in lines[0], err
 

@@ -17,6 +17,11 @@ typedef int64_t sluice_curl_off_t;
 
 /* CURLcode values the transport maps to its errors. */
 #define SLUICE_CURLE_OK 0
+#define SLUICE_CURLE_FAILED_INIT 2
+#define SLUICE_CURLE_NOT_BUILT_IN 4
+#define SLUICE_CURLE_OUT_OF_MEMORY 27
+#define SLUICE_CURLE_BAD_FUNCTION_ARGUMENT 43
+#define SLUICE_CURLE_UNKNOWN_OPTION 48
 #define SLUICE_CURLE_UNSUPPORTED_PROTOCOL 1
 #define SLUICE_CURLE_URL_MALFORMAT 3
 #define SLUICE_CURLE_COULDNT_RESOLVE_PROXY 5
@@ -92,6 +97,7 @@ typedef int64_t sluice_curl_off_t;
 #define SLUICE_CURLINFO_RESPONSE_CODE 0x200002
 #define SLUICE_CURLINFO_OS_ERRNO 0x200019
 #define SLUICE_CURLINFO_SIZE_UPLOAD_T 0x600007
+#define SLUICE_CURLINFO_NUM_CONNECTS 0x20001A
 
 /* Option values. */
 #define SLUICE_CURL_GLOBAL_ALL 3
@@ -141,7 +147,13 @@ int sluice_curl_getinfo_long(CURL *easy, int info, long *value);
 int sluice_curl_getinfo_off_t(CURL *easy, int info, sluice_curl_off_t *value);
 int sluice_curl_getinfo_string(CURL *easy, int info, const char **value);
 
-/* Reads the multi handle's messages; returns 1 and the CURLcode when `easy` finished. */
-int sluice_curl_multi_done(CURLM *multi, CURL *easy, int *result);
+/* CURLMoption values and the multi calls the engine makes. */
+#define SLUICE_CURLMOPT_MAXCONNECTS 6
+int curl_multi_timeout(CURLM *multi, long *timeout_ms);
+int sluice_curl_multi_setopt_long(CURLM *multi, int option, long value);
+
+/* Reads the multi handle's next finished transfer: returns 1 with its easy handle and
+ * CURLcode, 0 when no transfer finished since the last call. */
+int sluice_curl_multi_next_done(CURLM *multi, CURL **easy, int *result);
 
 #endif

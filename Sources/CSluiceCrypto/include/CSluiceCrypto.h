@@ -1,6 +1,7 @@
 #ifndef CSLUICE_CRYPTO_H
 #define CSLUICE_CRYPTO_H
 #include <stddef.h>
+#include <stdint.h>
 
 /// An incremental digest over OpenSSL's EVP interface; NULL on allocation failure.
 /// `algorithm` is "SHA256" or "SHA1".
@@ -10,5 +11,21 @@ int sluice_digest_update(void *ctx, const void *bytes, size_t count);
 /// Writes the digest into `out` (at least 64 bytes); returns its length, or 0 on failure.
 int sluice_digest_final(void *ctx, unsigned char *out);
 void sluice_digest_free(void *ctx);
+
+/// HMAC-SHA256 of `bytes` under `key` into `out` (32 bytes); returns 32, or 0 on failure.
+int sluice_hmac_sha256(const void *key, size_t key_count, const void *bytes, size_t count, unsigned char *out);
+
+/// CRC-32C (Castagnoli) of `bytes`, continuing from `crc` (0 to start); the SSE4.2
+/// instruction where the CPU has it, slice-by-8 tables otherwise.
+uint32_t sluice_crc32c(uint32_t crc, const void *bytes, size_t count);
+/// CRC-32C by tables only (for cross-checks).
+uint32_t sluice_crc32c_software(uint32_t crc, const void *bytes, size_t count);
+/// 1 when `sluice_crc32c` uses the CPU instruction.
+int sluice_crc32c_is_hardware(void);
+/// CRC-32 (IEEE 802.3, as zlib's crc32) of `bytes`, continuing from `crc` (0 to start).
+uint32_t sluice_crc32(uint32_t crc, const void *bytes, size_t count);
+/// The CRC of A||B from crc(A), crc(B) and the length of B.
+uint32_t sluice_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
+uint32_t sluice_crc32_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
 
 #endif

@@ -70,7 +70,8 @@ struct CurlEasy {
 
     private func check(_ code: Int32, _ option: Int32) throws {
         guard code == SLUICE_CURLE_OK else {
-            throw UploadError(.transport, "libcurl rejected option \(option): \(String(cString: curl_easy_strerror(code)))")
+            throw UploadError(.transport, "libcurl rejected option \(option): \(String(cString: curl_easy_strerror(code)))",
+                              underlying: CurlError(code: code))
         }
     }
 }

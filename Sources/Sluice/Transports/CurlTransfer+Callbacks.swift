@@ -84,7 +84,7 @@ extension CurlTransfer {
         if line.hasPrefix("HTTP/") {
             // A new status line (100 Continue, a 401 before the auth round, the final answer).
             responseHeaders = []
-            responseBody = Data()
+            responseBody.begin(status: line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0)
         } else if let colon = line.firstIndex(of: ":"),
                   let header = try? HTTPHeader(name: String(line[..<colon]), value: String(line[line.index(after: colon)...])) {
             responseHeaders.append(header)
@@ -92,14 +92,17 @@ extension CurlTransfer {
         return count
     }
 
-    /// CURLOPT_WRITEFUNCTION: keeps up to `responseBodyLimit` bytes of the response body.
+    /// CURLOPT_WRITEFUNCTION: hands the response body to `responseBody` (kept or streamed);
+    /// a sink that throws aborts the transfer.
     func receiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let buffer, count > 0 else { return count }
-        let room = Self.responseBodyLimit - responseBody.count
-        if room > 0 {
-            responseBody.append(UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: min(room, count))
+        do {
+            try responseBody.receive(UnsafeRawBufferPointer(start: buffer, count: count))
+            return count
+        } catch {
+            failure = error as? UploadError ?? UploadError(.responseSinkFailed, "\(error)", underlying: error)
+            return 0
         }
-        return count
     }
 
     /// CURLOPT_XFERINFOFUNCTION: reports bytes sent and aborts when cancelled.

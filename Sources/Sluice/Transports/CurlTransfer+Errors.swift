@@ -18,8 +18,9 @@ extension CurlTransfer {
         let detail = errorText(code)
         let target = "\(url.host ?? "?"):\(url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80))"
         func make(_ kind: UploadError.Code, _ message: String) -> UploadError {
-            UploadError(kind, message, status: status, bytesSent: bytesSent, totalBytes: total)
+            UploadError(kind, message, status: status, bytesSent: bytesSent, totalBytes: total, underlying: CurlError(code: code))
         }
+        if CurlError(code: code).isTLS { return make(.tls, "TLS with \(target) failed: \(detail)") }
         switch code {
         case SLUICE_CURLE_COULDNT_CONNECT:
             if easy?.long(SLUICE_CURLINFO_OS_ERRNO) == Int(ECONNREFUSED) {
@@ -35,13 +36,15 @@ extension CurlTransfer {
         case SLUICE_CURLE_GOT_NOTHING:
             return make(.noResponse, "\(target) closed the connection without answering")
         case SLUICE_CURLE_OPERATION_TIMEDOUT:
+            if paused, case .pipe(let pipe) = reader, !pipe.isReadable {
+                // libcurl's stall clock ran while the transfer waited for the producer: the
+                // source, not the server, went quiet.
+                let seconds = max(1, Int(min(options.stallTimeout, 1e9).rounded(.up)))
+                return UploadError(
+                    .timedOut, "the source produced nothing for \(seconds) s (stall timeout; the server at \(target) was waiting)",
+                    status: status, bytesSent: bytesSent, totalBytes: total, underlying: CurlError(code: code))
+            }
             return make(.timedOut, "timed out talking to \(target): \(detail)")
-        case SLUICE_CURLE_SSL_CONNECT_ERROR, SLUICE_CURLE_SSL_ENGINE_NOTFOUND, SLUICE_CURLE_SSL_ENGINE_SETFAILED,
-             SLUICE_CURLE_SSL_CERTPROBLEM, SLUICE_CURLE_SSL_CIPHER, SLUICE_CURLE_PEER_FAILED_VERIFICATION,
-             SLUICE_CURLE_SSL_ENGINE_INITFAILED, SLUICE_CURLE_SSL_CACERT_BADFILE, SLUICE_CURLE_SSL_SHUTDOWN_FAILED,
-             SLUICE_CURLE_SSL_CRL_BADFILE, SLUICE_CURLE_SSL_ISSUER_ERROR, SLUICE_CURLE_SSL_PINNEDPUBKEYNOTMATCH,
-             SLUICE_CURLE_SSL_INVALIDCERTSTATUS, SLUICE_CURLE_SSL_CLIENTCERT:
-            return make(.tls, "TLS with \(target) failed: \(detail)")
         case SLUICE_CURLE_TOO_MANY_REDIRECTS:
             return make(.tooManyRedirects, "too many redirects: \(detail)")
         case SLUICE_CURLE_SEND_FAIL_REWIND:

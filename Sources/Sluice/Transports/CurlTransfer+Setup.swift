@@ -22,14 +22,10 @@ extension CurlTransfer {
     /// slower still: a buffer that stays in the CPU cache beats fewer, larger writes.
     static let uploadBufferLimit = 128 << 10
 
-    /// Configures the easy handle and the multi handle for the first attempt.
+    /// Configures the easy handle for the first attempt (the loop adds it to its multi handle).
     func configure() throws {
         let easy = try CurlEasy()
         self.easy = easy
-        guard let multi = curl_multi_init() else {
-            throw UploadError(.transport, "libcurl failed to create a multi handle")
-        }
-        publish(multi: multi)
         let context = Unmanaged.passUnretained(self).toOpaque()
 
         try easy.set(SLUICE_CURLOPT_URL, string: request.url.absoluteString)
@@ -37,9 +33,9 @@ extension CurlTransfer {
         try easy.set(SLUICE_CURLOPT_NOSIGNAL, true)
         try easy.set(SLUICE_CURLOPT_TCP_NODELAY, true)
         try easy.set(SLUICE_CURLOPT_HTTP_VERSION, Int(SLUICE_CURL_HTTP_VERSION_2TLS))
-        try easy.set(SLUICE_CURLOPT_CONNECTTIMEOUT_MS, Int((options.connectTimeout * 1000).rounded(.up)))
+        try easy.set(SLUICE_CURLOPT_CONNECTTIMEOUT_MS, UploadOptions.wholeUnits(options.connectTimeout, scale: 1000))
         try easy.set(SLUICE_CURLOPT_LOW_SPEED_LIMIT, 1)
-        try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, max(1, Int(options.stallTimeout.rounded(.up))))
+        try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, UploadOptions.wholeUnits(options.stallTimeout))
         try easy.set(SLUICE_CURLOPT_EXPECT_100_TIMEOUT_MS, Self.expectContinueTimeoutMilliseconds)
         try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, min(max(options.bufferSize, 16 << 10), Self.uploadBufferLimit))
         try easy.set(SLUICE_CURLOPT_BUFFERSIZE, 64 << 10)
@@ -57,11 +53,8 @@ extension CurlTransfer {
         }
 
         try setCallbacks(easy, context: context)
-        let chunked = try setMethodAndBody(easy, context: context)
+        chunked = try setMethodAndBody(easy, context: context)
         try setHeaders(easy, chunked: chunked)
-
-        let added = curl_multi_add_handle(multi, easy.handle)
-        guard added == 0 else { throw UploadError(.transport, "curl_multi_add_handle failed (CURLMcode \(added))") }
     }
 
     private func setCallbacks(_ easy: CurlEasy, context: UnsafeMutableRawPointer) throws {
@@ -130,11 +123,12 @@ extension CurlTransfer {
         pipe.start(producer)
     }
 
-    /// The caller's headers, minus framing headers: Sluice alone decides `Content-Length`
-    /// and `Transfer-Encoding`, so the two can never both be sent.
-    private func setHeaders(_ easy: CurlEasy, chunked: Bool) throws {
+    /// The caller's headers for the current `url`, minus framing headers: Sluice alone decides
+    /// `Content-Length` and `Transfer-Encoding`, so the two can never both be sent. Called
+    /// again for each redirect: credential headers follow `UploadRequest.headers(for:options:)`.
+    func setHeaders(_ easy: CurlEasy, chunked: Bool) throws {
         var lines: [String] = []
-        for header in request.headers {
+        for header in request.headers(for: url, options: options) {
             let name = header.name.lowercased()
             if name == "content-length" || name == "transfer-encoding" { continue }
             // "Name;" is libcurl's way to send a header with an empty value.
@@ -144,13 +138,17 @@ extension CurlTransfer {
         // choose it for an unknown length anyway). Over https HTTP/2 may be chosen, which has no
         // chunked framing; libcurl picks the right one there.
         if chunked, url.scheme?.lowercased() == "http" { lines.append("Transfer-Encoding: chunked") }
+        var list: OpaquePointer?
         for line in lines {
-            guard let list = curl_slist_append(headerList, line) else {
+            guard let longer = curl_slist_append(list, line) else {
+                if let list { curl_slist_free_all(list) }
                 throw UploadError(.transport, "libcurl could not allocate a header list")
             }
-            headerList = list
+            list = longer
         }
-        if let headerList { try easy.set(SLUICE_CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(headerList)) }
+        try easy.set(SLUICE_CURLOPT_HTTPHEADER, pointer: list.map(UnsafeRawPointer.init))
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = list
     }
 
     private func check(_ code: Int32) throws {

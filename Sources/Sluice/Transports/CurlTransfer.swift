@@ -2,20 +2,21 @@
 import CCurl
 import Foundation
 
-/// One upload over libcurl's multi interface, run on a thread of its own.
+/// One request on the transfer engine: an easy handle driven by a `CurlLoop`.
 ///
-/// The thread configures an easy handle, drives it with `curl_multi_perform` and
-/// `curl_multi_poll`, follows redirects itself (so it can replay the body from byte 0 or
-/// refuse to), tears everything down and resumes the caller's continuation exactly once.
+/// The loop configures the handle (`begin`), runs it with every other transfer on its multi
+/// handle, and calls `attemptEnded` when libcurl is done with an attempt: the transfer then
+/// follows a redirect itself (replaying the body from byte 0, or refusing to) or ends. The
+/// caller's continuation is resumed exactly once, in `complete`.
 ///
-/// - Important: `cancel()` may be called from any thread; it wakes the loop at once through
-///   `curl_multi_wakeup`, and the transfer ends with `UploadError.cancelled` within one loop
-///   turn (well under 100 ms). Memory: `options.bufferSize` for producer bodies, plus curl's
-///   upload buffer and a response body capped at `responseBodyLimit`.
+/// - Important: `cancel()` and the producer's wake may come from any thread; they poke the
+///   loop through `curl_multi_wakeup`, and the transfer ends with `UploadError.cancelled`
+///   within one loop turn. Memory: `options.bufferSize` for producer bodies, plus curl's
+///   upload buffer and the response body as `options.responseBody` keeps it.
 final class CurlTransfer: @unchecked Sendable {
-    // @unchecked: everything but `control` is touched only on the transfer's own thread
-    // (setup, libcurl's callbacks, teardown); `control` is behind a pthread lock (ConditionLock,
-    // which ThreadSanitizer can see, unlike Synchronization.Mutex on Linux).
+    // @unchecked: everything but `control` is touched only on the loop's thread (setup,
+    // libcurl's callbacks, teardown) or before the transfer reaches a loop; `control` is
+    // behind a pthread lock.
 
     /// Where the read callback takes the body from.
     enum Reader {
@@ -26,28 +27,21 @@ final class CurlTransfer: @unchecked Sendable {
 
     private struct Control {
         var cancelled = false
-        /// The multi handle while it may be woken; nil once teardown begins.
-        var multi: WakeHandle?
+        var loop: CurlLoop?
+        var continuation: CheckedContinuation<UploadResponse, any Error>?
+        var completed = false
     }
 
-    /// A multi handle that other threads may only wake.
-    private struct WakeHandle: @unchecked Sendable {
-        // @unchecked: the only call made through it is curl_multi_wakeup, which libcurl
-        // allows from any thread, and only while `control` says the handle is alive.
-        let multi: OpaquePointer
-    }
-
-    /// Response bodies beyond this many bytes are dropped (uploads get short answers).
-    static let responseBodyLimit = 16 << 20
-
+    let engine: TransferEngine
     let request: UploadRequest
     let body: UploadBody
     let options: UploadOptions
     let progress: @Sendable (Int64) -> Void
+    let origin: String
 
     private let control = ConditionLock(Control())
 
-    // Owned by the transfer's thread.
+    // Owned by the loop's thread.
     var easy: CurlEasy?
     var multi: OpaquePointer?
     var headerList: OpaquePointer?
@@ -60,66 +54,128 @@ final class CurlTransfer: @unchecked Sendable {
     /// Why a callback aborted the transfer.
     var failure: UploadError?
     var responseHeaders: [HTTPHeader] = []
-    var responseBody = Data()
+    let responseBody: ResponseBodyReceiver
+    /// The body goes chunked (set once by `configure`).
+    var chunked = false
     var lastReported: Int64 = -1
     /// The URL of the current attempt.
     var url: URL
+    var redirects = 0
+    /// Connections opened over all attempts (CURLINFO_NUM_CONNECTS).
+    var connectionsOpened = 0
 
-    init(request: UploadRequest, body: UploadBody, options: UploadOptions, progress: @escaping @Sendable (Int64) -> Void) {
+    init(engine: TransferEngine, request: UploadRequest, body: UploadBody, options: UploadOptions,
+         progress: @escaping @Sendable (Int64) -> Void) {
+        self.engine = engine
         self.request = request
         self.body = body
         self.options = options
         self.progress = progress
         self.url = request.url
+        responseBody = ResponseBodyReceiver(options.responseBody)
+        origin = TransferEngine.origin(of: request.url)
         errorBuffer = .allocate(capacity: Int(SLUICE_CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(SLUICE_CURL_ERROR_SIZE))
     }
 
-    /// Runs the transfer on a new thread and resumes `continuation` once, when it ends.
-    func start(_ continuation: CheckedContinuation<UploadResponse, any Error>) {
-        let thread = Thread { [self] in
-            let result = Result { () throws -> UploadResponse in
-                try configure()
-                return try perform()
-            }
-            teardown()
-            continuation.resume(with: result)
-        }
-        thread.name = "sluice-curl"
-        thread.start()
+    deinit { errorBuffer.deallocate() }
+
+    var easyHandle: OpaquePointer? { easy?.handle }
+
+    // MARK: Any thread
+
+    /// Keeps the continuation and hands the transfer to the engine.
+    func submit(_ continuation: CheckedContinuation<UploadResponse, any Error>) {
+        control.withLock { $0.continuation = continuation }
+        engine.enqueue(self)
+    }
+
+    /// Called by the engine, under its lock, when the transfer gets a loop.
+    func assign(_ loop: CurlLoop) {
+        control.withLock { $0.loop = loop }
     }
 
     /// Stops the transfer from any thread; returns at once.
     func cancel() {
-        control.withLock { control in
+        let loop = control.withLock { control -> CurlLoop? in
             control.cancelled = true
-            if let handle = control.multi { _ = curl_multi_wakeup(handle.multi) }
+            return control.loop
+        }
+        if let loop {
+            loop.poke(self)
+        } else if engine.dequeue(self) {
+            complete(.failure(cancelledError()))
+        } else if let loop = control.withLock({ $0.loop }) {
+            // It got a loop between the two looks.
+            loop.poke(self)
         }
     }
 
     /// Wakes the loop (the producer has bytes after a pause).
     func wakeUp() {
-        control.withLock { control in
-            if let handle = control.multi { _ = curl_multi_wakeup(handle.multi) }
-        }
+        if let loop = control.withLock({ $0.loop }) { loop.poke(self) }
     }
 
     var isCancelled: Bool { control.withLock { $0.cancelled } }
 
-    func publish(multi: OpaquePointer) {
-        self.multi = multi
-        let handle = WakeHandle(multi: multi)
-        control.withLock { $0.multi = handle }
+    /// Resumes the caller once and gives the slot back to the engine.
+    func complete(_ result: Result<UploadResponse, any Error>) {
+        let (continuation, loop) = control.withLock { control -> (CheckedContinuation<UploadResponse, any Error>?, CurlLoop?) in
+            guard !control.completed else { return (nil, nil) }
+            control.completed = true
+            defer { control.continuation = nil }
+            return (control.continuation, control.loop)
+        }
+        guard let continuation else { return }
+        if let loop {
+            var kept: String?
+            if case .success = result { kept = TransferEngine.origin(of: url) }
+            engine.finished(self, on: loop, keptConnection: kept, connectionsOpened: connectionsOpened)
+        }
+        continuation.resume(with: result)
     }
 
-    // MARK: The loop
+    // MARK: The loop's thread
 
-    /// Runs attempts until a final response: follows 301/302/307/308 with the body from byte 0.
-    private func perform() throws -> UploadResponse {
-        guard let easy else { throw UploadError(.transport, "libcurl handle missing") }
-        var redirects = 0
-        while true {
-            let code = try runAttempt(easy)
+    /// Configures the handle and adds it to `multi`; a result when the transfer ends at once.
+    func begin(on multi: OpaquePointer) -> Result<UploadResponse, any Error>? {
+        self.multi = multi
+        if isCancelled { return .failure(cancelledError()) }
+        do {
+            try configure()
+            guard let easy else { throw UploadError(.transport, "libcurl handle missing") }
+            let added = curl_multi_add_handle(multi, easy.handle)
+            guard added == 0 else { throw UploadError(.transport, "curl_multi_add_handle failed (CURLMcode \(added))") }
+            return nil
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The loop looked again: a cancellation ends the transfer; a producer with bytes unpauses it.
+    func poked() -> Result<UploadResponse, any Error>? {
+        if isCancelled { return .failure(cancelledError()) }
+        if paused, case .pipe(let pipe) = reader, pipe.isReadable, let easy {
+            paused = false
+            _ = curl_easy_pause(easy.handle, SLUICE_CURLPAUSE_CONT)
+        }
+        return nil
+    }
+
+    /// libcurl finished an attempt with `code`: follows a 301/302/307/308 with the body from
+    /// byte 0 (returns nil, the handle is on the multi again) or returns the final result.
+    func attemptEnded(_ code: Int32) -> Result<UploadResponse, any Error>? {
+        do {
+            guard let response = try finishAttempt(code) else { return nil }
+            return .success(response)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func finishAttempt(_ code: Int32) throws -> UploadResponse? {
+            guard let easy else { throw UploadError(.transport, "libcurl handle missing") }
+            connectionsOpened += easy.long(SLUICE_CURLINFO_NUM_CONNECTS)
             let sent = bytesSent
             guard code == SLUICE_CURLE_OK else { throw error(for: code, bytesSent: sent) }
             let status = easy.long(SLUICE_CURLINFO_RESPONSE_CODE)
@@ -134,34 +190,14 @@ final class CurlTransfer: @unchecked Sendable {
                 }
                 redirects += 1
                 try redirect(to: next, status: status)
-                continue
+                return nil
             }
             try verifyWholeBodySent(status: status, bytesSent: sent)
+            let received = try responseBody.finish()
             return UploadResponse(
-                status: status, headers: responseHeaders, body: responseBody, bytesSent: sent,
-                url: easy.string(SLUICE_CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? url)
-        }
-    }
-
-    /// Drives the multi handle until the current attempt ends; returns its CURLcode.
-    private func runAttempt(_ easy: CurlEasy) throws -> Int32 {
-        guard let multi else { throw UploadError(.transport, "libcurl multi handle missing") }
-        var running: Int32 = 0
-        while true {
-            if isCancelled { throw cancelledError() }
-            if paused, case .pipe(let pipe) = reader, pipe.isReadable {
-                paused = false
-                _ = curl_easy_pause(easy.handle, SLUICE_CURLPAUSE_CONT)
-            }
-            let status = curl_multi_perform(multi, &running)
-            guard status == 0 else {
-                throw UploadError(.transport, "curl_multi_perform failed (CURLMcode \(status))",
-                                  bytesSent: bytesSent, totalBytes: body.length.value)
-            }
-            var result: Int32 = 0
-            if sluice_curl_multi_done(multi, easy.handle, &result) == 1 { return result }
-            _ = curl_multi_poll(multi, nil, 0, 100, nil)
-        }
+                status: status, headers: responseHeaders, body: received.body, bytesSent: sent,
+                url: easy.string(SLUICE_CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? url,
+                bodyByteCount: received.byteCount, isBodyTruncated: received.isTruncated)
     }
 
     /// Prepares the next attempt at `next`, replaying the body from byte 0.
@@ -178,25 +214,19 @@ final class CurlTransfer: @unchecked Sendable {
                     status: status, bytesSent: bytesSent, totalBytes: body.length.value)
             }
         }
-        if !Self.sameOrigin(url, next) {
-            // Never hand credentials to another host.
-            try easy.set(SLUICE_CURLOPT_USERNAME, string: nil)
-            try easy.set(SLUICE_CURLOPT_PASSWORD, string: nil)
-        }
+        // Credentials (headers and the answer to a challenge) only where the policy allows.
+        let credentials = request.sendsCredentials(to: next, options: options) ? options.credentials : nil
+        try easy.set(SLUICE_CURLOPT_USERNAME, string: credentials?.user)
+        try easy.set(SLUICE_CURLOPT_PASSWORD, string: credentials?.password)
         position = 0
         paused = false
         lastReported = -1
         responseHeaders = []
-        responseBody = Data()
         url = next
+        try setHeaders(easy, chunked: chunked)
         try easy.set(SLUICE_CURLOPT_URL, string: next.absoluteString)
-        _ = curl_multi_add_handle(multi, easy.handle)
-    }
-
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func port(_ url: URL) -> Int { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
-        return a.scheme?.lowercased() == b.scheme?.lowercased()
-            && a.host?.lowercased() == b.host?.lowercased() && port(a) == port(b)
+        let added = curl_multi_add_handle(multi, easy.handle)
+        guard added == 0 else { throw UploadError(.transport, "curl_multi_add_handle failed (CURLMcode \(added))") }
     }
 
     /// A 2xx after a short body is never returned.
@@ -227,18 +257,18 @@ final class CurlTransfer: @unchecked Sendable {
         UploadError(.cancelled, "the upload was cancelled", bytesSent: bytesSent, totalBytes: body.length.value)
     }
 
-    /// Releases every libcurl resource; called once, on the transfer's thread.
-    private func teardown() {
-        control.withLock { $0.multi = nil }
+    /// Releases every libcurl resource; called once, on the loop's thread.
+    func teardown() {
         if let multi, let easy { _ = curl_multi_remove_handle(multi, easy.handle) }
         easy?.cleanup()
-        if let multi { _ = curl_multi_cleanup(multi) }
         if let headerList { curl_slist_free_all(headerList) }
-        if case .pipe(let pipe) = reader { pipe.cancel() }
+        if case .pipe(let pipe) = reader {
+            pipe.cancel()
+            pipe.join()
+        }
         easy = nil
         multi = nil
         headerList = nil
-        errorBuffer.deallocate()
     }
 }
 #endif

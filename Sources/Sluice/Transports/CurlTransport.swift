@@ -13,27 +13,55 @@
 ///   so an early 401, 413 or 307 stops the body before it is sent; a non-2xx answer during
 ///   the body stops sending at once.
 ///
-/// - Important: Each call runs on a thread of its own with libcurl's multi interface;
-///   cancelling the calling task stops it within one loop turn and throws `.cancelled`,
-///   without waiting for a producer blocked in a read.
+/// - Important: Requests run on a `TransferEngine` (the process's shared one unless given):
+///   a few loop threads that serve every request and keep connections open between them.
+///   Cancelling the calling task stops the request within one loop turn and throws
+///   `.cancelled`, without waiting for a producer blocked in a read.
 public struct CurlTransport: UploadTransport {
+    #if canImport(CCurl)
+    /// The engine that runs the requests.
+    public let engine: TransferEngine
+
+    /// Sends on the process's shared engine.
+    public init() { engine = .shared }
+
+    /// Sends on `engine`.
+    public init(engine: TransferEngine) { self.engine = engine }
+    #else
     public init() {}
+    #endif
 
     public func send(
         _ request: UploadRequest, body: UploadBody, options: UploadOptions,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> UploadResponse {
         #if canImport(CCurl)
-        let transfer = CurlTransfer(request: request, body: body, options: options, progress: progress)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                transfer.start(continuation)
-            }
-        } onCancel: {
-            transfer.cancel()
-        }
+        return try await engine.send(request, body: body, options: options, progress: progress)
         #else
         throw UploadError(.transport, "the curl transport needs libcurl (Linux only)")
         #endif
     }
+}
+
+/// The libcurl result code behind an `UploadError` (its `underlying` error), so callers can
+/// classify a failure by code rather than by its text.
+public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The `CURLcode`.
+    public let code: Int32
+
+    public init(code: Int32) { self.code = code }
+
+    /// Codes a new attempt can cure: the connection or the network, not the request or the
+    /// local setup. COULDNT_RESOLVE_PROXY 5, COULDNT_RESOLVE_HOST 6, COULDNT_CONNECT 7,
+    /// HTTP2 16, PARTIAL_FILE 18, OPERATION_TIMEDOUT 28, GOT_NOTHING 52, SEND_ERROR 55,
+    /// RECV_ERROR 56, HTTP2_STREAM 92.
+    public static let transientCodes: Set<Int32> = [5, 6, 7, 16, 18, 28, 52, 55, 56, 92]
+
+    /// TLS codes: SSL_CONNECT_ERROR 35, the SSL engine 53/54/66, certificate and cipher
+    /// problems 58/59/60/77/80/82/83/90/91/98.
+    public static let tlsCodes: Set<Int32> = [35, 53, 54, 58, 59, 60, 66, 77, 80, 82, 83, 90, 91, 98]
+
+    public var isTransient: Bool { Self.transientCodes.contains(code) }
+    public var isTLS: Bool { Self.tlsCodes.contains(code) }
+    public var description: String { "CURLcode \(code)" }
 }

@@ -11,7 +11,8 @@ import FoundationNetworking
 /// fresh stream from byte 0 (or one that fails, for a one-shot body), redirects are never
 /// followed by URLSession but re-sent here with a fresh stream (307/308 only; other 3xx are
 /// returned), 401 challenges complete the task and are answered here with Basic credentials
-/// and a replay, and a 2xx after a short body is an error.
+/// and a replay, and a 2xx after a short body is an error. Credentials go to another origin
+/// only as `UploadRequest.sendsCredentials(to:options:)` allows.
 ///
 /// - Important: Each `send` uses its own session, invalidated when it ends.
 public struct URLSessionTransport: UploadTransport {
@@ -30,6 +31,7 @@ public struct URLSessionTransport: UploadTransport {
         var redirects = 0
         var answeredChallenge = false
         var firstAttempt = true
+        let responseBody = ResponseBodyReceiver(options.responseBody)
         while true {
             if Task.isCancelled {
                 throw UploadError(.cancelled, "upload cancelled", bytesSent: 0, totalBytes: body.length.value)
@@ -39,8 +41,11 @@ public struct URLSessionTransport: UploadTransport {
                                   bytesSent: 0, totalBytes: body.length.value)
             }
             firstAttempt = false
+            responseBody.begin(status: 0)
+            let mayAuthenticate = request.sendsCredentials(to: url, options: options)
             let response = try await URLSessionAttempt(
-                url: url, request: request, authorization: authorization, body: body, options: options, progress: progress
+                url: url, request: request, authorization: mayAuthenticate ? authorization : nil, body: body,
+                options: options, responseBody: responseBody, progress: progress
             ).run()
             if response.status == 307 || response.status == 308, let location = response.header("Location") {
                 redirects += 1
@@ -53,13 +58,18 @@ public struct URLSessionTransport: UploadTransport {
                 url = next
                 continue
             }
-            if response.status == 401, let credentials = options.credentials, !answeredChallenge {
+            if response.status == 401, let credentials = options.credentials, !answeredChallenge, mayAuthenticate {
                 answeredChallenge = true
                 let token = Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
                 authorization = "Basic \(token)"
                 continue
             }
-            return response
+            let received = try responseBody.finish()
+            var final = response
+            final.body = received.body
+            final.bodyByteCount = received.byteCount
+            final.isBodyTruncated = received.isTruncated
+            return final
         }
     }
 }
@@ -72,13 +82,15 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     private let authorization: String?
     private let body: UploadBody
     private let options: UploadOptions
+    private let responseBody: ResponseBodyReceiver
     private let progress: @Sendable (Int64) -> Void
 
     private struct State {
         var source: InputStreamSource?
         var streamsHanded = 0
         var response: HTTPURLResponse?
-        var data = Data()
+        /// The response-body sink threw: the task was cancelled and this is the outcome.
+        var sinkFailure: UploadError?
         var continuation: CheckedContinuation<Void, Never>?
         var error: (any Error)?
         var completed = false
@@ -92,12 +104,13 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     private let state = ConditionLock(State())
 
     init(url: URL, request: UploadRequest, authorization: String?, body: UploadBody, options: UploadOptions,
-         progress: @escaping @Sendable (Int64) -> Void) {
+         responseBody: ResponseBodyReceiver, progress: @escaping @Sendable (Int64) -> Void) {
         self.url = url
         self.request = request
         self.authorization = authorization
         self.body = body
         self.options = options
+        self.responseBody = responseBody
         self.progress = progress
     }
 
@@ -105,15 +118,17 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method
         urlRequest.timeoutInterval = options.stallTimeout
-        for header in request.headers where header.name.lowercased() != "content-length" {
+        for header in request.headers(for: url, options: options) where header.name.lowercased() != "content-length" {
             urlRequest.addValue(header.value, forHTTPHeaderField: header.name)
         }
         if let authorization { urlRequest.setValue(authorization, forHTTPHeaderField: "Authorization") }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = options.stallTimeout
         configuration.urlCredentialStorage = nil
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
+        // Cookies only as the caller's own header, under the credential policy.
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        let queue = BoundedDelegateQueue(streaming: { if case .stream = options.responseBody { true } else { false } }())
         let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
         defer { session.finishTasksAndInvalidate() }
         let task = session.uploadTask(withStreamedRequest: urlRequest)
@@ -142,14 +157,19 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     }
 
     private func outcome() throws -> UploadResponse {
-        var (response, data, error, source, cancelled, notReplayable) = state.withLock {
-            ($0.response, $0.data, $0.error, $0.source, $0.cancelled, $0.notReplayable)
+        var (response, error, source, cancelled, notReplayable, sinkFailure) = state.withLock {
+            ($0.response, $0.error, $0.source, $0.cancelled, $0.notReplayable, $0.sinkFailure)
         }
         if state.withLock({ $0.challenged }), response?.statusCode == 401 {
             error = nil
         }
         let total = body.length.value
         let sent = source?.bytesRead ?? 0
+        if var sinkFailure {
+            sinkFailure.bytesSent = sent
+            sinkFailure.totalBytes = total
+            throw sinkFailure
+        }
         if cancelled {
             throw UploadError(.cancelled, "upload cancelled", bytesSent: sent, totalBytes: total)
         }
@@ -170,7 +190,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             guard let name = key as? String, let value = value as? String else { return nil }
             return try? HTTPHeader(name: name, value: value)
         }
-        let result = UploadResponse(status: response.statusCode, headers: headers, body: data, bytesSent: sent, url: response.url ?? url)
+        let result = UploadResponse(status: response.statusCode, headers: headers, body: Data(), bytesSent: sent, url: response.url ?? url)
         if result.isSuccess {
             // Never a 2xx after a short body.
             let complete: Bool
@@ -285,12 +305,20 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
         state.withLock { $0.response = response as? HTTPURLResponse }
+        responseBody.begin(status: (response as? HTTPURLResponse)?.statusCode ?? 0)
         completionHandler(.allow)
     }
 
+    /// Runs on the serial delegate queue, as `ResponseBodyReceiver` requires.
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        state.withLock { state in
-            if state.data.count < 16 << 20 { state.data.append(data) }
+        guard state.withLock({ $0.sinkFailure == nil }) else { return }
+        do {
+            try data.withUnsafeBytes { try responseBody.receive($0) }
+        } catch {
+            let failure = error as? UploadError ?? UploadError(.responseSinkFailed, "\(error)", underlying: error)
+            state.withLock { $0.sinkFailure = failure }
+            // Off the delegate queue: URLSession's work queue may be waiting for it (BoundedDelegateQueue).
+            DispatchQueue.global().async { dataTask.cancel() }
         }
     }
 
@@ -313,3 +341,37 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     }
 }
 
+
+/// URLSession's serial delegate queue; when the response body is streamed, at most
+/// `limit` callbacks wait in it.
+///
+/// URLSession on Linux hands each piece of a response body to the delegate queue without
+/// waiting, so a sink slower than the network (a slow stdout) would queue the whole body in
+/// memory. Here the session's work queue waits in `addOperation` until a callback finishes:
+/// memory stays at about `limit` pieces (libcurl hands at most 16 KiB each by default).
+///
+/// - Important: While it waits, URLSession's work queue (on Linux shared with every session of
+///   the process) waits too: a slow sink slows every URLSession task. No callback on this
+///   queue may wait for URLSession (cancel from another queue).
+private final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
+    // @unchecked: OperationQueue is thread-safe; `slots` is a semaphore.
+    private let slots: DispatchSemaphore?
+
+    init(streaming: Bool, limit: Int = 32) {
+        slots = streaming ? DispatchSemaphore(value: limit) : nil
+        super.init()
+        maxConcurrentOperationCount = 1
+    }
+
+    override func addOperation(_ block: @escaping @Sendable () -> Void) {
+        guard let slots else {
+            super.addOperation(block)
+            return
+        }
+        slots.wait()
+        super.addOperation {
+            block()
+            slots.signal()
+        }
+    }
+}

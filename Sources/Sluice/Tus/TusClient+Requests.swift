@@ -139,8 +139,14 @@ struct TusTransientStatus: Error {
 }
 
 extension UploadError {
-    /// Failures a retry can cure: the connection, not the request.
+    /// Failures a retry can cure: the connection, not the request. A `.transport` failure
+    /// counts only when libcurl's code says so (`CurlError.isTransient`); an option libcurl
+    /// rejects or a TLS failure is not retried.
     var isTransient: Bool {
-        [.connectionFailed, .connectionReset, .noResponse, .timedOut, .transport].contains(code)
+        switch code {
+        case .connectionFailed, .connectionReset, .noResponse, .timedOut: return true
+        case .transport: return (underlying as? CurlError)?.isTransient ?? false
+        default: return false
+        }
     }
 }

@@ -7,7 +7,7 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
             case invalidURL, invalidHeader, invalidOption
             case connectionFailed, connectionReset, noResponse, timedOut
             case httpStatus, sourceFailed, notReplayable, cancelled
-            case tooManyRedirects, tls, transport, protocolViolation
+            case tooManyRedirects, tls, transport, protocolViolation, responseSinkFailed
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -42,6 +42,8 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
         public static let transport = Code(.transport)
         /// The server broke the protocol (tus or HTTP).
         public static let protocolViolation = Code(.protocolViolation)
+        /// The response body's sink (`ResponseBodyHandling.stream`) threw; `underlying` is its error.
+        public static let responseSinkFailed = Code(.responseSinkFailed)
 
         public var description: String { base.rawValue }
     }

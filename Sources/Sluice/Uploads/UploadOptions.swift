@@ -8,6 +8,15 @@ public struct UploadOptions: Sendable {
     public var credentials: Credentials?
     /// Follow 301/302/303/307/308 up to this many times (307/308 replay the body).
     public var maximumRedirects = 10
+    /// Keep sending credentials after a redirect to another origin (scheme, host or port).
+    ///
+    /// Off by default: the caller's `Authorization`, `Cookie` and `Proxy-Authorization`
+    /// headers and `credentials` go only to the origin of the request's URL, as libcurl does
+    /// since 7.83. Turn it on only when every host in the redirect chain is trusted.
+    public var keepsCredentialsAcrossOrigins = false
+    /// What happens to response bodies: kept up to a limit (the default, 16 MiB) or streamed
+    /// to a sink as they arrive.
+    public var responseBody = ResponseBodyHandling.collect(limit: ResponseBodyHandling.defaultLimit)
     /// Fail when no byte moves for this long, in seconds.
     public var stallTimeout: Double = 60
     /// Fail when a connection takes longer than this, in seconds.

@@ -5,11 +5,17 @@ public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
     public let name: String
     public let value: String
 
+    /// RFC 9110 `tchar`: what header names and methods are made of.
+    static let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
+
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { tokenCharacters.contains($0) }
+    }
+
     /// - Throws: `UploadError.invalidHeader` when the name is not an RFC 9110 token or the
     ///   value holds CR, LF or NUL.
     public init(name: String, value: String) throws {
-        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
-        guard !name.isEmpty, name.utf8.allSatisfy({ tokenCharacters.contains($0) }) else {
+        guard Self.isToken(name) else {
             throw UploadError.invalidHeader("header name '\(name.debugDescription.dropFirst().dropLast())' is not a valid token")
         }
         guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
@@ -38,21 +44,32 @@ public struct UploadRequest: Sendable {
     public var method: String
     public var headers: [HTTPHeader]
 
-    /// - Throws: `UploadError.invalidURL` unless the URL is http or https with a host;
-    ///   `UploadError.invalidHeader` for a method that is not a token.
+    /// - Throws: `UploadError.invalidURL` unless the URL is http or https with a host and a
+    ///   port from 1 to 65535; `UploadError.invalidOption` for a method that is not a token.
     public init(url: URL, method: String = "POST", headers: [HTTPHeader] = []) throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = url.host, !host.isEmpty else {
             throw UploadError.invalidURL(url.absoluteString)
         }
-        _ = try HTTPHeader(name: method, value: "")
+        if let port = url.port, !(1...65535).contains(port) {
+            throw UploadError(.invalidURL, "invalid URL '\(url.absoluteString)': port \(port) is not from 1 to 65535")
+        }
+        guard HTTPHeader.isToken(method) else {
+            throw UploadError(.invalidOption, "method '\(method.debugDescription.dropFirst().dropLast())' is not a valid token (RFC 9110: letters, digits and !#$%&'*+-.^_`|~)")
+        }
         self.url = url
         self.method = method
         self.headers = headers
     }
 
     /// Parses a URL string as given on a command line.
+    ///
+    /// - Throws: `UploadError.invalidURL` also for a space or a control character (CR, LF,
+    ///   NUL ...) anywhere in `string`: they must be percent-encoded, never sent or fixed up.
     public init(url string: String, method: String = "POST", headers: [HTTPHeader] = []) throws {
+        if string.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            throw UploadError(.invalidURL, "invalid URL \(string.debugDescription): it holds a space or a control character (percent-encode it)")
+        }
         guard let url = URL(string: string) else { throw UploadError.invalidURL(string) }
         try self.init(url: url, method: method, headers: headers)
     }
@@ -67,18 +84,27 @@ public struct UploadRequest: Sendable {
 public struct UploadResponse: Sendable {
     public var status: Int
     public var headers: [HTTPHeader]
+    /// The response body as kept by `UploadOptions.responseBody`: empty when it was streamed,
+    /// at most the limit when collected (see `isBodyTruncated`).
     public var body: Data
     /// Body bytes sent in the request that got this response.
     public var bytesSent: Int64
     /// The URL that answered, after redirects.
     public var url: URL
+    /// Bytes of response body the server sent, whether kept, streamed or dropped.
+    public var bodyByteCount: Int64
+    /// The body was longer than the collect limit: `body` holds only its first bytes.
+    public var isBodyTruncated: Bool
 
-    public init(status: Int, headers: [HTTPHeader], body: Data, bytesSent: Int64, url: URL) {
+    public init(status: Int, headers: [HTTPHeader], body: Data, bytesSent: Int64, url: URL,
+                bodyByteCount: Int64? = nil, isBodyTruncated: Bool = false) {
         self.status = status
         self.headers = headers
         self.body = body
         self.bytesSent = bytesSent
         self.url = url
+        self.bodyByteCount = bodyByteCount ?? Int64(body.count)
+        self.isBodyTruncated = isBodyTruncated
     }
 
     /// The first value of header `name`, compared case-insensitively.

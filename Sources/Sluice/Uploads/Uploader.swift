@@ -49,6 +49,9 @@ public struct Uploader: Sendable {
         progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> UploadResponse {
         try options.validate()
+        if request.method == "HEAD", body.length != .known(0) {
+            throw UploadError(.invalidOption, "a HEAD request cannot carry a body (\(body.length) bytes given)")
+        }
         let meter = ProgressMeter(total: body.length.value, interval: options.progressInterval, report: progress)
         let response = try await transport.send(request, body: body, options: options) { sent in
             meter.update(sent)
@@ -74,12 +77,35 @@ public struct Uploader: Sendable {
 }
 
 extension UploadOptions {
-    func validate() throws {
+    /// The longest timeout accepted, in seconds: 365 days.
+    public static let maximumTimeout: Double = 31_536_000
+
+    /// Checks every option's range.
+    ///
+    /// - Throws: `UploadError.invalidOption` naming the option and its range.
+    public func validate() throws {
         guard bufferSize >= 1024, bufferSize <= 512 << 20 else {
             throw UploadError(.invalidOption, "buffer size \(bufferSize) is outside 1024 ... \(512 << 20) bytes")
         }
         guard maximumRedirects >= 0 else { throw UploadError(.invalidOption, "maximum redirects must not be negative") }
-        guard stallTimeout > 0, connectTimeout > 0 else { throw UploadError(.invalidOption, "timeouts must be positive") }
+        for (name, seconds) in [("stall timeout", stallTimeout), ("connect timeout", connectTimeout)] {
+            guard seconds.isFinite, seconds > 0, seconds <= Self.maximumTimeout else {
+                throw UploadError(.invalidOption, "\(name) \(seconds) is outside 0 < seconds <= \(Int(Self.maximumTimeout)) (365 days)")
+            }
+        }
+        guard progressInterval.isFinite, progressInterval >= 0 else {
+            throw UploadError(.invalidOption, "progress interval \(progressInterval) must be a finite number of seconds, 0 or more")
+        }
+        if case .collect(let limit) = responseBody, limit < 0 {
+            throw UploadError(.invalidOption, "response body limit \(limit) must not be negative")
+        }
+    }
+
+    /// `seconds` as whole units of `1 / scale` s, rounded up, within 1 ... `maximumTimeout`:
+    /// never traps, whatever the Double (a transport may be called without `validate`).
+    static func wholeUnits(_ seconds: Double, scale: Double = 1) -> Int {
+        let bounded = seconds.isNaN ? maximumTimeout : min(max(seconds, 0), maximumTimeout)
+        return max(1, Int((bounded * scale).rounded(.up)))
     }
 }
 

@@ -17,6 +17,8 @@ final class CurlSink {
         var sha256: String
         var chunked: Bool
         var headers: [String: String]
+        /// The client's port: one per connection.
+        var peer: Int?
     }
 
     init() throws {

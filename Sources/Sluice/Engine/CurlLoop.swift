@@ -1,0 +1,138 @@
+#if canImport(CCurl)
+import CCurl
+import Foundation
+
+/// One event loop of the transfer engine: a thread and a libcurl multi handle that drive any
+/// number of transfers at once, and keep their connections for the next request.
+///
+/// The thread sleeps in `curl_multi_poll` for as long as `curl_multi_timeout` allows; new
+/// transfers, cancellations and producers that have bytes again wake it with
+/// `curl_multi_wakeup`. There is no polling timer.
+///
+/// - Important: `start` and `poke` may be called from any thread and return at once. Every
+///   libcurl call on `multi` but `curl_multi_wakeup` happens on the loop's thread.
+final class CurlLoop: @unchecked Sendable {
+    // @unchecked: `attached` is touched only on the loop's thread; `inbox` is behind a lock;
+    // `multi` is used from other threads only through curl_multi_wakeup, which libcurl allows
+    // from any thread, and the handle lives until `stop()` has joined the thread.
+
+    private struct Inbox {
+        var started: [CurlTransfer] = []
+        var poked: [CurlTransfer] = []
+        var stopping = false
+    }
+
+    let index: Int
+    private let multi: OpaquePointer
+    private let inbox = ConditionLock(Inbox())
+    private let stopped = DispatchSemaphore(value: 0)
+    /// The transfers on the multi handle, by easy handle (loop thread only).
+    private var attached: [OpaquePointer: CurlTransfer] = [:]
+
+    init(index: Int) throws {
+        guard curlGlobalInitialization == SLUICE_CURLE_OK else {
+            throw UploadError(.transport, "libcurl failed to initialize (curl_global_init: \(curlGlobalInitialization))")
+        }
+        guard let multi = curl_multi_init() else {
+            throw UploadError(.transport, "libcurl failed to create a multi handle")
+        }
+        self.index = index
+        self.multi = multi
+        // Keep enough idle connections for a full set of parallel parts per host.
+        _ = sluice_curl_multi_setopt_long(multi, SLUICE_CURLMOPT_MAXCONNECTS, 64)
+        let thread = Thread { [self] in
+            // The OS name (Foundation sets only its own): ps, top and the thread tests see it.
+            nameCurrentThread("sluice-loop-\(index)")
+            run()
+            stopped.signal()
+        }
+        thread.name = "sluice-loop-\(index)"
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Hands a transfer to the loop; it is configured and added on the loop's thread.
+    func start(_ transfer: CurlTransfer) {
+        inbox.withLock { $0.started.append(transfer) }
+        _ = curl_multi_wakeup(multi)
+    }
+
+    /// Asks the loop to look at a transfer again: it was cancelled, or its producer has bytes.
+    func poke(_ transfer: CurlTransfer) {
+        inbox.withLock { $0.poked.append(transfer) }
+        _ = curl_multi_wakeup(multi)
+    }
+
+    /// Cancels every transfer on the loop, ends its thread and frees the multi handle.
+    func stop() {
+        inbox.withLock { $0.stopping = true }
+        _ = curl_multi_wakeup(multi)
+        stopped.wait()
+        _ = curl_multi_cleanup(multi)
+    }
+
+    private func run() {
+        var running: Int32 = 0
+        while true {
+            let (started, poked, stopping) = inbox.withLock { inbox in
+                defer {
+                    inbox.started = []
+                    inbox.poked = []
+                }
+                return (inbox.started, inbox.poked, inbox.stopping)
+            }
+            for transfer in started {
+                if let result = transfer.begin(on: multi) {
+                    transfer.teardown()
+                    transfer.complete(result)
+                } else if let easy = transfer.easyHandle {
+                    attached[easy] = transfer
+                }
+            }
+            for transfer in poked {
+                guard let easy = transfer.easyHandle, attached[easy] === transfer else { continue }
+                if let result = transfer.poked() { detach(easy, transfer, result) }
+            }
+            if stopping {
+                for (easy, transfer) in attached { detach(easy, transfer, .failure(transfer.cancelledError())) }
+                return
+            }
+
+            let status = curl_multi_perform(multi, &running)
+            if status != 0 {
+                for (easy, transfer) in attached {
+                    detach(easy, transfer, .failure(UploadError(.transport, "curl_multi_perform failed (CURLMcode \(status))")))
+                }
+            }
+            var easy: OpaquePointer?
+            var code: Int32 = 0
+            while sluice_curl_multi_next_done(multi, &easy, &code) == 1 {
+                guard let done = easy, let transfer = attached[done] else { continue }
+                if let result = transfer.attemptEnded(code) { detach(done, transfer, result) }
+            }
+
+            var timeout: CLong = -1
+            _ = curl_multi_timeout(multi, &timeout)
+            // -1: libcurl has no timer running; sleep until a socket or a wakeup says otherwise.
+            let wait = timeout < 0 ? Int32.max : Int32(clamping: timeout)
+            if wait > 0 { _ = curl_multi_poll(multi, nil, 0, wait, nil) }
+        }
+    }
+
+    private func detach(_ easy: OpaquePointer, _ transfer: CurlTransfer, _ result: Result<UploadResponse, any Error>) {
+        attached[easy] = nil
+        transfer.teardown()
+        transfer.complete(result)
+    }
+}
+
+/// Sets the calling thread's OS name (at most 15 bytes), as `ps -L`, `top -H` and
+/// /proc/self/task/*/comm show it; Foundation's `Thread.name` does not on Linux.
+func nameCurrentThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+}
+#endif

@@ -1,0 +1,29 @@
+/// The chained signatures of an aws-chunked body: each chunk's signature covers the previous
+/// one and the chunk's SHA-256, starting from the request's (seed) signature.
+public struct AWSChunkSigner: Sendable, Equatable {
+    let signingKey: [UInt8]
+    let amzDate: String
+    let scope: String
+    /// The request's signature, which the first chunk's chains from.
+    public let seedSignature: String
+
+    /// The chunk signer for a request signed by `signer` as `signature`.
+    public init(signer: SigV4Signer, signature: SigV4Signature) {
+        signingKey = signer.signingKey(signature.timestamp)
+        amzDate = signature.timestamp.amzDate
+        scope = signature.scope
+        seedSignature = signature.signature
+    }
+
+    /// The signature of a chunk whose data has SHA-256 `dataHash` (raw bytes).
+    public func chunkSignature(previous: String, dataHash: [UInt8]) -> String {
+        let stringToSign = "AWS4-HMAC-SHA256-PAYLOAD\n\(amzDate)\n\(scope)\n\(previous)\n\(SigV4Payload.emptySHA256)\n\(dataHash.hexString)"
+        return SigningCrypto.hmacSHA256(key: signingKey, stringToSign).hexString
+    }
+
+    /// The signature of the trailer lines (each `name:value\n`), chained from the final chunk's.
+    public func trailerSignature(previous: String, trailer: String) -> String {
+        let stringToSign = "AWS4-HMAC-SHA256-TRAILER\n\(amzDate)\n\(scope)\n\(previous)\n\(SigningCrypto.sha256Hex(trailer))"
+        return SigningCrypto.hmacSHA256(key: signingKey, stringToSign).hexString
+    }
+}

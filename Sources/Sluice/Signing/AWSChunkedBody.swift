@@ -1,0 +1,204 @@
+import Synchronization
+
+/// A body encoded as `aws-chunked` on the fly: a random-access `ByteSource` whose bytes are the
+/// encoding of another source, chunk signatures and trailer checksum computed as it is read.
+///
+/// Reading in order costs one pass over the source: each chunk is read once into a
+/// `chunkSize` buffer, hashed (SHA-256 for the signature, the trailer checksum) and served from
+/// there. A read that goes back to an earlier chunk (a replay from byte 0, a redirect) starts
+/// the signature chain again from the first chunk; the bytes come out the same.
+///
+/// - Important: Memory: one `chunkSize` buffer. Reads may come from any thread; they are
+///   serialised (the chain is sequential).
+public final class AWSChunkedBody: ByteSource {
+    public let source: any ByteSource
+    public let encoding: AWSChunkedEncoding
+    let signer: AWSChunkSigner?
+    private let cursor: Mutex<AWSChunkedCursor>
+
+    /// - Parameters:
+    ///   - source: The decoded bytes; its length must be `encoding.decodedLength`.
+    ///   - encoding: Mode, chunk size, trailer.
+    ///   - signer: The chunk signer from the request's signature; required for signed modes.
+    /// - Throws: `SigV4Error.invalidPayload` when the lengths differ or a signed mode has no signer.
+    public init(_ source: any ByteSource, encoding: AWSChunkedEncoding, signer: AWSChunkSigner?) throws {
+        guard source.length == encoding.decodedLength else {
+            throw SigV4Error(.invalidPayload, "the source holds \(source.length) bytes, the encoding says \(encoding.decodedLength)")
+        }
+        guard !encoding.isSigned || signer != nil else {
+            throw SigV4Error(.invalidPayload, "signed aws-chunked needs the request's signature")
+        }
+        self.source = source
+        self.encoding = encoding
+        self.signer = signer
+        cursor = Mutex(AWSChunkedCursor(encoding: encoding, seed: signer?.seedSignature ?? ""))
+    }
+
+    public var length: Int64 { encoding.encodedLength }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        guard offset >= 0, offset <= length else {
+            throw ByteSourceError.offsetOutOfRange(offset: offset, length: length)
+        }
+        guard !buffer.isEmpty, offset < length else { return 0 }
+        return try cursor.withLock { cursor in
+            var written = 0
+            var position = offset
+            while written < buffer.count, position < length {
+                let (index, start) = section(containing: position)
+                try cursor.load(index, from: source, signer: signer)
+                let count = cursor.copy(from: Int(position - start), into: UnsafeMutableRawBufferPointer(rebasing: buffer[written...]))
+                written += count
+                position += Int64(count)
+            }
+            return written
+        }
+    }
+
+    /// The trailer's checksum of the whole source (reading it to the end first if the encoded
+    /// body has not been read that far); nil without a trailer.
+    ///
+    /// - Throws: The source's error.
+    public func trailerChecksum() throws -> Checksum? {
+        guard encoding.trailer != nil else { return nil }
+        return try cursor.withLock { cursor in
+            try cursor.load(encoding.dataChunkCount, from: source, signer: signer)
+            return cursor.finalChecksum
+        }
+    }
+
+    /// How many times the signature chain was started from the first chunk (1 after any
+    /// number of in-order reads; one more for each read that went backwards).
+    public var passCount: Int { cursor.withLock { $0.passCount } }
+
+    /// Source bytes read and hashed so far, over all passes.
+    public var bytesHashed: Int64 { cursor.withLock { $0.bytesHashed } }
+
+    /// The section (data chunk index, or `dataChunkCount` for the final one) holding encoded
+    /// offset `position`, and where that section starts.
+    func section(containing position: Int64) -> (index: Int64, start: Int64) {
+        let full = encoding.decodedLength / Int64(encoding.chunkSize)
+        let fullLength = encoding.encodedChunkLength(encoding.chunkSize)
+        if position < full * fullLength { return (position / fullLength, position / fullLength * fullLength) }
+        let finalStart = encoding.encodedLength - encoding.finalSectionLength
+        if position < finalStart { return (full, full * fullLength) }
+        return (encoding.dataChunkCount, finalStart)
+    }
+}
+
+/// The chain state of an `AWSChunkedBody`: chunks hashed so far, the last signature, the
+/// running checksum, and the one section held in memory.
+// @unchecked Sendable: only ever touched inside AWSChunkedBody's mutex.
+final class AWSChunkedCursor: @unchecked Sendable {
+    let encoding: AWSChunkedEncoding
+    let seed: String
+    let buffer: UnsafeMutableRawBufferPointer
+    /// Chunks `0 ..< nextChunk` are in the chain.
+    var nextChunk: Int64 = 0
+    var previousSignature: String
+    var checksum: ChecksumHasher?
+    /// The section held: its header line (or the whole final section) and data bytes in `buffer`.
+    var loadedIndex: Int64 = -1
+    var head: [UInt8] = []
+    var dataCount = 0
+    var finalChecksum: Checksum?
+    var passCount = 0
+    var bytesHashed: Int64 = 0
+
+    init(encoding: AWSChunkedEncoding, seed: String) {
+        self.encoding = encoding
+        self.seed = seed
+        previousSignature = seed
+        buffer = .allocate(byteCount: Int(min(Int64(encoding.chunkSize), max(encoding.decodedLength, 1))), alignment: 64)
+    }
+
+    deinit { buffer.deallocate() }
+
+    private func restart() {
+        nextChunk = 0
+        previousSignature = seed
+        checksum = encoding.trailer.map(ChecksumHasher.init)
+        loadedIndex = -1
+        finalChecksum = nil
+        passCount += 1
+    }
+
+    /// Makes section `index` the one held, running the chain up to it.
+    func load(_ index: Int64, from source: any ByteSource, signer: AWSChunkSigner?) throws {
+        if index == loadedIndex { return }
+        if passCount == 0 || index < nextChunk { restart() }
+        while nextChunk < index { try advance(source, signer) }
+        if index < encoding.dataChunkCount {
+            try advance(source, signer)
+        } else {
+            loadFinal(signer)
+        }
+        loadedIndex = index
+    }
+
+    /// Reads, hashes and signs chunk `nextChunk` into `buffer` and `head`.
+    private func advance(_ source: any ByteSource, _ signer: AWSChunkSigner?) throws {
+        let start = nextChunk * Int64(encoding.chunkSize)
+        let size = Int(min(Int64(encoding.chunkSize), encoding.decodedLength - start))
+        let data = UnsafeMutableRawBufferPointer(rebasing: buffer[..<size])
+        loadedIndex = -1
+        let count = try source.readFully(into: data, at: start)
+        guard count == size else { throw ByteSourceError.endedEarly(offset: start + Int64(count), expected: encoding.decodedLength) }
+        var line = String(size, radix: 16)
+        if let signer {
+            previousSignature = signer.chunkSignature(previous: previousSignature, dataHash: SigningCrypto.sha256(UnsafeRawBufferPointer(data)))
+            line += ";chunk-signature=" + previousSignature
+        }
+        checksum?.update(UnsafeRawBufferPointer(data))
+        head = Array((line + "\r\n").utf8)
+        dataCount = size
+        bytesHashed += Int64(size)
+        nextChunk += 1
+        loadedIndex = nextChunk - 1
+    }
+
+    /// The final empty chunk, trailer and closing CRLF, once every data chunk is in the chain.
+    private func loadFinal(_ signer: AWSChunkSigner?) {
+        var text: String
+        var finalSignature = ""
+        if let signer {
+            finalSignature = signer.chunkSignature(previous: previousSignature, dataHash: [UInt8]().withUnsafeBytes { SigningCrypto.sha256($0) })
+            text = "0;chunk-signature=\(finalSignature)\r\n"
+        } else {
+            text = "0\r\n"
+        }
+        if let checksum {
+            let value = checksum.finalize()
+            finalChecksum = value
+            let line = "\(value.algorithm.headerName):\(value.base64)"
+            text += line + "\r\n"
+            if let signer {
+                text += "x-amz-trailer-signature:\(signer.trailerSignature(previous: finalSignature, trailer: line + "\n"))\r\n"
+            }
+        }
+        text += "\r\n"
+        head = Array(text.utf8)
+        dataCount = 0
+        precondition(Int64(head.count) == encoding.finalSectionLength, "aws-chunked final section length mismatch")
+    }
+
+    /// Copies the held section's bytes from `offset` (header, data, CRLF) into `target`.
+    func copy(from offset: Int, into target: UnsafeMutableRawBufferPointer) -> Int {
+        var written = 0
+        var position = offset
+        func put(_ bytes: UnsafeRawBufferPointer, at base: Int) {
+            guard position >= base, position < base + bytes.count, written < target.count else { return }
+            let count = min(bytes.count - (position - base), target.count - written)
+            target.baseAddress!.advanced(by: written).copyMemory(from: bytes.baseAddress!.advanced(by: position - base), byteCount: count)
+            written += count
+            position += count
+        }
+        head.withUnsafeBytes { put($0, at: 0) }
+        if loadedIndex < encoding.dataChunkCount {
+            put(UnsafeRawBufferPointer(rebasing: buffer[..<dataCount]), at: head.count)
+            let crlf: [UInt8] = [0x0D, 0x0A]
+            crlf.withUnsafeBytes { put($0, at: head.count + dataCount) }
+        }
+        return written
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Sluice
+
+/// `sluice s3 SUBCOMMAND`: S3 and S3-compatible stores.
+struct S3Command {
+    static let usage = """
+    usage: sluice s3 cp SOURCE s3://BUCKET/KEY [options]   an upload, multipart and resumable (sluice s3 cp --help)
+           sluice s3 abort s3://BUCKET/KEY [--upload-id ID]  (sluice s3 abort --help)
+           sluice s3 presign s3://BUCKET/KEY [--expires SECONDS] [--method GET|PUT]
+                             [--endpoint-url URL] [--region R] [--profile P]
+      Prints a presigned URL (SigV4 query signing) valid for SECONDS (default 3600, at most
+      604800 = 7 days). Credentials and endpoint as the AWS CLI reads them: AWS_ACCESS_KEY_ID,
+      AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
+      AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_PROFILE and ~/.aws/{credentials,config}.
+    """
+
+    let arguments: [String]
+
+    func run() async throws -> Int32 {
+        guard let subcommand = arguments.first else { throw UsageError("s3 needs a subcommand: cp, abort or presign (see sluice help)") }
+        switch subcommand {
+        case "cp", "abort": return try await S3Subcommands.run(arguments)
+        case "presign": return try S3PresignCommand(arguments: Array(arguments.dropFirst())).run()
+        default: throw UsageError("unknown s3 subcommand '\(subcommand)': use cp, abort or presign")
+        }
+    }
+}
+
+/// `sluice s3 presign s3://BUCKET/KEY`: a presigned GET or PUT URL on stdout.
+struct S3PresignCommand {
+    var location: S3Location
+    var expires = 3600
+    var method = "GET"
+    var overrides = S3ConfigurationOverrides()
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        var expires = 3600
+        var method = "GET"
+        var overrides = S3ConfigurationOverrides()
+        try scanner.scan(valued: ["--expires", "--method", "--endpoint-url", "--region", "--profile"], flags: []) { name, value in
+            let value = value ?? ""
+            switch name {
+            case "--expires":
+                guard let seconds = Int(value), (1...SigV4Signer.maximumExpiry).contains(seconds) else {
+                    throw UsageError("--expires '\(value)' must be whole seconds from 1 to \(SigV4Signer.maximumExpiry) (7 days)")
+                }
+                expires = seconds
+            case "--method":
+                guard ["GET", "PUT"].contains(value.uppercased()) else { throw UsageError("--method '\(value)' must be GET or PUT") }
+                method = value.uppercased()
+            case "--endpoint-url": overrides.endpointURL = value
+            case "--region": overrides.region = value
+            default: overrides.profile = value
+            }
+        }
+        guard scanner.positionals.count == 1 else { throw UsageError("s3 presign needs exactly one s3://BUCKET/KEY") }
+        do {
+            location = try S3Location(parsing: scanner.positionals[0])
+        } catch {
+            throw UsageError("\(error)")
+        }
+        guard !location.key.isEmpty else { throw UsageError("s3 presign needs an object key: s3://BUCKET/KEY") }
+        self.expires = expires
+        self.method = method
+        self.overrides = overrides
+    }
+
+    func run() throws -> Int32 {
+        let configuration: S3Configuration
+        do {
+            configuration = try S3Configuration.resolve(overrides)
+        } catch {
+            throw UsageError("\(error)")
+        }
+        guard let credentials = configuration.credentials else {
+            throw UsageError("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or use a profile")
+        }
+        let request = try SigV4Request(method: method, url: configuration.url(for: location).absoluteString)
+        let signer = SigV4Signer(credentials: credentials, region: configuration.region)
+        print(try signer.presign(request, expires: expires).url)
+        return 0
+    }
+}

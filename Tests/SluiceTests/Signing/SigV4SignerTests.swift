@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+@testable import Sluice
+
+@Suite struct SigV4SignerTests {
+    static let signer = SigV4Signer(
+        credentials: S3Credentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"),
+        region: "us-east-1")
+    static let timestamp = SigV4Timestamp(amzDate: "20150830T123600Z")!
+
+    /// S3: the path is encoded once and never normalised; `x-amz-content-sha256` is always sent.
+    @Test func s3PathsAreEncodedOnceAndNeverNormalised() throws {
+        let request = try SigV4Request(method: "PUT", endpoint: URL(string: "http://127.0.0.1:8333")!, path: "/bucket/a//b/./../c d+é%41")
+        #expect(request.encodedPath == "/bucket/a//b/./../c%20d%2B%C3%A9%2541")
+        #expect(request.url.absoluteString == "http://127.0.0.1:8333/bucket/a//b/./../c%20d%2B%C3%A9%2541")
+        let signed = Self.signer.sign(request, payload: .unsigned, at: Self.timestamp)
+        let lines = signed.canonicalRequest.components(separatedBy: "\n")
+        #expect(lines[1] == "/bucket/a//b/./../c%20d%2B%C3%A9%2541")
+        #expect(signed.header("x-amz-content-sha256") == "UNSIGNED-PAYLOAD")
+        #expect(signed.signedHeaders == "host;x-amz-content-sha256;x-amz-date")
+        #expect(lines.last == "UNSIGNED-PAYLOAD")
+        #expect(signed.header("Host") == "127.0.0.1:8333")
+
+        let normalizing = SigV4Signer(credentials: Self.signer.credentials, region: "us-east-1", service: "service", rules: .normalizing)
+        let other = normalizing.sign(request, payload: .empty, at: Self.timestamp)
+        #expect(other.canonicalRequest.components(separatedBy: "\n")[1] == "/bucket/a/c%20d%2B%C3%A9%2541")
+        #expect(other.header("x-amz-content-sha256") == nil)
+    }
+
+    @Test func sessionTokensAreSentAndSigned() {
+        var signer = Self.signer
+        signer.credentials.sessionToken = "token/+="
+        let request = SigV4Request(method: "GET", host: "example.com", path: "/b/k", headers: [SigV4Header("X-Amz-Security-Token", "stale")])
+        let signed = signer.sign(request, payload: .empty, at: Self.timestamp)
+        #expect(signed.headers.filter { $0.name.lowercased() == "x-amz-security-token" }.map(\.value) == ["token/+="])
+        #expect(signed.signedHeaders == "host;x-amz-content-sha256;x-amz-date;x-amz-security-token")
+        #expect(signed.canonicalRequest.contains("\nx-amz-security-token:token/+=\n"))
+    }
+
+    @Test func urlsParseDecodedAndReEncodeTheSame() throws {
+        let request = try SigV4Request(method: "GET", url: "https://h.example:8443/b/%E1%88%B4%20x//y?b=2&a=%2B&a=&c")
+        #expect(request.host == "h.example:8443")
+        #expect(request.path == "/b/ሴ x//y")
+        #expect(request.query == [SigV4QueryItem("b", "2"), SigV4QueryItem("a", "+"), SigV4QueryItem("a", ""), SigV4QueryItem("c", "")])
+        #expect(SigV4Signer.canonicalQuery(request.query) == "a=&a=%2B&b=2&c=")
+        #expect(throws: SigV4Error.self) { _ = try SigV4Request(method: "GET", url: "ftp://h/x") }
+        #expect(throws: SigV4Error.self) { _ = try SigV4Request(method: "GET", url: "http://h/%zz") }
+        let endpoint = try SigV4Request(method: "GET", endpoint: URL(string: "https://s3.example.com:443/prefix/")!, path: "bucket/key")
+        #expect(endpoint.host == "s3.example.com")
+        #expect(endpoint.path == "/prefix/bucket/key")
+    }
+
+    @Test func headerValuesAreTrimmedAndFolded() {
+        let request = SigV4Request(method: "POST", host: "h", path: "/", headers: [
+            SigV4Header("My-Header", "  a   b \t c  "), SigV4Header("my-header", "second"), SigV4Header("User-Agent", "x"),
+        ])
+        let signed = Self.signer.sign(request, payload: .empty, at: Self.timestamp)
+        #expect(signed.canonicalRequest.contains("\nmy-header:a b c,second\n"))
+        #expect(!signed.signedHeaders.contains("user-agent"))
+    }
+
+    @Test func timestamps() {
+        #expect(SigV4Timestamp(Date(timeIntervalSince1970: 1_440_938_160)).amzDate == "20150830T123600Z")
+        #expect(SigV4Timestamp(amzDate: "20150830T123600Z")?.day == "20150830")
+        #expect(SigV4Timestamp(amzDate: "2015-08-30") == nil)
+    }
+
+    /// The full SHA-256 payload mode hashes a random-access source in one pass.
+    @Test func fullPayloadHash() throws {
+        let source = SyntheticByteSource(length: 3_000_001, seed: 4)
+        let payload = try SigV4Payload.sha256(of: ShortReadSource(base: source, chunk: 70_000), chunkSize: 1 << 16)
+        #expect(payload == .sha256(hex: try Digest.sha256(of: source)))
+        #expect(SigV4Payload.sha256(of: []) == .empty)
+    }
+}

@@ -1,0 +1,158 @@
+#if os(Linux)
+import Foundation
+import Testing
+@testable import Sluice
+
+@Suite("TransferEngine: loops, threads, connection reuse, per-host limit", .serialized, .timeLimit(.minutes(1)))
+struct TransferEngineTests {
+    @Test("64 concurrent uploads in flight at once leave the threads at baseline + the loops")
+    func threadsDoNotGrow() async throws {
+        let sink = try CurlSink()
+        defer { sink.stop() }
+        let baseline = sluiceThreadCount()
+        let engine = TransferEngine(configuration: .init(loops: 2, maximumTransfersPerHost: 64))
+        defer { engine.shutdown() }
+        let count = 64
+        let length: Int64 = 256 << 10
+        let peak = ConditionLock(0)
+        let request = try UploadRequest(url: sink.url("/gather?n=\(count)"), method: "PUT")
+        let reports = try await withThrowingTaskGroup(of: CurlSink.Report.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    let source = SyntheticByteSource(length: length, seed: UInt64(index))
+                    let response = try await engine.send(request, body: .bytes(source)) { sent in
+                        // Sampled once per upload, when its whole body is out: the last sample
+                        // is taken while all 64 wait for the server at once.
+                        if sent == length {
+                            let threads = sluiceThreadCount()
+                            peak.withLock { $0 = max($0, threads) }
+                        }
+                    }
+                    return try CurlSink.report(response)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(reports.count == count)
+        #expect(reports.allSatisfy { $0.count == length })
+        #expect(Set(reports.compactMap(\.peer)).count == count, "64 connections at once: the server held them all")
+        // Sluice's own threads (named sluice-*): the two loops, and none per upload. Other
+        // suites run in parallel and may run a producer thread or two, hence the margin.
+        let grown = peak.withLock { $0 } - baseline
+        #expect(grown >= 2, "the loops' threads are seen")
+        #expect(grown <= 2 + 4, "Sluice threads grew by \(grown) for \(count) concurrent uploads on 2 loops")
+    }
+
+    @Test("100 cancelled uploads from pipes with no writer leave threads and descriptors at their baseline")
+    func cancelledPipesLeaveNothing() async throws {
+        let sink = try CurlSink()
+        defer { sink.stop() }
+        let baselineThreads = sluiceThreadCount()
+        let baselineDescriptors = openFileDescriptorCount()
+        let engine = TransferEngine(configuration: .init(loops: 2, maximumTransfersPerHost: 128))
+        let count = 100
+        var pipes: [(Int32, Int32)] = []
+        for _ in 0..<count {
+            var fds: [Int32] = [0, 0]
+            #expect(pipe(&fds) == 0)
+            pipes.append((fds[0], fds[1]))
+        }
+        let request = try UploadRequest(url: sink.url("/sink"), method: "POST")
+        var tasks: [Task<UploadResponse, any Error>] = []
+        for (readEnd, _) in pipes {
+            let body = UploadBody.sequential(FileDescriptorStream(fd: readEnd, name: "pipe"))
+            tasks.append(Task { try await engine.send(request, body: body) })
+        }
+        // Gate: every producer thread is up (blocked on its pipe, which nobody writes).
+        let started = await waitUntil { sluiceThreadCount() >= baselineThreads + count }
+        #expect(started, "producer threads: \(sluiceThreadCount() - baselineThreads) above baseline")
+        for task in tasks { task.cancel() }
+        for task in tasks {
+            let result = await task.result
+            if case .failure(let error as UploadError) = result { #expect(error.code == .cancelled) } else {
+                Issue.record("expected .cancelled, got \(result)")
+            }
+        }
+        engine.shutdown()
+        // Checked while the pipes are still open with nobody writing: a producer still blocked
+        // in its read would stay there.
+        // Parallel suites start and end threads and descriptors of their own: a margin far
+        // below the 100 a leak per upload would leave.
+        let threadsBack = await waitUntil(seconds: 5) { sluiceThreadCount() <= baselineThreads + 4 }
+        #expect(threadsBack, "Sluice threads: \(sluiceThreadCount() - baselineThreads) above baseline after 100 cancelled uploads")
+        let descriptorsBack = await waitUntil(seconds: 5) { openFileDescriptorCount() <= baselineDescriptors + 2 * count + 10 }
+        #expect(descriptorsBack, "descriptors: \(openFileDescriptorCount() - baselineDescriptors - 2 * count) above baseline and the test's pipes")
+        for (readEnd, writeEnd) in pipes {
+            close(readEnd)
+            close(writeEnd)
+        }
+    }
+
+    @Test("requests one after another reuse one connection")
+    func connectionReused() async throws {
+        let sink = try CurlSink()
+        defer { sink.stop() }
+        let engine = TransferEngine(configuration: .init(loops: 2))
+        defer { engine.shutdown() }
+        var peers: Set<Int> = []
+        for (index, method) in ["POST", "PATCH", "HEAD", "PATCH", "OPTIONS", "PUT", "DELETE", "PATCH"].enumerated() {
+            let request = try UploadRequest(url: sink.url("/sink/\(index)"), method: method)
+            let body = UploadBody.bytes(SyntheticByteSource(length: method == "PATCH" ? 300_000 : 0, seed: UInt64(index)))
+            let response = try await engine.send(request, body: body)
+            #expect(response.status == 200)
+            if method != "HEAD" { peers.insert(try #require(try CurlSink.report(response).peer)) }
+        }
+        #expect(peers.count == 1, "connections seen by the server: \(peers)")
+        #expect(engine.statistics.connectionsOpened == 1)
+        #expect(engine.statistics.finished == 8)
+    }
+
+    @Test("no more than maximumTransfersPerHost requests to one origin at once; the rest wait and succeed")
+    func perHostLimit() async throws {
+        let sink = try CurlSink()
+        defer { sink.stop() }
+        let engine = TransferEngine(configuration: .init(loops: 2, maximumTransfersPerHost: 3))
+        defer { engine.shutdown() }
+        let request = try UploadRequest(url: sink.url("/sink"), method: "PUT")
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<12 {
+                group.addTask {
+                    try await engine.send(request, body: .bytes(SyntheticByteSource(length: 2 << 20, seed: UInt64(index)))).status
+                }
+            }
+            for try await status in group { #expect(status == 200) }
+        }
+        #expect(engine.statistics.peakPerHost == 3)
+        #expect(engine.statistics.finished == 12)
+        #expect(engine.statistics.connectionsOpened <= 3)
+    }
+
+    @Test("a request cancelled while it waits for its turn ends at once with .cancelled")
+    func cancelWhileQueued() async throws {
+        let sink = try CurlSink()
+        defer { sink.stop() }
+        let engine = TransferEngine(configuration: .init(loops: 1, maximumTransfersPerHost: 1))
+        defer { engine.shutdown() }
+        let sent = DispatchSemaphore(value: 0)
+        let slow = try UploadRequest(url: sink.url("/slow"), method: "PUT")
+        let holder = Task {
+            try await engine.send(slow, body: .bytes(SyntheticByteSource(length: 1000))) { if $0 == 1000 { sent.signal() } }
+        }
+        await onThread { sent.wait() }
+        let next = try UploadRequest(url: sink.url("/sink"), method: "PUT")
+        let queued = Task { try await engine.send(next, body: .bytes(SyntheticByteSource(length: 10))) }
+        queued.cancel()
+        let result = await queued.result
+        if case .failure(let error as UploadError) = result { #expect(error.code == .cancelled) } else { Issue.record("expected .cancelled, got \(result)") }
+        holder.cancel()
+        _ = await holder.result
+    }
+}
+/// Threads of this process named `sluice-*` (engine loops, producers).
+func sluiceThreadCount() -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter { task in
+        ((try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "").hasPrefix("sluice-")
+    }.count
+}
+#endif
