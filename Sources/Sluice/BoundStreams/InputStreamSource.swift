@@ -79,26 +79,31 @@ public final class InputStreamSource: @unchecked Sendable {
     ///   - range: The bytes to send; `offset..<source.length` resumes at `offset`.
     ///   - bufferSize: The size of the fixed buffer and of the pair's ring, in bytes.
     ///   - queue: The serial queue events run on; a private one when nil.
+    ///   - readerStallTimeout: See `BoundStreamPair.init(capacity:readerStallTimeout:)`.
     public convenience init(
-        source: any ByteSource, range: Range<Int64>? = nil, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil
+        source: any ByteSource, range: Range<Int64>? = nil, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil,
+        readerStallTimeout: Double? = nil
     ) {
         let range = range ?? 0..<source.length
         precondition(range.lowerBound >= 0 && range.upperBound <= source.length, "range outside the source")
-        self.init(filler: .random(source, range: range), bufferSize: bufferSize, queue: queue)
+        self.init(filler: .random(source, range: range), bufferSize: bufferSize, queue: queue, readerStallTimeout: readerStallTimeout)
     }
 
     /// Makes a one-shot source that pumps a sequential source (stdin, a pipe).
     ///
     /// When `source.length` is known, a source that ends before it is an error.
-    public convenience init(sequential source: any SequentialByteSource, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil) {
-        self.init(filler: .sequential(source), bufferSize: bufferSize, queue: queue)
+    public convenience init(
+        sequential source: any SequentialByteSource, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil,
+        readerStallTimeout: Double? = nil
+    ) {
+        self.init(filler: .sequential(source), bufferSize: bufferSize, queue: queue, readerStallTimeout: readerStallTimeout)
     }
 
-    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?) {
+    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Double? = nil) {
         precondition(bufferSize > 0, "bufferSize must be positive")
         self.filler = filler
         self.bufferSize = bufferSize
-        self.pair = BoundStreamPair(capacity: bufferSize)
+        self.pair = BoundStreamPair(capacity: bufferSize, readerStallTimeout: readerStallTimeout)
         self.inputStream = pair.inputStream
         self.buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
         self.queue = queue ?? DispatchQueue(label: "sluice.InputStreamSource")
@@ -129,6 +134,10 @@ public final class InputStreamSource: @unchecked Sendable {
 
     /// Body bytes the reader has taken so far.
     public var bytesRead: Int64 { pair.bytesRead }
+
+    /// The error the pair failed with (a cancel, a source failure, `ProducerStalled`), as soon
+    /// as it failed, even while the pumping queue is still blocked in a source's read.
+    public var pairFailure: (any Error)? { pair.failure }
 
     /// Body bytes written into the pair so far.
     public var bytesWritten: Int64 { state.withLock { $0.bytesWritten } }

@@ -3,7 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Sends bodies with `URLSession`, through an `InputStreamSource` as the streamed body.
+/// Sends bodies with `URLSession`, through an `InputStreamSource` as the streamed body (a
+/// caller's `.stream` body too: it is pumped through the pair and counted, never handed over).
 ///
 /// On Linux, URLSession sends every stream body chunked (no `Content-Length`: servers that
 /// need a length refuse it), re-sends an empty body when it follows a redirect itself, and
@@ -176,6 +177,10 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         if notReplayable {
             throw UploadError(.notReplayable, "URLSession asked for the body again and it cannot be replayed", bytesSent: sent, totalBytes: total)
         }
+        if let source, let stalled = source.pairFailure as? BoundStreamPair.ProducerStalled {
+            // URLSession's reader gave up waiting (its queue is shared: it must not wait longer).
+            throw UploadError(.timedOut, "\(stalled)", status: response?.statusCode, bytesSent: sent, totalBytes: total, underlying: stalled)
+        }
         if let source, let failure = source.finishedFailure as? InputStreamSource.SourceFailure {
             throw UploadError(.sourceFailed, "source failed at byte \(failure.offset): \(failure.underlying)",
                               status: response?.statusCode, bytesSent: sent, totalBytes: total, offset: failure.offset, underlying: failure)
@@ -245,7 +250,8 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     private func makeStream() -> InputStream {
         switch body.storage {
         case .random(let source, let start):
-            let fresh = InputStreamSource(source: source, range: start..<source.length, bufferSize: options.bufferSize)
+            let fresh = InputStreamSource(
+                source: source, range: start..<source.length, bufferSize: options.bufferSize, readerStallTimeout: options.stallTimeout)
             let old = state.withLock { state -> InputStreamSource? in
                 defer { state.source = fresh }
                 return state.source
@@ -254,12 +260,21 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             fresh.start()
             return fresh.inputStream
         case .sequential(let source):
-            let fresh = InputStreamSource(sequential: source, bufferSize: options.bufferSize)
+            let fresh = InputStreamSource(sequential: source, bufferSize: options.bufferSize, readerStallTimeout: options.stallTimeout)
             state.withLock { $0.source = fresh }
             fresh.start()
             return fresh.inputStream
-        case .stream(_, let make):
-            return make()
+        case .stream(let length, let make):
+            // Never the caller's stream itself: pumped through the pair on a queue of our own,
+            // so its bytes are counted (a short stream cannot end in success) and a read that
+            // blocks stalls only that queue; a cancel wakes URLSession's reader at once.
+            let queue = DispatchQueue(label: "sluice.stream-body")
+            let caller = InputStreamByteSource(make(), length: length)
+            let fresh = InputStreamSource(sequential: caller, bufferSize: options.bufferSize, queue: queue, readerStallTimeout: options.stallTimeout)
+            fresh.onFinish { _ in queue.async { caller.close() } }
+            state.withLock { $0.source = fresh }
+            fresh.start()
+            return fresh.inputStream
         }
     }
 
