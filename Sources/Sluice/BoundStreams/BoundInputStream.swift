@@ -27,9 +27,15 @@ final class BoundInputStream: InputStream {
     }
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+        let core = self.core
         let ready = { (state: inout StateMachine) -> StateMachine.ReadReservation? in
             let reservation = state.reserveRead(limit: len)
-            if case .wait = reservation { return nil }
+            if case .wait = reservation {
+                // Still under the lock: whoever sees the count and then takes the lock finds
+                // this reader waiting on the condition.
+                core.readerWaits.add(1, ordering: .relaxed)
+                return nil
+            }
             return reservation
         }
         let reservation: StateMachine.ReadReservation

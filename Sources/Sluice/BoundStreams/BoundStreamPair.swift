@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Linux's missing `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`:
 /// an `InputStream` and an `OutputStream` joined by one fixed-capacity ring.
@@ -73,6 +74,15 @@ public final class BoundStreamPair: @unchecked Sendable {
         (outputStream as? BoundOutputStream)?.deliverEvents(using: enqueue)
     }
 
+    /// Writes into the ring's free space straight from `body`, which gets the first free
+    /// region (at most `limit` bytes, possibly empty when the ring is full) and returns how
+    /// many bytes it put there: a `write` without a staging buffer, with the same events.
+    ///
+    /// - Returns: The bytes committed, or -1 when the writer may not write (as `write`).
+    func fill(limit: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
+        (outputStream as? BoundOutputStream)?.fill(limit: limit, body) ?? -1
+    }
+
     /// The number of bytes the reader has taken out so far.
     public var bytesRead: Int64 { core.lock.withLock { $0.totalRead } }
 
@@ -93,6 +103,9 @@ extension BoundStreamPair {
         // `lock` guards all mutable state; `storage` is freed in deinit only.
         let lock: ConditionLock<StateMachine>
         let readerStallTimeout: Double?
+        /// How many times a reader went to wait (found no byte, no end, no failure): a probe
+        /// for tests that must know a reader is blocked before they wake it.
+        let readerWaits = Atomic<Int>(0)
         private let storage: UnsafeMutableRawBufferPointer
         weak var output: BoundOutputStream?
 

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import Sluice
 
-@Suite struct InputStreamSourceTests {
+@Suite(.timeLimit(.minutes(2))) struct InputStreamSourceTests {
     @Test(arguments: [(37, 71, 13), (64 * 1024, 1_000_003, 65524), (4096, 0, 100), (1, 257, 3), (1000, 999, 1000)])
     func deliversTheSourceByteForByte(bufferSize: Int, length: Int, readChunk: Int) async throws {
         let source = SyntheticByteSource(length: Int64(length), seed: 11)
@@ -111,14 +111,25 @@ import Testing
         }
         #expect(partial > 0)
         first.cancel()
-        let replay = try #require(first.makeReplay())
+        let replay = try #require(try first.makeReplay())
         replay.start()
         let result = await onThread { drain(replay.inputStream) }
         #expect(result.bytes == (try source.bytes(in: 0..<100_000)))
-        let resumed = try #require(first.makeReplay(from: 60_000))
+        let resumed = try #require(try first.makeReplay(from: 60_000))
         resumed.start()
         #expect(await onThread { drain(resumed.inputStream) }.bytes == (try source.bytes(in: 60_000..<100_000)))
-        #expect(InputStreamSource(sequential: FileDescriptorStream(fd: 0)).makeReplay() == nil)
+        #expect(try InputStreamSource(sequential: FileDescriptorStream(fd: 0)).makeReplay() == nil)
+        // Past the end, or before the range: a typed error, not a trap.
+        for offset: Int64 in [100_001, -1, Int64.max] {
+            #expect {
+                _ = try first.makeReplay(from: offset)
+            } throws: { error in
+                (error as? UploadError)?.code == .invalidOption
+            }
+        }
+        let tail = InputStreamSource(source: source, range: 50_000..<100_000, bufferSize: 1000)
+        #expect(throws: UploadError.self) { try tail.makeReplay(from: 49_999) }
+        #expect(try tail.makeReplay(from: 100_000) != nil)
     }
 
     @Test func sequentialSourceOfKnownLengthThatEndsEarlyFails() async throws {
@@ -141,6 +152,7 @@ import Testing
 
     @Test func leavesNoThreadOrDescriptorBehind() async throws {
         let fdsBefore = openFileDescriptorCount()
+        let threadsBefore = threadCount()
         for _ in 0..<150 {
             let iss = InputStreamSource(source: SyntheticByteSource(length: 50_000), bufferSize: 4096)
             iss.start()
@@ -153,8 +165,34 @@ import Testing
             iss.cancel()
             _ = await iss.result
         }
-        // Other suites open and close descriptors in parallel (servers, processes): a leak of
-        // one per source would show as 300 more; allow that noise, well below the leak.
-        #expect(openFileDescriptorCount() - fdsBefore < 100)
+        // A source opens no descriptor and no thread of its own (its queue borrows a pooled
+        // one). Other suites open descriptors and threads in parallel: the bounds leave room
+        // for that noise, well below one per source (300).
+        #expect(openFileDescriptorCount() - fdsBefore < 30)
+        #expect(threadCount() - threadsBefore < 64, "threads \(threadsBefore) -> \(threadCount())")
+    }
+
+    /// A task awaiting `result` of a source that never finishes resumes once cancelled.
+    @Test func awaitingTheResultIsCancellable() async throws {
+        let iss = InputStreamSource(source: SyntheticByteSource(length: 1_000_000), bufferSize: 1000)
+        iss.start()  // Nobody reads: it never finishes by itself.
+        let waiter = Task { await iss.result }
+        let early = Task { await iss.result }
+        early.cancel()
+        waiter.cancel()
+        for task in [early, waiter] {
+            guard case .failure(let error) = await task.value else {
+                Issue.record("a cancelled wait returned a success")
+                continue
+            }
+            #expect(error is CancellationError)
+        }
+        #expect(iss.finishedFailure == nil && iss.finishedBytes == nil, "cancelling a wait must not finish the source")
+        iss.cancel()
+        guard case .failure(let error) = await iss.result else {
+            Issue.record("a cancelled source succeeded")
+            return
+        }
+        #expect(error is CancellationError)
     }
 }
