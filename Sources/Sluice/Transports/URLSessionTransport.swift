@@ -130,9 +130,15 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         let queue = BoundedDelegateQueue(streaming: { if case .stream = options.responseBody { true } else { false } }())
-        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
-        defer { session.finishTasksAndInvalidate() }
-        let task = session.uploadTask(withStreamedRequest: urlRequest)
+        // On Linux, URLSession drives every task of the process from one shared queue, and
+        // making a session or task, resume and invalidate wait for it (sync). While a body's
+        // reader waits there (a producer that stalled, up to the stall timeout), such a call
+        // must not hold one of Swift's few cooperative threads: make them on a dispatch thread.
+        let (session, task) = await Self.offCooperativePool { [urlRequest] in
+            let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+            return (session, session.uploadTask(withStreamedRequest: urlRequest))
+        }
+        defer { DispatchQueue.global().async { session.finishTasksAndInvalidate() } }
         state.withLock { $0.task = task }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -141,7 +147,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
                     state.continuation = continuation
                     return false
                 }
-                if done { continuation.resume() } else { task.resume() }
+                if done { continuation.resume() } else { DispatchQueue.global().async { task.resume() } }
             }
         } onCancel: {
             let source = state.withLock { state -> InputStreamSource? in
@@ -155,6 +161,20 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             DispatchQueue.global().async { task.cancel() }
         }
         return try outcome()
+    }
+
+    /// Runs `body` on a dispatch thread and returns its result.
+    private static func offCooperativePool<T>(_ body: @escaping @Sendable () -> T) async -> T {
+        let box = await withCheckedContinuation { (continuation: CheckedContinuation<UncheckedBox<T>, Never>) in
+            DispatchQueue.global().async { continuation.resume(returning: UncheckedBox(value: body())) }
+        }
+        return box.value
+    }
+
+    /// Hands a URLSession object from the thread that made it to the task that uses it.
+    private struct UncheckedBox<T>: @unchecked Sendable {
+        // @unchecked: the value is handed over once and then used by the receiving task only.
+        let value: T
     }
 
     private func outcome() throws -> UploadResponse {

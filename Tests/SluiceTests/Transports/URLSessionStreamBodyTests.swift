@@ -32,10 +32,10 @@ import Testing
         let response = try await URLSessionTransport().send(request, body: body, options: options) { _ in }
         #expect(response.isSuccess)
         #expect(response.bytesSent == source.length)
-        #expect(receiver.waitForUploads(1, timeout: .seconds(10)))
+        #expect(await onThread { receiver.waitForUploads(1, timeout: .seconds(10)) })
         let received = try #require(receiver.completed.first)
         #expect(received.bytes == source.length)
-        #expect(received.sha256 == (try Digest.sha256(of: source)))
+        #expect(received.sha256 == (await onThread { try? Digest.sha256(of: source) }))
     }
 
     /// A caller's stream that blocks in `read` blocks only Sluice's pumping queue. URLSession
