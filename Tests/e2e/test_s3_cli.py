@@ -393,3 +393,16 @@ def test_bad_input_is_one_line_and_status_2(env, args):
     assert status == 2, (status, err)
     assert err.startswith("sluice: ") and err.count("\n") == 1, err
     assert out == ""
+
+
+@pytest.mark.parametrize("size", [1000, 11 * MIB])
+def test_content_type_and_metadata_reach_the_object(s3, env, size):
+    name = key()
+    status, _, err = sluice(env, "s3", "cp", "synthetic:%d" % size, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB",
+                            "--content-type", "text/x-sluice; charset=utf-8", "--metadata", "origin=sluice",
+                            "--metadata", "run=a b=c")
+    assert status == 0, err
+    head = s3.head_object(Bucket=BUCKET, Key=name)
+    assert head["ContentType"] == "text/x-sluice; charset=utf-8"
+    assert head["Metadata"] == {"origin": "sluice", "run": "a b=c"}
+    assert head["ContentLength"] == size
