@@ -365,6 +365,7 @@ def test_ctrl_c_stops_promptly_and_keeps_the_state(s3, env):
     args = ["s3", "cp", "synthetic:300MiB:2", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "2"]
     status, err, seconds = start_and_stop_at(env, args, 0.3, signal.SIGINT)
     assert status == 130, err
+    print("SIGINT to exit: %.2f s" % seconds)
     assert seconds < 5, seconds
     assert err.count("\n") == 1, err
     assert "run the same command again to resume" in err and "sluice s3 abort" in err, err
