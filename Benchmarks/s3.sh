@@ -10,8 +10,8 @@
 #
 #   bash Benchmarks/s3.sh [--size 4GiB] [--sink-size 4GiB] [--runs 3] [--only a,b,c] [--rss-size 2GiB]
 #
-# Builds sluice in release mode; starts SeaweedFS and nginx on free loopback ports and stops
-# them by PID on exit. Prints `uptime` before and after: other work on the machine skews time.
+# Builds sluice in release mode; starts SeaweedFS (unless SLUICE_S3_URL names one) and nginx on
+# free loopback ports and stops them by PID on exit. Prints `uptime` before and after: other work on the machine skews time.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$(pwd)
@@ -90,7 +90,9 @@ for ((i = 1; i <= $#; i++)); do
         --only) j=$((i + 1)); ONLY=${!j} ;;
     esac
 done
-if [[ $ONLY == *a* ]]; then
+if [[ $ONLY == *a* && -n ${SLUICE_S3_URL:-} ]]; then
+    echo "using the SeaweedFS at $SLUICE_S3_URL"
+elif [[ $ONLY == *a* ]]; then
     sluice_start_weed "$TMP/weed" >&2
 else
     # The sink checks no signature: any key pair will do.
