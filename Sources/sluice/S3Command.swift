@@ -4,7 +4,9 @@ import Sluice
 /// `sluice s3 SUBCOMMAND`: S3 and S3-compatible stores.
 struct S3Command {
     static let usage = """
-    usage: sluice s3 presign s3://BUCKET/KEY [--expires SECONDS] [--method GET|PUT]
+    usage: sluice s3 cp SOURCE s3://BUCKET/KEY [options]   an upload, multipart and resumable (sluice s3 cp --help)
+           sluice s3 abort s3://BUCKET/KEY [--upload-id ID]  (sluice s3 abort --help)
+           sluice s3 presign s3://BUCKET/KEY [--expires SECONDS] [--method GET|PUT]
                              [--endpoint-url URL] [--region R] [--profile P]
       Prints a presigned URL (SigV4 query signing) valid for SECONDS (default 3600, at most
       604800 = 7 days). Credentials and endpoint as the AWS CLI reads them: AWS_ACCESS_KEY_ID,
@@ -15,10 +17,11 @@ struct S3Command {
     let arguments: [String]
 
     func run() async throws -> Int32 {
-        guard let subcommand = arguments.first else { throw UsageError("s3 needs a subcommand: presign (see sluice help)") }
+        guard let subcommand = arguments.first else { throw UsageError("s3 needs a subcommand: cp, abort or presign (see sluice help)") }
         switch subcommand {
+        case "cp", "abort": return try await S3Subcommands.run(arguments)
         case "presign": return try S3PresignCommand(arguments: Array(arguments.dropFirst())).run()
-        default: throw UsageError("unknown s3 subcommand '\(subcommand)': use presign")
+        default: throw UsageError("unknown s3 subcommand '\(subcommand)': use cp, abort or presign")
         }
     }
 }

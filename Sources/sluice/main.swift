@@ -14,6 +14,8 @@ usage: sluice <command> [options]      (sluice <command> --help lists a command'
   checksum SOURCE                  SHA-256 of SOURCE, read the way uploads read it
   tus SOURCE ENDPOINT [options]    a resumable upload over tus 1.0
   tus --delete URL                 terminate a tus upload
+  s3 cp SOURCE s3://BUCKET/KEY     a parallel, resumable S3 multipart upload
+  s3 abort s3://BUCKET/KEY         abort S3 multipart uploads in progress
   s3 presign s3://B/K [options]    a presigned URL
   demo [--size SIZE]               an upload end to end on this machine, verified
   --version, -V                    print the version

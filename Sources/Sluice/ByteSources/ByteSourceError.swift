@@ -9,8 +9,8 @@ public enum ByteSourceError: Error, Sendable, Equatable, CustomStringConvertible
     /// The path is not a regular file (`kind`: "FIFO", "character device", "socket", ...),
     /// so its length is unknown.
     case notRegularFile(path: String, kind: String)
-    /// The file reports size 0 but yields bytes (a `/proc` or `/sys` file): its length is
-    /// known only once it has been read to its end.
+    /// The file's reported size is not its length (size 0 but bytes: a `/proc` file; any file
+    /// on /sys): its length is known only once it has been read to its end.
     case unknownLength(path: String)
     /// A system call failed.
     case system(operation: String, path: String, errno: Int32)
@@ -28,7 +28,7 @@ public enum ByteSourceError: Error, Sendable, Equatable, CustomStringConvertible
         case .isDirectory(let path): return "\(path): is a directory"
         case .notRegularFile(let path, let kind): return "\(path): is a \(kind), not a regular file"
         case .unknownLength(let path):
-            return "\(path): its size is reported as 0 but it has content (a /proc or /sys file), so its length is not known in advance"
+            return "\(path): its reported size is not its length (a /proc or /sys file), so its length is not known in advance"
         case .system(let operation, let path, let code):
             return "\(path): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
         case .endedEarly(let offset, let expected):

@@ -10,10 +10,12 @@ import Darwin
 /// is read makes `read(into:at:)` return 0 before `length`, which every reader in Sluice
 /// turns into `ByteSourceError.endedEarly`.
 ///
-/// A file whose size is 0 is read once at open: if it yields a byte (a `/proc` or `/sys`
-/// file, whose size the kernel reports as 0), its length is not known and `init(path:)`
-/// throws `ByteSourceError.unknownLength`; `SourceSpecification.open()` then reads it as a
-/// sequential source (`FileStreamSource`). If it yields nothing, it is an empty file.
+/// A file whose size is 0 is read once at open: if it yields a byte (a `/proc` file, whose
+/// size the kernel reports as 0), its length is not known and `init(path:)` throws
+/// `ByteSourceError.unknownLength`; `SourceSpecification.open()` then reads it as a
+/// sequential source (`FileStreamSource`). If it yields nothing, it is an empty file. Files on
+/// /proc, /sys and similar kernel file systems are treated the same whatever their size (a
+/// sysfs attribute reports 4096 and holds a few bytes).
 ///
 /// Ownership: the instance owns its descriptor. `close()` closes it once, whoever calls it
 /// and however often; the last reference going away closes it too. A read after `close()`
@@ -51,13 +53,13 @@ public final class FileByteSource: ByteSource {
             _ = systemClose(fd)
             throw FileByteSource.notRegular(path, mode: info.st_mode)
         }
-        if info.st_size == 0 && !probed {
-            let hasContent: Bool
-            do { hasContent = try FileByteSource.yieldsBytes(fd, path: path) } catch {
+        if !probed {
+            let unknown: Bool
+            do { unknown = try FileByteSource.lengthIsUnknown(fd, info: info, path: path) } catch {
                 _ = systemClose(fd)
                 throw error
             }
-            if hasContent {
+            if unknown {
                 _ = systemClose(fd)
                 throw ByteSourceError.unknownLength(path: path)
             }
@@ -69,6 +71,25 @@ public final class FileByteSource: ByteSource {
         self.inode = UInt64(info.st_ino)
         self.modificationTime = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
         self.changeTime = Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
+    }
+
+    /// Whether a regular file's size is not its length: size 0 but a byte at offset 0 (a
+    /// /proc file), or any size on /proc, /sys and the like (a sysfs attribute says 4096 and
+    /// holds a few bytes).
+    static func lengthIsUnknown(_ fd: Int32, info: stat, path: String) throws -> Bool {
+        if info.st_size == 0 { return try yieldsBytes(fd, path: path) }
+        return isOnPseudoFileSystem(info)
+    }
+
+    /// Whether a file is on the file system mounted at /proc or /sys, whose sizes are not
+    /// lengths. (Their other kernel file systems, debugfs, tracefs, cgroup, report size 0 and
+    /// are caught by the read at offset 0.)
+    static func isOnPseudoFileSystem(_ info: stat) -> Bool {
+        for root in ["/proc", "/sys"] {
+            var mount = stat()
+            if stat(root, &mount) == 0 && mount.st_dev == info.st_dev { return true }
+        }
+        return false
     }
 
     /// Whether a file whose size is 0 yields a byte at offset 0 (a /proc or /sys file); the

@@ -6,7 +6,7 @@ import Darwin
 import Synchronization
 
 /// A path read once, front to back, whose length is learned only at its end: a FIFO
-/// (`mkfifo`), or a file whose size is reported as 0 but that has content (`/proc/cpuinfo`).
+/// (`mkfifo`), or a file whose reported size is not its length (`/proc/cpuinfo`, a /sys attribute).
 ///
 /// A FIFO is opened non-blocking, so opening it never waits. The first `read(into:)` waits
 /// for a writer, as `cat FIFO` does, but in slices of 100 ms: `close()` from any thread

@@ -22,8 +22,9 @@ extension SourceSpecification {
     /// sequential source whose first read waits for a writer.
     ///
     /// - A regular file: random access, exact length.
-    /// - A regular file of size 0 that yields bytes (`/proc`, `/sys`): sequential, length
-    ///   unknown, read to its end. A regular file of size 0 that yields nothing is empty.
+    /// - A regular file of size 0 that yields bytes (`/proc`), or any file on /proc, /sys and
+    ///   the like: sequential, length unknown, read to its end. A regular file of size 0 that
+    ///   yields nothing is empty.
     /// - A FIFO: sequential, length unknown.
     /// - Directories, devices (`/dev/zero`, `/dev/null`), sockets: refused.
     ///
@@ -34,8 +35,8 @@ extension SourceSpecification {
             let (fd, info) = try FileByteSource.openFile(path)
             let kind = info.st_mode & S_IFMT
             var sequential = kind == S_IFIFO
-            if kind == S_IFREG && info.st_size == 0 {
-                do { sequential = try FileByteSource.yieldsBytes(fd, path: path) } catch {
+            if kind == S_IFREG {
+                do { sequential = try FileByteSource.lengthIsUnknown(fd, info: info, path: path) } catch {
                     _ = systemClose(fd)
                     throw error
                 }

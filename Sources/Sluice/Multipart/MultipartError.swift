@@ -27,7 +27,7 @@ public enum MultipartError: Error, Sendable, Equatable, CustomStringConvertible 
         case .invalidPartHeader(let value, let reason):
             return "invalid part header \(value.debugDescription): \(reason)"
         case .cannotOpen(let path, .unknownLength):
-            return "cannot read form file \(path.debugDescription): its size is reported as 0 and it holds more than "
+            return "cannot read form file \(path.debugDescription): its reported size is not its length (a /proc or /sys file) and it holds more than "
                 + "\(FileStreamSource.snapshotLimit >> 20) MiB or is not a regular file; a form part needs its length up front "
                 + "(copy it to a regular file first)"
         case .cannotOpen(let path, let cause):

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An AWS shared config or credentials file, parsed as botocore parses it: Python's
 /// `configparser.RawConfigParser` (sections, `key = value` or `key: value`, keys lower-cased,
@@ -25,14 +28,14 @@ public struct S3ConfigFile: Sendable, Equatable {
 
     /// Reads and parses `path`.
     ///
-    /// - Returns: nil when there is no such file (a missing file is no error, as in botocore).
+    /// - Returns: nil when there is no such regular file (a missing file, or `/dev/null`, is
+    ///   no error: botocore checks `os.path.isfile`).
     /// - Throws: `S3Error` with code `.configuration` when it cannot be read or parsed.
     public static func load(path: String) throws -> S3ConfigFile? {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { return nil }
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw S3Error(.configuration, "cannot read \(path): \(error)", underlying: error)
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw S3Error(.configuration, "cannot read \(path): \(String(cString: strerror(errno)))")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw S3Error(.configuration, "cannot read \(path): it is not UTF-8")

@@ -193,24 +193,11 @@ public struct S3Configuration: Sendable, Equatable {
     ///
     /// - Parameter query: Appended as is (already encoded): `uploads`, `partNumber=1&uploadId=…`.
     public func url(for location: S3Location, query: String? = nil) -> URL {
-        let base = endpoint ?? URL(string: "https://s3.\(region).amazonaws.com")!
-        let overTLS = base.scheme?.lowercased() == "https"
-        let virtual: Bool
-        switch addressingStyle {
-        case .path: virtual = false
-        case .virtual: virtual = true
-        case .auto: virtual = isAWS && location.isDNSCompatible(overTLS: overTLS)
-        }
-        var components = URLComponents(url: base, resolvingAgainstBaseURL: false)!
+        let (endpoint, path) = target(for: location)
+        var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)!
         var prefix = components.percentEncodedPath
         while prefix.hasSuffix("/") { prefix.removeLast() }
-        let key = S3Location.encodePath(location.key)
-        if virtual {
-            components.host = "\(location.bucket).\(components.host ?? "")"
-            components.percentEncodedPath = "\(prefix)/\(key)"
-        } else {
-            components.percentEncodedPath = "\(prefix)/\(S3Location.encodePath(location.bucket))/\(key)"
-        }
+        components.percentEncodedPath = prefix + S3Location.encodePath(path)
         components.percentEncodedQuery = query
         return components.url!
     }

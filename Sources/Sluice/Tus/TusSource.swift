@@ -85,7 +85,7 @@ public struct TusSource: Sendable {
             } catch ByteSourceError.unknownLength {
                 let bytes: [UInt8]
                 do { bytes = try FileStreamSource.contents(ofUnknownLength: absolute) } catch {
-                    throw TusError(.source, "\(path): its size is reported as 0 and it holds more than \(FileStreamSource.snapshotLimit >> 20) MiB; tus needs the length up front (copy it to a regular file first)", underlying: error)
+                    throw TusError(.source, "\(path): its reported size is not its length (a /proc or /sys file) and it holds more than \(FileStreamSource.snapshotLimit >> 20) MiB; tus needs the length up front (copy it to a regular file first)", underlying: error)
                 }
                 return TusSource(MemoryByteSource(bytes), identity: "file:\(absolute)", name: name)
             } catch {

@@ -30,6 +30,22 @@ struct SpecialFileTests {
         #expect(hex == (try Digest.sha256(of: MemoryByteSource(expected))))
     }
 
+    @Test func sysfsAttributeIsReadToItsEndWhateverItsReportedSize() throws {
+        // The kernel reports 4096 for every sysfs attribute; this one holds "0-1\n" or so.
+        let path = "/sys/devices/system/cpu/online"
+        let expected = try contents(path)
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(Int(info.st_size) != expected.count)
+        #expect(throws: ByteSourceError.unknownLength(path: path)) { try FileByteSource(path: path) }
+        let opened = try SourceSpecification.file(path: path).open()
+        defer { opened.close() }
+        let stream = try #require(opened.sequential)
+        let (hex, count) = try Digest.sha256(of: stream)
+        #expect(count == Int64(expected.count))
+        #expect(hex == (try Digest.sha256(of: MemoryByteSource(expected))))
+    }
+
     @Test func emptyRegularFileIsAnEmptyRandomAccessSource() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-empty-\(UUID())").path
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))

@@ -1,0 +1,350 @@
+import Foundation
+import Synchronization
+
+/// One S3 request before it is signed: what, where, with which headers.
+struct S3Call: Sendable {
+    var method: String
+    var location: S3Location
+    var query: [SigV4QueryItem] = []
+    var headers: [SigV4Header] = []
+    /// `UploadPart`, `CompleteMultipartUpload`, … for messages.
+    var action: String
+    var uploadID: String?
+    var partNumber: Int?
+}
+
+/// A request body and how it is protected.
+enum S3RequestBody: Sendable {
+    /// No body: signed with the empty body's SHA-256.
+    case empty
+    /// A small body held in memory (XML): signed with its SHA-256.
+    case document([UInt8])
+    /// Object bytes: protected as `S3Options.payloadSigning` says, with the checksum.
+    case bytes(any ByteSource)
+}
+
+/// What came back: the response and the checksum of the bytes sent, when one was computed.
+struct S3Answer: Sendable {
+    var response: UploadResponse
+    var checksum: Checksum?
+}
+
+/// Counters shared by the requests of one upload.
+final class S3Counters: Sendable {
+    private let retriesCount = Atomic<Int>(0)
+    private let sentCount = Atomic<Int64>(0)
+
+    func retried() { retriesCount.add(1, ordering: .relaxed) }
+    func sent(_ bytes: Int64) { sentCount.add(bytes, ordering: .relaxed) }
+    var retries: Int { retriesCount.load(ordering: .relaxed) }
+    var bytesSent: Int64 { sentCount.load(ordering: .relaxed) }
+}
+
+/// How one object-bytes request is protected.
+enum S3PayloadMode: Sendable, Equatable {
+    case signedChunks(trailer: ChecksumAlgorithm?)
+    case unsignedTrailer(ChecksumAlgorithm)
+    case unsigned(checksum: ChecksumAlgorithm?)
+    case sha256(checksum: ChecksumAlgorithm?)
+}
+
+extension S3Client {
+    /// The protection of object bytes, from the options and the scheme.
+    var payloadMode: S3PayloadMode {
+        let overTLS = (configuration.endpoint?.scheme?.lowercased() ?? "https") == "https"
+        switch options.payloadSigning {
+        case .auto:
+            if overTLS { return options.checksum.map(S3PayloadMode.unsignedTrailer) ?? .unsigned(checksum: nil) }
+            return .signedChunks(trailer: options.checksum)
+        case .chunked: return .signedChunks(trailer: options.checksum)
+        case .trailer: return .unsignedTrailer(options.checksum ?? .crc32c)
+        case .unsigned: return .unsigned(checksum: options.checksum)
+        case .sha256: return .sha256(checksum: options.checksum)
+        }
+    }
+
+    func makeSigner() throws -> SigV4Signer {
+        guard let credentials = configuration.credentials else {
+            throw S3Error(.credentials, "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or use a profile (--profile, ~/.aws/credentials)")
+        }
+        return SigV4Signer(credentials: credentials, region: configuration.region)
+    }
+
+    /// The request to sign for `call`.
+    func signingRequest(_ call: S3Call) throws -> SigV4Request {
+        let (endpoint, path) = configuration.target(for: call.location)
+        do {
+            return try SigV4Request(method: call.method, endpoint: endpoint, path: path, query: call.query, headers: call.headers)
+        } catch {
+            throw S3Error(.configuration, "cannot address \(call.location): \(error)", underlying: error)
+        }
+    }
+
+    /// Signs and sends `call` once.
+    ///
+    /// - Throws: `S3Error` with code `.server` for a non-2xx answer; `UploadError` from the
+    ///   transport, unchanged, so the retry loop can tell transient failures.
+    func sendOnce(
+        _ call: S3Call, body: S3RequestBody, counters: S3Counters?, progress: (@Sendable (Int64) -> Void)? = nil
+    ) async throws -> S3Answer {
+        let signer = try makeSigner()
+        var request = try signingRequest(call)
+        let uploadBody: any ByteSource
+        let signature: SigV4Signature
+        var checksum: Checksum?
+        var chunked: AWSChunkedBody?
+        switch body {
+        case .empty:
+            uploadBody = MemoryByteSource([])
+            signature = signer.sign(request, payload: .empty)
+        case .document(let bytes):
+            uploadBody = MemoryByteSource(bytes)
+            request.headers.append(SigV4Header("Content-Type", "application/xml"))
+            signature = signer.sign(request, payload: .sha256(of: bytes))
+        case .bytes(let source):
+            switch payloadMode {
+            case .signedChunks(let trailer):
+                let signed = try signer.signChunked(request, body: source, mode: trailer.map { .signedWithTrailer($0) } ?? .signed)
+                (signature, chunked) = (signed.signature, signed.body)
+                uploadBody = signed.body
+            case .unsignedTrailer(let algorithm):
+                let signed = try signer.signChunked(request, body: source, mode: .unsignedWithTrailer(algorithm))
+                (signature, chunked) = (signed.signature, signed.body)
+                uploadBody = signed.body
+            case .unsigned(let algorithm):
+                if let algorithm {
+                    checksum = try ChecksumHasher.checksum(algorithm, of: source)
+                    request.headers.append(SigV4Header(algorithm.headerName, checksum!.base64))
+                }
+                uploadBody = source
+                signature = signer.sign(request, payload: .unsigned)
+            case .sha256(let algorithm):
+                if let algorithm {
+                    checksum = try ChecksumHasher.checksum(algorithm, of: source)
+                    request.headers.append(SigV4Header(algorithm.headerName, checksum!.base64))
+                }
+                uploadBody = source
+                signature = signer.sign(request, payload: try .sha256(of: source))
+            }
+        }
+        let upload: UploadRequest
+        do { upload = try signature.uploadRequest(for: request) } catch {
+            throw S3Error(.invalidOption, "\(call.action): \(error)", underlying: error)
+        }
+        let sent = Atomic<Int64>(0)
+        let response: UploadResponse
+        do {
+            response = try await transport.send(upload, body: .bytes(uploadBody), options: options.transfer) { bytes in
+                sent.store(bytes, ordering: .relaxed)
+                progress?(bytes)
+            }
+        } catch {
+            counters?.sent(sent.load(ordering: .relaxed))
+            throw error
+        }
+        counters?.sent(response.bytesSent)
+        guard response.isSuccess else {
+            throw S3ServerError(status: response.status, body: response.body)
+                .error(status: response.status, action: call.action, uploadID: call.uploadID, partNumber: call.partNumber)
+        }
+        if let chunked { checksum = try chunked.trailerChecksum() }
+        return S3Answer(response: response, checksum: checksum)
+    }
+
+    /// Sends `call`, retrying transient failures (connection failures, 5xx, `SlowDown`) with
+    /// bounded exponential backoff; the body is read again from its start for each attempt.
+    ///
+    /// - Throws: `S3Error`.
+    func send(
+        _ call: S3Call, body: S3RequestBody = .empty, counters: S3Counters? = nil,
+        progress: (@Sendable (Int64) -> Void)? = nil
+    ) async throws -> S3Answer {
+        var consecutive = 0
+        while true {
+            do {
+                return try await sendOnce(call, body: body, counters: counters, progress: progress)
+            } catch {
+                let failure = classify(error, call)
+                guard failure.retryable, consecutive < options.retries else {
+                    if failure.retryable {
+                        var final = failure.error
+                        final.message = "\(failure.error.message) (after \(consecutive + 1) attempts)"
+                        if final.code != .server { final.code = .retriesExhausted }
+                        throw final
+                    }
+                    throw failure.error
+                }
+                consecutive += 1
+                counters?.retried()
+                let delay = min(options.maximumRetryDelay, options.retryDelay * Double(1 << min(consecutive - 1, 20)))
+                do { try await Task.sleep(for: .seconds(delay)) } catch {
+                    throw S3Error(.cancelled, "cancelled while waiting to retry \(call.action)", uploadID: call.uploadID, partNumber: call.partNumber)
+                }
+            }
+        }
+    }
+
+    /// What an error from `sendOnce` means: an `S3Error`, and whether another attempt may help.
+    func classify(_ error: any Error, _ call: S3Call) -> (error: S3Error, retryable: Bool) {
+        let part = call.partNumber.map { " of part \($0)" } ?? ""
+        switch error {
+        case let error as S3Error:
+            if error.code == .server, let status = error.status {
+                return (error, S3ServerError(code: error.serverCode ?? "", message: "").isRetryable(status: status))
+            }
+            return (error, false)
+        case is CancellationError:
+            return (S3Error(.cancelled, "cancelled during \(call.action)\(part)", uploadID: call.uploadID, partNumber: call.partNumber), false)
+        case let error as UploadError where error.code == .cancelled:
+            return (S3Error(.cancelled, "cancelled during \(call.action)\(part)", uploadID: call.uploadID, partNumber: call.partNumber,
+                            underlying: error), false)
+        case let error as UploadError where error.isTransient:
+            return (S3Error(.transport, "\(call.action)\(part) failed: \(error.message)", uploadID: call.uploadID,
+                            partNumber: call.partNumber, underlying: error), true)
+        case let error as UploadError where error.code == .sourceFailed:
+            return (S3Error(.source, "\(call.action)\(part) failed: \(error.message)", uploadID: call.uploadID,
+                            partNumber: call.partNumber, underlying: error), false)
+        case let error as ByteSourceError:
+            return (S3Error(.source, "\(call.action)\(part) failed: \(error)", uploadID: call.uploadID, partNumber: call.partNumber,
+                            underlying: error), false)
+        default:
+            return (S3Error(.transport, "\(call.action)\(part) failed: \(error)", uploadID: call.uploadID, partNumber: call.partNumber,
+                            underlying: error), false)
+        }
+    }
+
+    // MARK: - The operations
+
+    /// Headers of a new object: type, metadata, storage class.
+    var objectHeaders: [SigV4Header] {
+        var headers: [SigV4Header] = []
+        if let type = options.contentType { headers.append(SigV4Header("Content-Type", type)) }
+        for (key, value) in options.metadata { headers.append(SigV4Header("x-amz-meta-\(key)", value)) }
+        if let storageClass = options.storageClass { headers.append(SigV4Header("x-amz-storage-class", storageClass)) }
+        return headers
+    }
+
+    /// `CreateMultipartUpload`.
+    func createMultipartUpload(_ location: S3Location, counters: S3Counters) async throws -> String {
+        var headers = objectHeaders
+        if let checksum = options.checksum { headers.append(SigV4Header("x-amz-checksum-algorithm", checksum.s3Algorithm.rawValue)) }
+        let call = S3Call(method: "POST", location: location, query: [SigV4QueryItem("uploads")], headers: headers,
+                          action: "CreateMultipartUpload")
+        let answer = try await send(call, counters: counters)
+        return try S3CreatedUpload(xml: answer.response.body).uploadID
+    }
+
+    /// `UploadPart`: the part's ETag and checksum.
+    func uploadPart(
+        _ location: S3Location, uploadID: String, number: Int, body: any ByteSource, counters: S3Counters,
+        progress: (@Sendable (Int64) -> Void)?
+    ) async throws -> S3CompletedPart {
+        let call = S3Call(method: "PUT", location: location,
+                          query: [SigV4QueryItem("partNumber", "\(number)"), SigV4QueryItem("uploadId", uploadID)],
+                          action: "UploadPart", uploadID: uploadID, partNumber: number)
+        let answer = try await send(call, body: .bytes(body), counters: counters, progress: progress)
+        guard let eTag = answer.response.header("ETag"), !eTag.isEmpty else {
+            throw S3Error(.malformedResponse, "the server's answer to UploadPart of part \(number) has no ETag", uploadID: uploadID, partNumber: number)
+        }
+        var checksums: [S3ChecksumAlgorithm: String] = [:]
+        if let checksum = answer.checksum { checksums[checksum.algorithm.s3Algorithm] = checksum.base64 }
+        return S3CompletedPart(partNumber: number, eTag: eTag, checksums: checksums)
+    }
+
+    /// `ListParts`, every page.
+    func listParts(_ location: S3Location, uploadID: String, counters: S3Counters) async throws -> [S3ListedPart] {
+        var parts: [S3ListedPart] = []
+        var marker: Int?
+        repeat {
+            var query = [SigV4QueryItem("uploadId", uploadID)]
+            if let marker { query.append(SigV4QueryItem("part-number-marker", "\(marker)")) }
+            let call = S3Call(method: "GET", location: location, query: query, action: "ListParts", uploadID: uploadID)
+            let page = try S3PartsPage(xml: try await send(call, counters: counters).response.body)
+            parts += page.parts
+            guard page.isTruncated, let next = page.nextPartNumberMarker else { break }
+            guard next > (marker ?? 0) else {
+                throw S3Error(.malformedResponse, "the server's ListParts pages do not advance (marker \(next))", uploadID: uploadID)
+            }
+            marker = next
+        } while true
+        return parts
+    }
+
+    /// `CompleteMultipartUpload`.
+    func completeMultipartUpload(
+        _ location: S3Location, uploadID: String, parts: [S3CompletedPart], counters: S3Counters
+    ) async throws -> S3CompletedUpload {
+        let call = S3Call(method: "POST", location: location, query: [SigV4QueryItem("uploadId", uploadID)],
+                          action: "CompleteMultipartUpload", uploadID: uploadID)
+        let document = Array(S3CompletedPart.completionDocument(parts))
+        var consecutive = 0
+        while true {
+            let answer = try await send(call, body: .document(document), counters: counters)
+            do { return try S3CompletedUpload(xml: answer.response.body) } catch let error as S3Error {
+                // A 200 whose body is an error document: retry it like a 5xx.
+                guard error.code == .server, S3ServerError(code: error.serverCode ?? "", message: "").isRetryable(status: 500),
+                      consecutive < options.retries else { throw error }
+                consecutive += 1
+                counters.retried()
+                try? await Task.sleep(for: .seconds(min(options.maximumRetryDelay, options.retryDelay * Double(1 << consecutive))))
+                try Task.checkCancellation()
+            }
+        }
+    }
+
+    /// `AbortMultipartUpload`. A missing upload (`NoSuchUpload`) counts as aborted.
+    ///
+    /// - Returns: false when the server did not have the upload.
+    @discardableResult
+    func abortMultipartUpload(_ location: S3Location, uploadID: String, counters: S3Counters? = nil) async throws -> Bool {
+        let call = S3Call(method: "DELETE", location: location, query: [SigV4QueryItem("uploadId", uploadID)],
+                          action: "AbortMultipartUpload", uploadID: uploadID)
+        do {
+            _ = try await send(call, counters: counters)
+            return true
+        } catch let error as S3Error where error.serverCode == "NoSuchUpload" || error.status == 404 {
+            return false
+        }
+    }
+
+    /// `ListMultipartUploads` for exactly `location.key`, every page.
+    func listMultipartUploads(_ location: S3Location) async throws -> [S3UploadInProgress] {
+        var found: [S3UploadInProgress] = []
+        var keyMarker: String?
+        var idMarker: String?
+        let bucket = try S3Location(bucket: location.bucket, key: "")
+        repeat {
+            var query = [SigV4QueryItem("uploads"), SigV4QueryItem("prefix", location.key)]
+            if let keyMarker { query.append(SigV4QueryItem("key-marker", keyMarker)) }
+            if let idMarker { query.append(SigV4QueryItem("upload-id-marker", idMarker)) }
+            let call = S3Call(method: "GET", location: bucket, query: query, action: "ListMultipartUploads")
+            let page = try S3UploadsPage(xml: try await send(call).response.body)
+            found += page.uploads.filter { $0.key == location.key }
+            guard page.isTruncated, page.nextKeyMarker != nil || page.nextUploadIDMarker != nil else { break }
+            guard page.nextKeyMarker != keyMarker || page.nextUploadIDMarker != idMarker else { break }
+            keyMarker = page.nextKeyMarker
+            idMarker = page.nextUploadIDMarker
+        } while true
+        return found
+    }
+}
+
+extension S3Configuration {
+    /// The endpoint (scheme, host, port, path prefix) and the decoded path for `location`.
+    func target(for location: S3Location) -> (endpoint: URL, path: String) {
+        let base = endpoint ?? URL(string: "https://s3.\(region).amazonaws.com")!
+        let overTLS = base.scheme?.lowercased() == "https"
+        let virtual: Bool
+        switch addressingStyle {
+        case .path: virtual = false
+        case .virtual: virtual = true
+        case .auto: virtual = isAWS && location.isDNSCompatible(overTLS: overTLS)
+        }
+        if virtual {
+            var components = URLComponents(url: base, resolvingAgainstBaseURL: false)!
+            components.host = "\(location.bucket).\(components.host ?? "")"
+            return (components.url!, "/" + location.key)
+        }
+        return (base, "/\(location.bucket)/\(location.key)")
+    }
+}

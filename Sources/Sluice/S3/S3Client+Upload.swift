@@ -1,0 +1,268 @@
+import Foundation
+import Synchronization
+
+/// Aggregate progress of parts in flight: bytes of finished parts plus each part's bytes so far.
+final class S3PartProgress: Sendable {
+    private struct State {
+        var finished: Int64 = 0
+        var inFlight: [Int: Int64] = [:]
+    }
+    private let state = Mutex(State())
+    private let meter: ProgressMeter
+
+    init(total: Int64?, interval: Double, report: (@Sendable (UploadProgress) -> Void)?) {
+        meter = ProgressMeter(total: total, interval: interval, report: report)
+    }
+
+    /// Part `number` (of `length` bytes) has sent `bytes` of its body in this attempt.
+    func update(part number: Int, bytes: Int64, length: Int64) {
+        let total = state.withLock { state -> Int64 in
+            state.inFlight[number] = min(bytes, length)
+            return state.finished + state.inFlight.values.reduce(0, +)
+        }
+        meter.update(total)
+    }
+
+    /// Part `number` is at the server.
+    func finish(part number: Int, length: Int64) {
+        let total = state.withLock { state -> Int64 in
+            state.inFlight[number] = nil
+            state.finished += length
+            return state.finished + state.inFlight.values.reduce(0, +)
+        }
+        meter.update(total)
+    }
+
+    func end() { meter.finish(state.withLock { $0.finished }) }
+}
+
+extension S3Client {
+    /// Uploads a random-access source: one `PutObject` below the part size, otherwise a
+    /// resumable multipart upload (see the type's documentation).
+    ///
+    /// - Throws: `S3Error`; `uploadID` is set when a multipart upload exists.
+    public func upload(
+        _ source: S3Source, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> S3UploadResult {
+        try options.validate()
+        let start = ContinuousClock.now
+        let counters = S3Counters()
+        let length = source.bytes.length
+        let fresh = try S3PartPlan(length: length, partSize: options.partSize)
+        let meter = S3PartProgress(total: length, interval: options.transfer.progressInterval, report: progress)
+        defer { meter.end() }
+        if length < fresh.partSize {
+            return try await putObject(source.bytes, to: location, counters: counters, meter: meter, start: start)
+        }
+
+        let store = S3StateStore(directory: options.stateDirectory)
+        let endpoint = configuration.endpointIdentity
+        var record = try store.load(endpoint: endpoint, bucket: location.bucket, key: location.key, source: source.identity)
+        var listed: [Int: S3ListedPart] = [:]
+        var resumed = false
+        if let stored = record {
+            if options.restart {
+                try await abortMultipartUpload(location, uploadID: stored.uploadID, counters: counters)
+                store.remove(stored)
+                record = nil
+            } else if let change = source.fingerprint.difference(from: stored.fingerprint) {
+                throw S3Error(.sourceChanged,
+                              "the source changed since upload \(stored.uploadID) of \(location) began (\(change)): use --restart to abort it and start again",
+                              uploadID: stored.uploadID)
+            } else {
+                do {
+                    for part in try await listParts(location, uploadID: stored.uploadID, counters: counters) { listed[part.partNumber] = part }
+                    resumed = true
+                } catch let error as S3Error where error.serverCode == "NoSuchUpload" {
+                    // Completed or aborted elsewhere: forget it and start again.
+                    store.remove(stored)
+                    record = nil
+                }
+            }
+        }
+        if record == nil {
+            let uploadID = try await createMultipartUpload(location, counters: counters)
+            let created = S3UploadRecord(
+                endpoint: endpoint, bucket: location.bucket, key: location.key, uploadID: uploadID, source: source.identity,
+                fingerprint: source.fingerprint, plan: fresh, checksum: options.checksum?.s3Algorithm,
+                createdAt: Date().timeIntervalSince1970)
+            do { try store.save(created) } catch {
+                _ = try? await abortMultipartUpload(location, uploadID: uploadID, counters: counters)
+                throw error
+            }
+            record = created
+        }
+        let stored = record!
+        // The parts already sent carry the stored upload's checksum: keep to it.
+        var client = self
+        client.options.checksum = stored.checksum.flatMap(ChecksumAlgorithm.init)
+        do {
+            return try await client.sendParts(source, of: stored, to: location, listed: listed, resumed: resumed, counters: counters,
+                                       meter: meter, start: start, store: store)
+        } catch var error as S3Error {
+            error.uploadID = error.uploadID ?? stored.uploadID
+            throw error
+        }
+    }
+
+    /// Sends the parts the server does not hold, completes, verifies, forgets the record.
+    private func sendParts(
+        _ source: S3Source, of record: S3UploadRecord, to location: S3Location, listed: [Int: S3ListedPart], resumed: Bool,
+        counters: S3Counters, meter: S3PartProgress, start: ContinuousClock.Instant, store: S3StateStore
+    ) async throws -> S3UploadResult {
+        let plan = record.plan
+        let count = plan.partCount ?? 1
+        let algorithm = options.checksum
+        var done: [Int: S3CompletedPart] = [:]
+        for number in 1...count {
+            guard let part = listed[number], part.size == Int64(plan.range(ofPart: number).count) else { continue }
+            var completed = S3CompletedPart(partNumber: number, eTag: part.eTag)
+            if let algorithm {
+                let s3Algorithm = algorithm.s3Algorithm
+                // The part was sent with this checksum; Complete must name it for every part.
+                // Where the server lists it, a different value means a different part: send it again.
+                let ours = try ChecksumHasher.checksum(algorithm, of: SliceByteSource(source.bytes, range: plan.range(ofPart: number)))
+                if let theirs = part.checksums[s3Algorithm], theirs != ours.base64 { continue }
+                completed.checksums[s3Algorithm] = ours.base64
+            }
+            done[number] = completed
+            meter.finish(part: number, length: Int64(plan.range(ofPart: number).count))
+        }
+        let skipped = done.count
+        let missing = (1...count).filter { done[$0] == nil }
+        let uploadID = record.uploadID
+        let sent = try await S3Client.runBounded(missing, concurrency: options.concurrency) { number in
+            let range = plan.range(ofPart: number)
+            let length = Int64(range.count)
+            let part = try await self.uploadPart(
+                location, uploadID: uploadID, number: number, body: SliceByteSource(source.bytes, range: range), counters: counters
+            ) { bytes in meter.update(part: number, bytes: bytes, length: length) }
+            meter.finish(part: number, length: length)
+            return part
+        }
+        for part in sent { done[part.partNumber] = part }
+        let parts = (1...count).map { done[$0]! }
+        try Task.checkCancellation()
+        let completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts, counters: counters)
+        store.remove(record)
+        let verified = try verify(completed, parts: parts, lengths: (1...count).map { Int64(plan.range(ofPart: $0).count) }, uploadID: uploadID)
+        return S3UploadResult(
+            location: location, length: source.bytes.length, eTag: completed.eTag, uploadID: uploadID, partCount: count,
+            partsSkipped: skipped, resumed: resumed, bytesSent: counters.bytesSent, retries: counters.retries,
+            checksum: verified, elapsed: Self.seconds(since: start))
+    }
+
+    /// Checks Complete's answer against what was sent: the part count in a multipart ETag and
+    /// the object checksum (composite `…-N`, or full-object) where the server returns one.
+    ///
+    /// - Returns: The verified checksum, if the server gave one.
+    /// - Throws: `S3Error.verification`.
+    func verify(_ completed: S3CompletedUpload, parts: [S3CompletedPart], lengths: [Int64], uploadID: String) throws -> String? {
+        if let count = completed.eTagPartCount, count != parts.count {
+            throw S3Error(.verification, "the server assembled \(count) parts, \(parts.count) were sent (ETag \(completed.eTag))", uploadID: uploadID)
+        }
+        guard let algorithm = options.checksum, let theirs = completed.checksums[algorithm.s3Algorithm] else { return nil }
+        let s3Algorithm = algorithm.s3Algorithm
+        let checksums = parts.compactMap { $0.checksums[s3Algorithm].flatMap { Checksum(algorithm: algorithm, base64: $0) } }
+        guard checksums.count == parts.count else { return nil }
+        let expected: String?
+        if theirs.contains("-") {
+            expected = Checksum.composite(of: checksums)?.s3Value
+        } else {
+            expected = Checksum.fullObject(of: Array(zip(checksums, lengths)).map { (checksum: $0.0, length: $0.1) })?.base64
+        }
+        guard let expected else { return nil }
+        guard expected == theirs else {
+            throw S3Error(.verification, "the server's \(s3Algorithm.rawValue) of the object is \(theirs), the parts sent give \(expected)", uploadID: uploadID)
+        }
+        return "\(s3Algorithm.rawValue) \(theirs)"
+    }
+
+    /// A single `PutObject`.
+    func putObject(
+        _ bytes: any ByteSource, to location: S3Location, counters: S3Counters, meter: S3PartProgress, start: ContinuousClock.Instant
+    ) async throws -> S3UploadResult {
+        let call = S3Call(method: "PUT", location: location, headers: objectHeaders, action: "PutObject")
+        let length = bytes.length
+        let answer = try await send(call, body: .bytes(bytes), counters: counters) { sent in
+            meter.update(part: 1, bytes: sent, length: length)
+        }
+        meter.finish(part: 1, length: length)
+        var verified: String?
+        if let checksum = answer.checksum, let theirs = answer.response.header(checksum.algorithm.headerName) {
+            guard theirs == checksum.base64 else {
+                throw S3Error(.verification, "the server's \(checksum.algorithm.s3Algorithm.rawValue) of the object is \(theirs), the bytes sent give \(checksum.base64)")
+            }
+            verified = "\(checksum.algorithm.s3Algorithm.rawValue) \(theirs)"
+        }
+        return S3UploadResult(
+            location: location, length: length, eTag: answer.response.header("ETag") ?? "", uploadID: nil, partCount: 1,
+            partsSkipped: 0, resumed: false, bytesSent: counters.bytesSent, retries: counters.retries, checksum: verified,
+            elapsed: Self.seconds(since: start))
+    }
+
+    /// Runs `work` for every item, at most `concurrency` at once; the first failure cancels the rest.
+    static func runBounded<Item: Sendable, Output: Sendable>(
+        _ items: [Item], concurrency: Int, _ work: @escaping @Sendable (Item) async throws -> Output
+    ) async throws -> [Output] {
+        try await withThrowingTaskGroup(of: Output.self) { group in
+            var results: [Output] = []
+            var next = 0
+            while next < items.count, next < concurrency {
+                let item = items[next]
+                group.addTask { try await work(item) }
+                next += 1
+            }
+            while let output = try await group.next() {
+                results.append(output)
+                if next < items.count {
+                    let item = items[next]
+                    group.addTask { try await work(item) }
+                    next += 1
+                }
+            }
+            return results
+        }
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let duration = ContinuousClock.now - start
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    // MARK: - Abort
+
+    /// Aborts the multipart upload `uploadID` of `location`, or, when nil, every upload of
+    /// exactly that key the server lists; forgets the stored records of them.
+    ///
+    /// - Returns: The upload ids aborted.
+    /// - Throws: `S3Error` (`.server` with `NoSuchUpload` when a given id does not exist).
+    public func abort(_ location: S3Location, uploadID: String? = nil) async throws -> [String] {
+        let store = S3StateStore(directory: options.stateDirectory)
+        let records = store.records(endpoint: configuration.endpointIdentity, bucket: location.bucket, key: location.key)
+        var ids: [String]
+        if let uploadID {
+            ids = [uploadID]
+        } else {
+            ids = try await listMultipartUploads(location).map(\.uploadID)
+            for record in records where !ids.contains(record.uploadID) { ids.append(record.uploadID) }
+        }
+        var aborted: [String] = []
+        for id in ids {
+            let existed = try await abortMultipartUpload(location, uploadID: id)
+            if !existed, uploadID != nil {
+                for record in records where record.uploadID == id { store.remove(record) }
+                throw S3Error(.server, "there is no multipart upload \(id) of \(location) (NoSuchUpload)", status: 404,
+                              serverCode: "NoSuchUpload", uploadID: id)
+            }
+            if existed { aborted.append(id) }
+            for record in records where record.uploadID == id { store.remove(record) }
+        }
+        return aborted
+    }
+}
+
+extension S3Configuration {
+    /// What resume records are keyed by: the endpoint, or `aws:REGION`.
+    var endpointIdentity: String { endpoint?.absoluteString ?? "aws:\(region)" }
+}

@@ -1,0 +1,62 @@
+/// How a body is protected on the way to S3 (`x-amz-content-sha256`).
+public enum S3PayloadSigning: String, Sendable, Equatable, CaseIterable {
+    /// Over https `STREAMING-UNSIGNED-PAYLOAD-TRAILER` with the checksum as the trailer (TLS
+    /// protects the rest); over http signed `aws-chunked` (every chunk signed, and the
+    /// checksum in a signed trailer).
+    case auto
+    /// Signed `aws-chunked` whatever the scheme.
+    case chunked
+    /// `STREAMING-UNSIGNED-PAYLOAD-TRAILER`; needs a checksum.
+    case trailer
+    /// `UNSIGNED-PAYLOAD`; the checksum, if any, goes in a header computed in a first pass.
+    case unsigned
+    /// The SHA-256 of every part in a first pass (as the AWS CLI does over http).
+    case sha256
+}
+
+/// How `S3Client` uploads: parts, parallelism, integrity, object attributes, resume, retries.
+public struct S3Options: Sendable {
+    /// The part size; nil for the planner's default (8 MiB, grown to fit 10,000 parts). For a
+    /// stream, the size of the first parts.
+    public var partSize: Int64?
+    /// Parts in flight at once (and, for a stream, buffers of one part size: this plus one).
+    public var concurrency = 8
+    /// The checksum sent with every part and object; nil for none.
+    public var checksum: ChecksumAlgorithm? = .crc32c
+    public var payloadSigning = S3PayloadSigning.auto
+    /// `Content-Type` of the object.
+    public var contentType: String?
+    /// `x-amz-meta-KEY: VALUE` headers, in order.
+    public var metadata: [(key: String, value: String)] = []
+    /// `x-amz-storage-class`.
+    public var storageClass: String?
+    /// Where resume records live; nil for `S3StateStore.defaultDirectory`.
+    public var stateDirectory: String?
+    /// Abort a stored upload of the same source and object, and start a new one.
+    public var restart = false
+    /// Every part of a stream the same size (for stores that refuse growing parts: R2, Garage).
+    public var equalParts = false
+    /// Transient failures of one request retried before the upload fails.
+    public var retries = 5
+    /// First backoff delay, in seconds; doubled for every retry in a row, up to `maximumRetryDelay`.
+    public var retryDelay: Double = 0.25
+    public var maximumRetryDelay: Double = 8
+    /// Buffers, timeouts and TLS of each request.
+    public var transfer = UploadOptions()
+
+    public init() {}
+
+    func validate() throws {
+        guard (1...256).contains(concurrency) else {
+            throw S3Error(.invalidOption, "--concurrency must be 1 ... 256, not \(concurrency)")
+        }
+        guard retries >= 0 else { throw S3Error(.invalidOption, "retries must not be negative") }
+        if payloadSigning == .trailer, checksum == nil {
+            throw S3Error(.invalidOption, "--payload-signing trailer needs a checksum (--checksum crc32c, crc32 or sha256)")
+        }
+        if let partSize { try S3PartPlan.validate(partSize: partSize) }
+        for (key, _) in metadata where key.isEmpty || key.contains(where: { $0.isWhitespace || $0 == ":" }) {
+            throw S3Error(.invalidOption, "metadata key '\(key)' must be non-empty, without spaces or ':'")
+        }
+    }
+}

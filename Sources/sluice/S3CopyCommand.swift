@@ -1,0 +1,236 @@
+import Foundation
+import Sluice
+
+/// The configuration options every `sluice s3` subcommand takes.
+struct S3CommonOptions {
+    var overrides = S3ConfigurationOverrides()
+
+    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style"]
+    static let usage = """
+      --endpoint-url URL         a custom endpoint (MinIO, SeaweedFS, R2 …); else AWS_ENDPOINT_URL_S3,
+                                 AWS_ENDPOINT_URL, the profile's endpoint_url, then AWS
+      --region R                 else AWS_REGION, AWS_DEFAULT_REGION, the profile's region, us-east-1
+      --profile P                a profile of ~/.aws/credentials and ~/.aws/config (else AWS_PROFILE)
+      --addressing-style auto|path|virtual
+                                 auto: path style for custom endpoints, virtual-hosted for AWS
+    """
+
+    /// Takes `name` if it is one of the common options.
+    mutating func take(_ name: String, _ value: String) throws -> Bool {
+        switch name {
+        case "--endpoint-url": overrides.endpointURL = value
+        case "--region": overrides.region = value
+        case "--profile": overrides.profile = value
+        case "--addressing-style":
+            guard let style = S3AddressingStyle(rawValue: value) else {
+                throw UsageError("unknown addressing style '\(value)': use auto, path or virtual")
+            }
+            overrides.addressingStyle = style
+        default: return false
+        }
+        return true
+    }
+}
+
+/// `sluice s3 cp SOURCE s3://BUCKET/KEY [options]`: an upload to S3, multipart and resumable.
+struct S3CopyCommand {
+    static let usage = """
+    usage: sluice s3 cp SOURCE s3://BUCKET/KEY [options]     SOURCE: PATH | - (stdin) | synthetic:SIZE[:SEED]
+    \(S3CommonOptions.usage)
+      --part-size SIZE           default 8MiB, grown to stay within 10,000 parts; for stdin, the first
+                                 part size (later parts grow unless --equal-parts)
+      --concurrency N            parts in flight (default 8)
+      --checksum crc32c|crc32|sha256|none   sent with every part and verified (default crc32c)
+      --payload-signing auto|chunked|trailer|unsigned|sha256
+                                 auto: https unsigned aws-chunked + checksum trailer, http signed chunks
+      --content-type T, --metadata KEY=VALUE (repeatable), --storage-class C
+      --state DIR                resume records (default ~/.cache/sluice/s3)
+      --restart                  abort a stored upload of this source and object, start again
+      --equal-parts              every stdin part the same size (Cloudflare R2, Garage need it)
+      --retries N                transient failures retried per request (default 5)
+      --progress auto|bar|json|none
+    An interrupted upload of a file resumes when the same command runs again.
+    """
+
+    var source: String
+    var location: S3Location
+    var common = S3CommonOptions()
+    var options = S3Options()
+    var progress = ProgressPrinter.Style.auto
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        var common = S3CommonOptions()
+        var options = S3Options()
+        var progress = ProgressPrinter.Style.auto
+        try scanner.scan(
+            valued: S3CommonOptions.valued.union([
+                "--part-size", "--concurrency", "--checksum", "--payload-signing", "--content-type", "--metadata",
+                "--storage-class", "--state", "--retries", "--progress",
+            ]),
+            flags: ["--restart", "--equal-parts"]
+        ) { name, value in
+            let value = value ?? ""
+            if try common.take(name, value) { return }
+            switch name {
+            case "--part-size": options.partSize = try ByteCount.parse(value)
+            case "--concurrency":
+                guard let count = Int(value), (1...256).contains(count) else { throw UsageError("--concurrency needs a count, 1 ... 256") }
+                options.concurrency = count
+            case "--checksum":
+                if value == "none" {
+                    options.checksum = nil
+                } else {
+                    guard let algorithm = ChecksumAlgorithm(name: value) else {
+                        throw UsageError("unknown checksum '\(value)': use crc32c, crc32, sha256 or none")
+                    }
+                    options.checksum = algorithm
+                }
+            case "--payload-signing":
+                guard let signing = S3PayloadSigning(rawValue: value) else {
+                    throw UsageError("unknown payload signing '\(value)': use auto, chunked, trailer, unsigned or sha256")
+                }
+                options.payloadSigning = signing
+            case "--content-type": options.contentType = value
+            case "--metadata":
+                guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
+                    throw UsageError("--metadata needs KEY=VALUE")
+                }
+                options.metadata.append((String(value[..<equals]), String(value[value.index(after: equals)...])))
+            case "--storage-class": options.storageClass = value
+            case "--state": options.stateDirectory = value
+            case "--retries":
+                guard let count = Int(value), count >= 0 else { throw UsageError("--retries needs a count, 0 or more") }
+                options.retries = count
+            case "--progress": progress = try Arguments.progressStyle(value)
+            case "--restart": options.restart = true
+            case "--equal-parts": options.equalParts = true
+            default: break
+            }
+        }
+        guard scanner.positionals.count == 2 else { throw UsageError("s3 cp needs SOURCE and s3://BUCKET/KEY") }
+        source = scanner.positionals[0]
+        do { location = try S3Location(parsing: scanner.positionals[1]) } catch { throw UsageError("\(error)") }
+        self.common = common
+        self.options = options
+        self.progress = progress
+    }
+
+    func run() async -> Int32 {
+        let configuration: S3Configuration
+        do { configuration = try S3Configuration.resolve(common.overrides) } catch {
+            Terminal.error("sluice: s3 cp: \(error)")
+            return 2
+        }
+        let printer = ProgressPrinter(style: progress)
+        let client = S3Client(configuration: configuration, options: options)
+        let source = self.source
+        let location = self.location
+        let task = Task { try await client.upload(source: source, to: location) { printer.report($0) } }
+        let signals = SignalWatcher { _ in task.cancel() }
+        defer { signals.stop() }
+        let result = await task.result
+        printer.end()
+        switch result {
+        case .success(let upload):
+            do { try Terminal.output("\(upload.location)\n") } catch {
+                Terminal.error("sluice: \(error)")
+                return 1
+            }
+            Terminal.error("sluice: \(upload.summary)")
+            return 0
+        case .failure(let error):
+            let error = error as? S3Error ?? S3Error(.transport, "\(error)")
+            let resumable = source != "-" && error.uploadID != nil && error.code != .sourceChanged
+            var line = error.message
+            if error.code == .cancelled {
+                line = "interrupted"
+                if resumable, let id = error.uploadID {
+                    line += "; upload \(id) is kept: run the same command again to resume, or `sluice s3 abort \(location) --upload-id \(id)` to remove it"
+                } else if error.uploadID != nil {
+                    line += "; \(error.message)"
+                }
+                Terminal.error("sluice: s3 cp: \(line)")
+                return 130
+            }
+            if resumable, let id = error.uploadID {
+                line += "; upload \(id) is kept: run the same command to resume, or `sluice s3 abort \(location) --upload-id \(id)`"
+            }
+            Terminal.error("sluice: s3 cp: \(line)")
+            // Refused before any byte was sent (bad input, a plan S3 cannot take): 2.
+            let usage: [S3Error.Code] = [.invalidLocation, .invalidOption, .configuration, .credentials, .tooManyParts, .partTooLarge, .objectTooLarge]
+            return usage.contains(error.code) && error.uploadID == nil ? 2 : 1
+        }
+    }
+}
+
+/// `sluice s3 abort s3://BUCKET/KEY [--upload-id ID]`: removes multipart uploads in progress.
+struct S3AbortCommand {
+    static let usage = """
+    usage: sluice s3 abort s3://BUCKET/KEY [--upload-id ID] [options]
+      without --upload-id, every multipart upload of exactly that key is aborted
+    \(S3CommonOptions.usage)
+      --state DIR                resume records to forget (default ~/.cache/sluice/s3)
+    """
+
+    var location: S3Location
+    var uploadID: String?
+    var common = S3CommonOptions()
+    var options = S3Options()
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        var common = S3CommonOptions()
+        var options = S3Options()
+        var uploadID: String?
+        try scanner.scan(valued: S3CommonOptions.valued.union(["--upload-id", "--state"]), flags: []) { name, value in
+            let value = value ?? ""
+            if try common.take(name, value) { return }
+            switch name {
+            case "--upload-id": uploadID = value
+            case "--state": options.stateDirectory = value
+            default: break
+            }
+        }
+        guard scanner.positionals.count == 1 else { throw UsageError("s3 abort needs s3://BUCKET/KEY") }
+        do { location = try S3Location(parsing: scanner.positionals[0]) } catch { throw UsageError("\(error)") }
+        guard !location.key.isEmpty else { throw UsageError("s3 abort needs the object's key: s3://\(location.bucket)/KEY") }
+        self.uploadID = uploadID
+        self.common = common
+        self.options = options
+    }
+
+    func run() async -> Int32 {
+        do {
+            let configuration = try S3Configuration.resolve(common.overrides)
+            let client = S3Client(configuration: configuration, options: options)
+            let aborted = try await client.abort(location, uploadID: uploadID)
+            if aborted.isEmpty {
+                Terminal.error("sluice: s3 abort: no multipart upload of \(location) in progress")
+            }
+            for id in aborted { try Terminal.output("\(id)\n") }
+            if !aborted.isEmpty { Terminal.error("sluice: aborted \(aborted.count) upload\(aborted.count == 1 ? "" : "s") of \(location)") }
+            return 0
+        } catch {
+            Terminal.error("sluice: s3 abort: \(error)")
+            return 1
+        }
+    }
+}
+
+/// `sluice s3 cp` and `sluice s3 abort`, reached through `S3Command`.
+enum S3Subcommands {
+    /// - Parameter arguments: The subcommand (`cp` or `abort`) and its arguments.
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let rest = Array(arguments.dropFirst())
+        let help = rest.contains("--help") || rest.contains("-h")
+        switch arguments.first {
+        case "cp":
+            if help { try Terminal.output(S3CopyCommand.usage + "\n"); return 0 }
+            return try await S3CopyCommand(arguments: rest).run()
+        default:
+            if help { try Terminal.output(S3AbortCommand.usage + "\n"); return 0 }
+            return try await S3AbortCommand(arguments: rest).run()
+        }
+    }
+}
