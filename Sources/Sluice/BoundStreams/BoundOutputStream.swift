@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// The writing end of a `BoundStreamPair`. Never blocks; one thread writes at a time; see
 /// `BoundStreamPair`.
@@ -13,6 +14,8 @@ final class BoundOutputStream: OutputStream {
         weak var delegate: (any StreamDelegate)?
         var queue: DispatchQueue?
         var runLoops: [(RunLoop, RunLoop.Mode)] = []
+        /// For tests that deliver events themselves, one at a time, in an order they choose.
+        var enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
     }
 
     init(core: BoundStreamPair.Core) {
@@ -20,9 +23,15 @@ final class BoundOutputStream: OutputStream {
         super.init(toMemory: ())
     }
 
+    #if canImport(Darwin)
+    override init(toMemory: ()) {
+        fatalError("BoundOutputStream is made by BoundStreamPair")
+    }
+    #else
     required init(toMemory: ()) {
         fatalError("BoundOutputStream is made by BoundStreamPair")
     }
+    #endif
 
     override var delegate: (any StreamDelegate)? {
         get { delivery.withLock { $0.delegate } }
@@ -32,6 +41,11 @@ final class BoundOutputStream: OutputStream {
     /// Delivers this stream's events on `queue` (in addition to any run loop it is scheduled in).
     func deliverEvents(on queue: DispatchQueue?) {
         delivery.withLock { $0.queue = queue }
+    }
+
+    /// Hands each event to `enqueue` instead of a queue or run loop (for tests).
+    func deliverEvents(using enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?) {
+        delivery.withLock { $0.enqueue = enqueue }
     }
 
     override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
@@ -52,7 +66,7 @@ final class BoundOutputStream: OutputStream {
     }
 
     override var hasSpaceAvailable: Bool {
-        core.lock.withLock { $0.writer == .open && $0.failure == nil && $0.reader != .closed && $0.ring.freeSpace > 0 }
+        core.lock.withLock { $0.writerHasSpaceAvailable }
     }
 
     override func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
@@ -62,20 +76,13 @@ final class BoundOutputStream: OutputStream {
         if let base = first.baseAddress { base.copyMemory(from: source, byteCount: first.count) }
         if let base = second.baseAddress { base.copyMemory(from: source + first.count, byteCount: second.count) }
         let count = first.count + second.count
-        let event = core.lock.withLockBroadcasting { $0.commitWrite(count, asked: len) }
+        let event = core.lock.withLockBroadcasting { $0.commitWrite(count) }
         deliver(event)
         return count
     }
 
     override var streamStatus: Stream.Status {
-        core.lock.withLock { state in
-            if state.failure != nil { return .error }
-            switch state.writer {
-            case .notOpen: return .notOpen
-            case .closed: return .closed
-            case .open: return state.reader == .closed ? .atEnd : .open
-            }
-        }
+        core.lock.withLock { $0.writerStatus }
     }
 
     override var streamError: (any Error)? {
@@ -86,33 +93,31 @@ final class BoundOutputStream: OutputStream {
     override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
 
     /// Sends `event` to the delegate on each event target; a no-op for `.none`.
-    func deliver(_ event: BoundStreamPair.StateMachine.WriterEvent) {
-        let (queue, runLoops) = delivery.withLock { ($0.queue, $0.runLoops) }
+    func deliver(_ event: BoundStreamPair.StateMachine.Action) {
+        let code: Stream.Event
         switch event {
-        case .none:
-            return
-        case .hasSpaceAvailable:
-            // One handler run per queued event, wherever it lands first.
-            let handled = ConditionLock(false)
-            let work = Work { [self] in
-                let first = handled.withLock { done in
-                    defer { done = true }
-                    return !done
-                }
-                if first { self.handleSpaceEvent() }
+        case .none: return
+        case .hasSpaceAvailable: code = .hasSpaceAvailable
+        case .endEncountered: code = .endEncountered
+        case .errorOccurred: code = .errorOccurred
+        }
+        // One handler run per event, on whichever target takes it first.
+        let once = RunOnce()
+        let work = Work { [self] in
+            guard once.claim() else { return }
+            if code == .hasSpaceAvailable {
+                handleSpaceEvent()
+            } else {
+                delegate?.stream(self, handle: code)
             }
-            dispatch(work, queue: queue, runLoops: runLoops)
-        case .endEncountered, .errorOccurred:
-            let code: Stream.Event = event == .endEncountered ? .endEncountered : .errorOccurred
-            let handled = ConditionLock(false)
-            let work = Work { [self] in
-                let first = handled.withLock { done in
-                    defer { done = true }
-                    return !done
-                }
-                if first { self.delegate?.stream(self, handle: code) }
-            }
-            dispatch(work, queue: queue, runLoops: runLoops)
+        }
+        let (queue, runLoops, enqueue) = delivery.withLock { ($0.queue, $0.runLoops, $0.enqueue) }
+        if let enqueue { enqueue { work.run() } }
+        if let queue { queue.async { work.run() } }
+        for (runLoop, mode) in runLoops {
+            // A timer added from another thread wakes the run loop; perform(_:) would not.
+            let timer = Timer(timeInterval: 0, repeats: false) { _ in work.run() }
+            runLoop.add(timer, forMode: mode)
         }
     }
 
@@ -122,22 +127,20 @@ final class BoundOutputStream: OutputStream {
         let next = core.lock.withLock { $0.endSpaceEvent() }
         deliver(next)
     }
+}
 
-    private func dispatch(_ work: Work, queue: DispatchQueue?, runLoops: [(RunLoop, RunLoop.Mode)]) {
-        if let queue {
-            queue.async { work.run() }
-        }
-        for (runLoop, mode) in runLoops {
-            // A timer added from another thread wakes the run loop; perform(_:) would not.
-            let timer = Timer(timeInterval: 0, repeats: false) { _ in work.run() }
-            runLoop.add(timer, forMode: mode)
-        }
+/// True for the first caller of `claim()` only.
+private final class RunOnce: Sendable {
+    private let claimed = Atomic<Bool>(false)
+
+    func claim() -> Bool {
+        claimed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 }
 
 /// A closure that may cross threads.
 private struct Work: @unchecked Sendable {
-    // @unchecked: the closures above capture only Sendable state and the stream,
-    // whose own state is locked.
+    // @unchecked: the closure captures only Sendable state and the stream, whose own state
+    // is locked.
     let run: () -> Void
 }

@@ -7,12 +7,13 @@ import Foundation
 /// Bytes written to `outputStream` are read from `inputStream` in order. Memory is
 /// bounded by `capacity` bytes, allocated once.
 ///
-/// The output side never blocks: `write` copies what fits and returns the count, and the
-/// delegate hears `hasSpaceAvailable` when it may write again (after `open`; after a write
-/// that did not fit, once the reader has freed half the ring; and after an event whose
-/// writes all fit while space remains), `endEncountered` when the reader closed first, and `errorOccurred`
-/// when the pair failed. Events go to the run loop the stream is scheduled in, or to the
-/// dispatch queue given to `deliverEvents(on:)`.
+/// The output side never blocks: `write` copies what fits and returns the count. Its delegate
+/// hears `hasSpaceAvailable` after `open`, and after any write, full or partial, once half
+/// the ring is free (Apple's contract: a writer that writes once per event, whatever the
+/// size, is always called again); an event whose handler did not write is not repeated.
+/// It hears `endEncountered` when the reader closed first, and `errorOccurred` when the pair
+/// failed. Events go to the run loop the stream is scheduled in, or to the dispatch queue
+/// given to `deliverOutputEvents(on:)`. The state behind it is one enum (`StateMachine`).
 ///
 /// The input side is built for `URLRequest.httpBodyStream` on Linux: `hasBytesAvailable` is
 /// `false` and `read` returns 0 only after the writer closed and every byte was read; until
@@ -30,7 +31,8 @@ public final class BoundStreamPair: @unchecked Sendable {
     public let outputStream: OutputStream
     public let capacity: Int
 
-    private let core: Core
+    /// Internal for tests, which look at the state without waiting.
+    let core: Core
 
     /// - Parameter capacity: The ring's size in bytes, at least 1.
     public init(capacity: Int) {
@@ -59,6 +61,12 @@ public final class BoundStreamPair: @unchecked Sendable {
     /// scheduled in. Pass nil to stop.
     public func deliverOutputEvents(on queue: DispatchQueue?) {
         (outputStream as? BoundOutputStream)?.deliverEvents(on: queue)
+    }
+
+    /// Hands each output event to `enqueue` instead of a queue or run loop, for tests that
+    /// deliver events themselves in an order they choose.
+    func deliverOutputEvents(using enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?) {
+        (outputStream as? BoundOutputStream)?.deliverEvents(using: enqueue)
     }
 
     /// The number of bytes the reader has taken out so far.

@@ -16,7 +16,8 @@ extension S3Client {
         try options.validate()
         let start = ContinuousClock.now
         let counters = S3Counters()
-        let plan = try S3PartPlan(streamWithFirstPartSize: options.partSize, equalParts: options.equalParts)
+        let plan = try S3PartPlan(streamWithFirstPartSize: options.partSize, equalParts: options.equalParts,
+                                  stepParts: options.streamStepParts)
         let meter = S3PartProgress(total: stream.length.value, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }
 

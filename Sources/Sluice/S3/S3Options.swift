@@ -41,6 +41,8 @@ public struct S3Options: Sendable {
     /// First backoff delay, in seconds; doubled for every retry in a row, up to `maximumRetryDelay`.
     public var retryDelay: Double = 0.25
     public var maximumRetryDelay: Double = 8
+    /// Stream parts per size step (`S3PartPlan.partsPerStep`); tests use fewer to see parts grow.
+    var streamStepParts: Int?
     /// Buffers, timeouts and TLS of each request.
     public var transfer = UploadOptions()
 

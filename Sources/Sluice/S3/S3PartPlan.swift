@@ -26,6 +26,8 @@ public struct S3PartPlan: Sendable, Equatable, Codable {
     public var length: Int64?
     /// Whether every part but the last has `partSize` bytes.
     public var equalParts: Bool
+    /// For a stream, how many parts share one size before it doubles; nil for `partsPerStep`.
+    public var stepParts: Int?
 
     /// Plans a source of known length.
     ///
@@ -64,12 +66,15 @@ public struct S3PartPlan: Sendable, Equatable, Codable {
     ///   - equalParts: Keep every part at `firstPartSize` (for stores that refuse growing
     ///     parts: Cloudflare R2, Garage); the stream then fails past 10,000 parts.
     /// - Throws: `S3Error` with code `.invalidOption` or `.partTooLarge`.
-    public init(streamWithFirstPartSize firstPartSize: Int64? = nil, equalParts: Bool = false) throws {
+    ///   - stepParts: Parts per size step; the default `partsPerStep` (tests use fewer).
+    public init(streamWithFirstPartSize firstPartSize: Int64? = nil, equalParts: Bool = false, stepParts: Int? = nil) throws {
         let size = firstPartSize ?? Self.defaultPartSize
         try Self.validate(partSize: size)
+        precondition(stepParts.map { $0 >= 1 } ?? true)
         self.partSize = size
         self.length = nil
         self.equalParts = equalParts
+        self.stepParts = stepParts
     }
 
     static func validate(partSize: Int64) throws {
@@ -91,7 +96,7 @@ public struct S3PartPlan: Sendable, Equatable, Codable {
     public func nominalSize(ofPart number: Int) -> Int64 {
         precondition(number >= 1)
         if equalParts || length != nil { return partSize }
-        let step = (number - 1) / Self.partsPerStep
+        let step = (number - 1) / (stepParts ?? Self.partsPerStep)
         return min(Self.maximumPartSize, partSize << min(step, 32))
     }
 
@@ -102,7 +107,8 @@ public struct S3PartPlan: Sendable, Equatable, Codable {
         var offset: Int64 = 0
         var done = 0
         while done < number - 1 {
-            let run = min(Self.partsPerStep - done % Self.partsPerStep, number - 1 - done)
+            let perStep = stepParts ?? Self.partsPerStep
+            let run = min(perStep - done % perStep, number - 1 - done)
             offset += Int64(run) * nominalSize(ofPart: done + 1)
             done += run
         }

@@ -4,7 +4,8 @@ import Sluice
 import Glibc
 #endif
 
-/// `Tests/Peers/curl_sink.py` on 127.0.0.1, started for one test and stopped by PID.
+/// `Tests/Peers/curl_sink.py` (or another peer script there that prints its port first) on
+/// 127.0.0.1, started for one test and stopped by PID.
 final class CurlSink {
     let process = Process()
     let port: Int
@@ -21,13 +22,13 @@ final class CurlSink {
         var peer: Int?
     }
 
-    init() throws {
+    init(script name: String = "curl_sink.py", arguments: [String] = []) throws {
         let script = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Peers/curl_sink.py")
+            .appendingPathComponent("Peers/\(name)")
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path]
+        process.arguments = ["python3", script.path] + arguments
         process.standardOutput = output
         try process.run()
         var line = Data()
@@ -35,13 +36,13 @@ final class CurlSink {
             let chunk = output.fileHandleForReading.availableData
             guard !chunk.isEmpty else {
                 process.terminate()
-                throw UploadError(.transport, "curl_sink.py exited before printing its port")
+                throw UploadError(.transport, "\(name) exited before printing its port")
             }
             line.append(chunk)
         }
         guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
             process.terminate()
-            throw UploadError(.transport, "curl_sink.py printed no port")
+            throw UploadError(.transport, "\(name) printed no port")
         }
         self.port = port
     }

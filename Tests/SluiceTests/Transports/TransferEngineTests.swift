@@ -14,7 +14,7 @@ struct TransferEngineTests {
         defer { engine.shutdown() }
         let count = 64
         let length: Int64 = 256 << 10
-        let peak = ConditionLock(0)
+        let peak = ConditionLock((all: 0, loops: 0))
         let request = try UploadRequest(url: sink.url("/gather?n=\(count)"), method: "PUT")
         let reports = try await withThrowingTaskGroup(of: CurlSink.Report.self) { group in
             for index in 0..<count {
@@ -24,8 +24,8 @@ struct TransferEngineTests {
                         // Sampled once per upload, when its whole body is out: the last sample
                         // is taken while all 64 wait for the server at once.
                         if sent == length {
-                            let threads = sluiceThreadCount()
-                            peak.withLock { $0 = max($0, threads) }
+                            let threads = (all: sluiceThreadCount(), loops: sluiceThreadCount(prefix: "sluice-loop-"))
+                            peak.withLock { $0 = (max($0.all, threads.all), max($0.loops, threads.loops)) }
                         }
                     }
                     return try CurlSink.report(response)
@@ -38,8 +38,8 @@ struct TransferEngineTests {
         #expect(Set(reports.compactMap(\.peer)).count == count, "64 connections at once: the server held them all")
         // Sluice's own threads (named sluice-*): the two loops, and none per upload. Other
         // suites run in parallel and may run a producer thread or two, hence the margin.
-        let grown = peak.withLock { $0 } - baseline
-        #expect(grown >= 2, "the loops' threads are seen")
+        let grown = peak.withLock { $0.all } - baseline
+        #expect(peak.withLock { $0.loops } >= 2, "the loops' threads are seen by name")
         #expect(grown <= 2 + 4, "Sluice threads grew by \(grown) for \(count) concurrent uploads on 2 loops")
     }
 
@@ -149,10 +149,10 @@ struct TransferEngineTests {
     }
 }
 /// Threads of this process named `sluice-*` (engine loops, producers).
-func sluiceThreadCount() -> Int {
+func sluiceThreadCount(prefix: String = "sluice-") -> Int {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
     return tasks.filter { task in
-        ((try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "").hasPrefix("sluice-")
+        ((try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "").hasPrefix(prefix)
     }.count
 }
 #endif

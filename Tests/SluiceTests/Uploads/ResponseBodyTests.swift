@@ -85,6 +85,36 @@ struct ResponseBodyTests {
         #expect(error?.status == 200)
     }
 
+    @Test("the receiver streams final bodies, holds 3xx/401/407 bodies until they are known final")
+    func receiverHoldsIntermediateBodies() throws {
+        let seen = ConditionLock([UInt8]())
+        let receiver = ResponseBodyReceiver(.stream { bytes in seen.withLock { $0 += bytes } })
+        func feed(_ text: String) throws { try Array(text.utf8).withUnsafeBytes { try receiver.receive($0) } }
+        receiver.begin(status: 307)
+        try feed("redirect body")
+        receiver.begin(status: 401)
+        try feed("challenge")
+        receiver.begin(status: 200)
+        try feed("final ")
+        #expect(seen.withLock { $0 } == Array("final ".utf8))  // streamed at once
+        try feed("body")
+        let done = try receiver.finish()
+        #expect(seen.withLock { $0 } == Array("final body".utf8))
+        #expect(done.body.isEmpty && done.byteCount == 10 && !done.isTruncated)
+        // A 401 that turns out final: held, then handed over by finish.
+        receiver.begin(status: 401)
+        try feed("who are you?")
+        #expect(seen.withLock { $0 } == Array("final body".utf8))
+        _ = try receiver.finish()
+        #expect(seen.withLock { $0 } == Array("final bodywho are you?".utf8))
+
+        let collector = ResponseBodyReceiver(.collect(limit: 5))
+        collector.begin(status: 200)
+        try Array("0123456789".utf8).withUnsafeBytes { try collector.receive($0) }
+        let kept = try collector.finish()
+        #expect(kept.body == Data("01234".utf8) && kept.isTruncated && kept.byteCount == 10)
+    }
+
     @Test("timeouts and limits out of range are invalidOption, never a trap")
     func absurdOptions() async throws {
         for seconds in [Double.infinity, 1e300, 9.3e18, -1, 0, .nan, UploadOptions.maximumTimeout * 2] {

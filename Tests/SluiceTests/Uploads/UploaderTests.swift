@@ -55,9 +55,10 @@ import Testing
         task.cancel()
         let result = await task.result
         let elapsed = ContinuousClock.now - start
-        // Prompt, not a hang (the 100 ms target is measured by scripts/fault_matrix.py, not
-        // here: parallel suites on two cores add scheduling delay to this measurement).
-        #expect(elapsed < .seconds(2), "took \(elapsed)")
+        // Not a hang: a stalled producer must not hold the cancellation until the stall timeout
+        // (60 s). The 100 ms target is measured by scripts/fault_matrix.py, not here: parallel
+        // suites and other builds on two cores add seconds of scheduling delay (2.1 s was seen).
+        #expect(elapsed < .seconds(10), "took \(elapsed)")
         guard case .failure(let error as UploadError) = result else {
             Issue.record("expected a cancellation error, got \(result)")
             return

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# S3 upload benchmark: `sluice s3 cp` against s5cmd, aws-cli and rclone, interleaved runs,
+# medians, ratios (Benchmarks/s3.py does the runs and prints the tables).
+#
+#   (a) to SeaweedFS (`weed mini`, scripts/peers.sh): the same file, 16 MiB parts x 8;
+#       wall time, CPU (user+sys) and peak RSS. The server on two cores is the limit here.
+#   (b) to an nginx sink that answers CreateMultipartUpload / UploadPart / Complete with
+#       canned XML and drops the bodies (no signature check): the client's own cost.
+#   (c) sluice's peak RSS at part sizes 8, 64 and 512 MiB x concurrency 8, file and stdin.
+#
+#   bash Benchmarks/s3.sh [--size 4GiB] [--sink-size 4GiB] [--runs 3] [--only a,b,c] [--rss-size 2GiB]
+#
+# Builds sluice in release mode; starts SeaweedFS and nginx on free loopback ports and stops
+# them by PID on exit. Prints `uptime` before and after: other work on the machine skews time.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+REPO=$(pwd)
+source "$REPO/scripts/peers.sh"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice-s3bench.XXXXXX")
+cleanup() { sluice_stop_peers; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+# nginx answering S3's multipart calls with canned XML, bodies read and dropped.
+sluice_write_s3_sink_conf() {
+    local dir=$1 port=$2
+    mkdir -p "$dir/body" "$dir/logs"
+    cat >"$dir/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path $dir/body;
+    proxy_temp_path $dir/body;
+    fastcgi_temp_path $dir/body;
+    uwsgi_temp_path $dir/body;
+    scgi_temp_path $dir/body;
+    client_max_body_size 0;
+    keepalive_requests 100000;
+    default_type application/xml;
+    map "\$request_method \$arg_uploadId" \$s3kind {
+        default other;
+        "~^POST \$" create;
+        "~^POST ." complete;
+        "~^PUT " put;
+        "~^(GET|HEAD) " missing;
+    }
+    server {
+        listen 127.0.0.1:$port;
+        location / {
+            if (\$s3kind = create) {
+                return 200 '<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>bench</Bucket><Key>k</Key><UploadId>sink-upload-1</UploadId></InitiateMultipartUploadResult>';
+            }
+            if (\$s3kind = complete) {
+                return 200 '<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Location>sink</Location><Bucket>bench</Bucket><Key>k</Key><ETag>"sinketag"</ETag></CompleteMultipartUploadResult>';
+            }
+            if (\$s3kind = put) {
+                add_header ETag '"d41d8cd98f00b204e9800998ecf8427e"' always;
+                return 200;
+            }
+            if (\$s3kind = missing) {
+                return 404 '<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>none</Message></Error>';
+            }
+            return 204;
+        }
+    }
+}
+CONF
+}
+
+sluice_launch_s3_sink() {
+    sluice_write_s3_sink_conf "$SLUICE_S3_SINK_DIR" "$1"
+    /usr/sbin/nginx -p "$SLUICE_S3_SINK_DIR" -c "$SLUICE_S3_SINK_DIR/nginx.conf" -e "$SLUICE_S3_SINK_DIR/logs/error.log" \
+        >>"$SLUICE_S3_SINK_DIR/logs/stdout.log" 2>&1 &
+    SLUICE_LAUNCHED_PID=$!
+}
+
+echo "uptime before: $(uptime)"
+sluice_peers_install >&2
+swift build -c release --product sluice >&2
+BIN=$(swift build -c release --show-bin-path)
+sluice_start_weed "$TMP/weed" >&2
+SLUICE_S3_SINK_DIR="$TMP/sink"
+mkdir -p "$SLUICE_S3_SINK_DIR/logs"
+sluice_start_on_free_port "s3 sink" 10 "$SLUICE_S3_SINK_DIR/logs/error.log" sluice_launch_s3_sink >&2
+export SLUICE_S3_SINK_URL="http://127.0.0.1:$SLUICE_STARTED_PORT"
+
+python3 "$REPO/Benchmarks/s3.py" --sluice "$BIN/sluice" --workdir "$TMP" "$@"
+echo "uptime after: $(uptime)"

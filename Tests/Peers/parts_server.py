@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""A loopback HTTP/1.1 server for parallel ranged uploads (Sluice's TransferEngine tests).
+
+Prints its port on the first line of stdout, then serves until killed. Every PUT/POST body is
+read in full and answered 200 with `ETag: "<sha256 of the body>"` and JSON (path, count,
+sha256, peer port). With --close-after-response it closes every connection right after its
+answer, without `Connection: close`: a keep-alive server that drops idle connections.
+
+  /part/N...           read the body, answer 200
+  /reset/N...          the first request for this path: read half the body, then reset the
+                       connection (RST); later requests: as /part
+  /fail/N...           read the body, answer 500 every time
+  /stats               GET: {"connections": accepted sockets, "requests": answered bodies,
+                       "attempts": {path: count}}
+"""
+import hashlib
+import json
+import signal
+import socket
+import struct
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOCK = threading.Lock()
+STATS = {"connections": 0, "requests": 0, "attempts": {}}
+CLOSE_AFTER_RESPONSE = "--close-after-response" in sys.argv
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+
+    def get_request(self):
+        connection = super().get_request()
+        with LOCK:
+            STATS["connections"] += 1
+        return connection
+
+
+class Parts(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        with LOCK:
+            payload = (json.dumps(STATS) + "\n").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_PUT(self):
+        path = self.path.split("?")[0]
+        with LOCK:
+            attempt = STATS["attempts"].get(path, 0) + 1
+            STATS["attempts"][path] = attempt
+        length = int(self.headers.get("Content-Length", "0"))
+        if path.startswith("/reset/") and attempt == 1:
+            self.read(length // 2, hashlib.sha256())
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return
+        digest = hashlib.sha256()
+        count = self.read(length, digest)
+        if count < length:
+            self.close_connection = True
+            return
+        with LOCK:
+            STATS["requests"] += 1
+        status = 500 if path.startswith("/fail/") else 200
+        payload = (json.dumps({"path": path, "count": count, "sha256": digest.hexdigest(),
+                               "peer": self.client_address[1]}) + "\n").encode()
+        self.send_response(status)
+        self.send_header("ETag", '"%s"' % digest.hexdigest())
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+        self.wfile.flush()
+        if CLOSE_AFTER_RESPONSE:
+            self.close_connection = True
+
+    do_POST = do_PUT
+
+    def read(self, remaining, digest):
+        count = 0
+        while remaining:
+            data = self.rfile.read(min(remaining, 1 << 20))
+            if not data:
+                break
+            digest.update(data)
+            count += len(data)
+            remaining -= len(data)
+        return count
+
+
+def main():
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, signal.valid_signals())
+    server = Server(("127.0.0.1", 0), Parts)
+    print(server.server_address[1], flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

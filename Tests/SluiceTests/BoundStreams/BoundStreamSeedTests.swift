@@ -1,0 +1,97 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import Sluice
+
+/// The seed's own usage of the pair (issue 8 §1): output scheduled in a run loop, exactly one
+/// `write` per `hasSpaceAvailable`, from a fixed buffer smaller than, equal to or larger than
+/// the pair's capacity.
+@Suite(.timeLimit(.minutes(2))) struct BoundStreamSeedTests {
+    struct Stalled: Error {}
+
+    @Test(arguments: [
+        (65536, 65536), (65536, 4096), (65536, 65535), (65536, 65537), (65536, 200_000),
+        (1000, 1000), (1000, 999), (1000, 1001), (1000, 3000), (1000, 7),
+    ])
+    func oneWritePerSpaceEventDeliversEveryByte(capacity: Int, writeBuffer: Int) async throws {
+        let length: Int64 = capacity >= 65536 ? 4 << 20 : 300_007
+        let source = SyntheticByteSource(length: length, seed: UInt64(capacity &* 31 &+ writeBuffer))
+        let pair = BoundStreamPair(capacity: capacity)
+        let writer = SeedWriter(output: pair.outputStream, source: source, bufferSize: writeBuffer)
+        let outcome = await drainWithWatchdog(pair, writer: writer)
+        #expect(outcome.error == nil, "capacity \(capacity), one write of up to \(writeBuffer) per event: stalled after \(outcome.bytes.count) of \(length) bytes")
+        #expect(outcome.bytes.count == Int(length))
+        #expect(outcome.bytes == (try source.bytes(in: 0..<length)))
+        #expect(try await writer.result().get() == length)
+    }
+
+    /// The body is exactly one ring: the writer fills it with one write, and must hear again
+    /// (to close) once the reader drained it.
+    @Test(arguments: [65536, 1000])
+    func aBodyOfExactlyOneRingEnds(capacity: Int) async throws {
+        let source = SyntheticByteSource(length: Int64(capacity), seed: 3)
+        let pair = BoundStreamPair(capacity: capacity)
+        let writer = SeedWriter(output: pair.outputStream, source: source, bufferSize: capacity)
+        let outcome = await drainWithWatchdog(pair, writer: writer)
+        #expect(outcome.error == nil, "capacity \(capacity): the end never came after \(outcome.bytes.count) bytes")
+        #expect(outcome.bytes == (try source.bytes(in: 0..<Int64(capacity))))
+    }
+
+    /// Reads `pair` to its end; if that takes more than 30 s, fails the pair (so the test fails
+    /// with a message instead of hanging).
+    private func drainWithWatchdog(_ pair: BoundStreamPair, writer: SeedWriter) async -> (bytes: [UInt8], error: (any Error)?) {
+        let drained = DispatchSemaphore(value: 0)
+        let watchdog = Thread {
+            if drained.wait(timeout: .now() + 30) == .timedOut {
+                writer.stop(Stalled())
+                pair.fail(Stalled())
+            }
+        }
+        watchdog.start()
+        let outcome = await onThread { drain(pair.inputStream) }
+        drained.signal()
+        return outcome
+    }
+}
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The seed's program as an Apple developer writes it, unchanged: `Stream.getBoundStreams`
+/// (Sluice's extension on Linux), the seed's one-write-per-event delegate in a run loop, and
+/// plain `URLSession` sending the input stream as `httpBodyStream`.
+@Suite(.timeLimit(.minutes(3))) struct BoundStreamSeedURLSessionTests {
+    @Test(arguments: [65536, 4096, 1000])
+    func theSeedsProgramUploads64MiBByteExact(bufferSize: Int) async throws {
+        let receiver = try LoopbackReceiver(log: { _ in })
+        defer { receiver.stop() }
+        let length: Int64 = 64 << 20
+        let source = SyntheticByteSource(length: length, seed: UInt64(bufferSize))
+        var input: InputStream?
+        var output: OutputStream?
+        Stream.getBoundStreams(withBufferSize: bufferSize, inputStream: &input, outputStream: &output)
+        let writer = SeedWriter(output: try #require(output), source: source, bufferSize: bufferSize)
+        var request = URLRequest(url: try #require(URL(string: receiver.url + "seed-\(bufferSize)")))
+        request.httpMethod = "PUT"
+        request.httpBodyStream = input
+        request.timeoutInterval = 60
+        let status = try await Self.send(request)
+        #expect(status == 200 || status == 201 || status == 204, "status \(status)")
+        #expect(try await writer.result().get() == length)
+        #expect(receiver.waitForUploads(1, timeout: .seconds(10)))
+        let received = try #require(receiver.completed.first)
+        #expect(received.bytes == length)
+        #expect(received.sha256 == (try Digest.sha256(of: source)))
+    }
+
+    /// Sends `request` with `URLSession.shared.dataTask`; the response's status.
+    private static func send(_ request: URLRequest) async throws -> Int {
+        try await withCheckedThrowingContinuation { continuation in
+            URLSession.shared.dataTask(with: request) { _, response, error in
+                if let error { return continuation.resume(throwing: error) }
+                continuation.resume(returning: (response as? HTTPURLResponse)?.statusCode ?? -1)
+            }.resume()
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Sluice
+
+/// A stream of synthetic bytes, read once, length unknown: stdin as the library sees it.
+final class SyntheticStream: SequentialByteSource {
+    let source: SyntheticByteSource
+    private let offset = Mutex<Int64>(0)
+    let length = BodyLength.unknown
+
+    init(length: Int64, seed: UInt64) { source = SyntheticByteSource(length: length, seed: seed) }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try offset.withLock { offset in
+            let count = try source.read(into: buffer, at: offset)
+            offset += Int64(count)
+            return count
+        }
+    }
+}
+
+/// `S3Client` in the library against the SeaweedFS scripts/test.sh starts, read back by boto3.
+@Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
+       .timeLimit(.minutes(3)))
+struct S3ClientSeaweedTests {
+    let peer = SeaweedPeer.current!
+
+    func client(_ configure: (inout S3Options) -> Void = { _ in }) throws -> S3Client {
+        var options = S3Options()
+        options.stateDirectory = try s3TemporaryDirectory("s3-client-state")
+        options.retryDelay = 0.01
+        configure(&options)
+        let configuration = S3Configuration(credentials: peer.credentials, region: peer.region, endpoint: peer.endpoint)
+        return S3Client(configuration: configuration, options: options)
+    }
+
+    func location() throws -> S3Location {
+        try S3Location(bucket: peer.bucket, key: "client/\(UUID().uuidString.prefix(8)) é.bin")
+    }
+
+    @Test func streamPartsGrowAndTheObjectIsWhole() async throws {
+        // 5 MiB parts doubling every 2 parts: 5, 5, 10, 10, 20, then the rest (7 MiB + 3).
+        let length: Int64 = 57 << 20 + 3
+        let client = try client {
+            $0.partSize = 5 << 20
+            $0.streamStepParts = 2
+            $0.concurrency = 3
+        }
+        let target = try location()
+        let result = try await client.uploadStream(SyntheticStream(length: length, seed: 21), to: target)
+        #expect(result.partCount == 6)
+        #expect(result.length == length)
+        #expect(result.checksum != nil, "Complete's composite CRC32C was checked")
+        let stored = try await peer.stored(key: target.key)
+        #expect(stored.size == length)
+        #expect(stored.sha256 == (try Digest.sha256(of: SyntheticByteSource(length: length, seed: 21))))
+    }
+
+    @Test func aFailingStreamIsAbortedSoNothingIsLeftToBill() async throws {
+        let client = try client { $0.partSize = 5 << 20 }
+        struct Broken: Error {}
+        final class FailingStream: SequentialByteSource, @unchecked Sendable {
+            var sent: Int64 = 0
+            let length = BodyLength.unknown
+            func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+                if sent >= 11 << 20 { throw Broken() }
+                let count = min(buffer.count, Int((11 << 20) - sent))
+                memset(buffer.baseAddress!, 0x61, count)
+                sent += Int64(count)
+                return count
+            }
+        }
+        let target = try location()
+        do {
+            _ = try await client.uploadStream(FailingStream(), to: target)
+            Issue.record("a failing stream was reported as uploaded")
+        } catch let error as S3Error {
+            #expect(error.code == .source)
+            #expect(error.message.contains("aborted"), "\(error.message)")
+        }
+        #expect(try await peer.stored(key: target.key).status == 404)
+    }
+
+    @Test func aFailingSourceKeepsTheStateAndTheSameSourceResumes() async throws {
+        let length: Int64 = 23 << 20 + 5
+        let good = SyntheticByteSource(length: length, seed: 8)
+        let fingerprint = S3SourceFingerprint(size: length)
+        let client = try client {
+            $0.partSize = 5 << 20
+            $0.concurrency = 1
+            $0.retries = 0
+        }
+        let target = try location()
+        let faulty = FaultySource(base: good, faultOffset: 12 << 20, fault: .fail)
+        do {
+            _ = try await client.upload(S3Source(faulty, identity: "synthetic-8", fingerprint: fingerprint), to: target)
+            Issue.record("a failing source was reported as uploaded")
+        } catch let error as S3Error {
+            #expect(error.code == .source)
+            #expect(error.uploadID != nil)
+            #expect(error.partNumber == 3)
+        }
+        let store = S3StateStore(directory: client.options.stateDirectory)
+        let record = try #require(try store.load(endpoint: client.configuration.endpointIdentity, bucket: target.bucket,
+                                                 key: target.key, source: "synthetic-8"))
+        // Another source under the same identity is refused.
+        await #expect(throws: S3Error.self) {
+            _ = try await client.upload(S3Source(good, identity: "synthetic-8", fingerprint: S3SourceFingerprint(size: length, inode: 1)),
+                                        to: target)
+        }
+        let result = try await client.upload(S3Source(good, identity: "synthetic-8", fingerprint: fingerprint), to: target)
+        #expect(result.resumed && result.uploadID == record.uploadID)
+        #expect(result.partsSkipped == 2)
+        #expect(result.partCount == 5)
+        #expect(result.bytesSent < length - (10 << 20) + (1 << 20), "the two parts at the server were not sent again")
+        #expect(try store.load(endpoint: client.configuration.endpointIdentity, bucket: target.bucket, key: target.key,
+                               source: "synthetic-8") == nil)
+        let stored = try await peer.stored(key: target.key)
+        #expect(stored.sha256 == (try Digest.sha256(of: good)))
+    }
+}
