@@ -94,7 +94,8 @@ start_peers() {
 
 swift_tests() {
     local log="$TMP/swift-test.log"
-    swift test "${SCRATCH[@]}" --skip-build 2>&1 | tee "$log"
+    # Bounded: a stall fails the step with a message instead of hanging CI.
+    timeout -k 30 "${SLUICE_SWIFT_TEST_TIMEOUT:-1200}" swift test "${SCRATCH[@]}" --skip-build 2>&1 | tee "$log"
     local status=${PIPESTATUS[0]}
     # The runners' closing lines (Swift Testing, then XCTest if any ran).
     SWIFT_CLOSING=$(grep -E 'Test run with [0-9]+ tests? |Executed [1-9][0-9]* tests?, with' "$log" \
@@ -106,7 +107,7 @@ swift_tests() {
 # so the output is searched for reports too.
 tsan_tests() {
     local log="$TMP/tsan.log" status reports
-    swift test --sanitize=thread "${TSAN_SCRATCH[@]}" \
+    timeout -k 30 "${SLUICE_SWIFT_TEST_TIMEOUT:-1200}" swift test --sanitize=thread "${TSAN_SCRATCH[@]}" \
         --filter 'ByteRing|BoundStream|InputStreamSource|LoopbackReceiver|FileLifetime|SpecialFile|AWSChunked' 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     reports=$(grep -c 'WARNING: ThreadSanitizer' "$log")
@@ -119,7 +120,7 @@ tsan_tests() {
 }
 
 e2e_tests() {
-    "$SLUICE_PYTHON" -m pytest -q Tests/e2e
+    timeout -k 30 "${SLUICE_E2E_TIMEOUT:-1500}" "$SLUICE_PYTHON" -m pytest -q Tests/e2e
 }
 
 has_e2e_tests() {

@@ -104,6 +104,13 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
 
     private let state = ConditionLock(State())
 
+    /// URLSession's own idle timeout, a little above the stall timeout: when the body source
+    /// is what stalled, the pair's reader gives up first (at the stall timeout) and names it,
+    /// instead of URLSession's generic "timed out talking to …" winning the race under load.
+    static func requestTimeout(stallTimeout: Double) -> Double {
+        stallTimeout + max(1, stallTimeout / 4)
+    }
+
     init(url: URL, request: UploadRequest, authorization: String?, body: UploadBody, options: UploadOptions,
          responseBody: ResponseBodyReceiver, progress: @escaping @Sendable (Int64) -> Void) {
         self.url = url
@@ -118,13 +125,13 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     func run() async throws -> UploadResponse {
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method
-        urlRequest.timeoutInterval = options.stallTimeout
+        urlRequest.timeoutInterval = Self.requestTimeout(stallTimeout: options.stallTimeout)
         for header in request.headers(for: url, options: options) where header.name.lowercased() != "content-length" {
             urlRequest.addValue(header.value, forHTTPHeaderField: header.name)
         }
         if let authorization { urlRequest.setValue(authorization, forHTTPHeaderField: "Authorization") }
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = options.stallTimeout
+        configuration.timeoutIntervalForRequest = Self.requestTimeout(stallTimeout: options.stallTimeout)
         configuration.urlCredentialStorage = nil
         // Cookies only as the caller's own header, under the credential policy.
         configuration.httpCookieStorage = nil
