@@ -36,6 +36,8 @@ let package = Package(
         .testTarget(name: "SluiceTests", dependencies: ["Sluice"], swiftSettings: strict),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),
+        // Benchmark driver for Benchmarks/sigv4.sh (signed uploads, CRC32C throughput).
+        .executableTarget(name: "sigv4-bench", dependencies: ["Sluice"], path: "Benchmarks/SigV4Bench", swiftSettings: strict),
         // Benchmark driver for the transfer engine (Benchmarks/engine.sh).
         .executableTarget(name: "engine-bench", dependencies: ["Sluice"], path: "Benchmarks/EngineBench", swiftSettings: strict),
     ],

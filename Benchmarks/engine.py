@@ -2,6 +2,7 @@
 """Runs the engine benchmark (see engine.sh): interleaved rounds, medians, ratios."""
 
 import argparse
+import hashlib
 import json
 import os
 import signal
@@ -21,13 +22,10 @@ def load():
 def timed(cmd, stdin_path=None, shell=False):
     """Runs cmd under /usr/bin/time; returns (wall s, cpu s, peak RSS KiB, stdout)."""
     if shell:
-        full = "/usr/bin/time -f '%e %U %S %M' -o /dev/fd/3 bash -c " + "'" + cmd.replace("'", "'\\''") + "'"
-        read, write = os.pipe()
-        proc = subprocess.run(full, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              pass_fds=(write,), preexec_fn=lambda: os.dup2(write, 3))
-        os.close(write)
-        stats = os.read(read, 4096).decode().strip().splitlines()[-1]
-        os.close(read)
+        with tempfile.NamedTemporaryFile("r") as out:
+            proc = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", out.name, "bash", "-c", cmd],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stats = out.read().strip().splitlines()[-1]
     else:
         proc = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M"] + cmd, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
@@ -106,8 +104,9 @@ def main():
     parser.add_argument("--nginx", required=True)
     parser.add_argument("--tus", required=True)
     parser.add_argument("--workdir", required=True)
+    parser.add_argument("--tus-store", help="the tus server's file directory, to check --parallel byte for byte")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--only", default="parts,loops,rss,concurrent,tus,stdin,buffer,cancel")
+    parser.add_argument("--only", default="parts,loops,rss,concurrent,tus,tusparallel,stdin,buffer,cancel")
     args = parser.parse_args()
     only = set(args.only.split(","))
     sluice = os.path.join(args.bin, "sluice")
@@ -182,6 +181,28 @@ def main():
             print("  %-6s wall %.2f s" % (name, median([r[0] for r in res[name]])))
         if args.old_bin:
             print("  wall ratio after/before: %.2f" % (median([r[0] for r in res["after"]]) / median([r[0] for r in res["before"]])))
+
+    if "tusparallel" in only:
+        print("== sluice tus --parallel 4 vs --parallel 1, 512 MiB in 4 MiB chunks, tuspyserver (load %s)" % load())
+        contenders = []
+        for count in ("1", "4"):
+            state = tempfile.mkdtemp(dir=args.workdir)
+            contenders.append((count, "%s tus synthetic:512MiB:11 %s --chunk-size 4MiB --parallel %s --progress none --state %s --restart"
+                               % (sluice, args.tus, count, state), True))
+        res = interleaved(contenders, args.runs)
+        one = median([r[0] for r in res["1"]])
+        four = median([r[0] for r in res["4"]])
+        print("  --parallel 1 wall %.2f s   --parallel 4 wall %.2f s   ratio 4/1: %.2f" % (one, four, four / one))
+        if args.tus_store:
+            digest = subprocess.run([sluice, "checksum", "synthetic:512MiB:11"], stdout=subprocess.PIPE, text=True).stdout.split()[0]
+            for count in ("1", "4"):
+                url = res[count][-1][3].strip()
+                path = os.path.join(args.tus_store, url.rstrip("/").rsplit("/", 1)[-1])
+                with open(path, "rb") as handle:
+                    got = hashlib.sha256()
+                    for block in iter(lambda: handle.read(1 << 20), b""):
+                        got.update(block)
+                print("  --parallel %s stored object: %s" % (count, "byte-exact" if got.hexdigest() == digest else "DIFFERENT"))
 
     if "stdin" in only:
         gig = os.path.join(args.workdir, "1g.bin")

@@ -4,7 +4,7 @@
 # curl, the libcurl upload buffer, cancel latency. Interleaved runs, medians, ratios; the load
 # average is printed with each section (the machine may be shared).
 #
-#   bash Benchmarks/engine.sh [--runs 5] [--only parts,loops,rss,concurrent,tus,stdin,buffer,cancel]
+#   bash Benchmarks/engine.sh [--runs 5] [--only parts,loops,rss,concurrent,tus,tusparallel,stdin,buffer,cancel]
 #                             [--old-bin DIR]   (a pre-engine release build of sluice, for tus "before")
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -22,4 +22,4 @@ BIN=$(swift build -c release --show-bin-path)
 sluice_start_nginx "$TMP/nginx" >&2
 sluice_start_tus "$TMP/tus" >&2
 
-python3 "$REPO/Benchmarks/engine.py" --bin "$BIN" --nginx "$SLUICE_NGINX_URL" --tus "$SLUICE_TUS_URL" --workdir "$TMP" "$@"
+python3 "$REPO/Benchmarks/engine.py" --bin "$BIN" --nginx "$SLUICE_NGINX_URL" --tus "$SLUICE_TUS_URL" --tus-store "$SLUICE_TUS_STORE" --workdir "$TMP" "$@"

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs the upload benchmark (see upload.sh): interleaved rounds, medians, ratios to curl -T."""
+"""Runs the upload benchmark (see upload.sh): interleaved rounds, medians, ratios to curl -T and
+to plain URLSession, and a buffer sweep (`sluice upload --buffer-size N`) for both transports."""
 
 import argparse
 import os
@@ -27,6 +28,25 @@ def timed(cmd):
     return float(wall), float(user) + float(system), int(rss)
 
 
+def cpu_model():
+    """The CPU's model name and L2 size per core, from /proc/cpuinfo and sysfs."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index2/size") as handle:
+            model += ", L2 " + handle.read().strip()
+    except OSError:
+        pass
+    return model
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
@@ -35,6 +55,9 @@ def main():
     parser.add_argument("--size", default="2GiB")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--rss-sizes", default="64MiB 1GiB 8GiB")
+    parser.add_argument("--sweep", default="32KiB 64KiB 128KiB 256KiB 1MiB",
+                        help="buffer sizes for `sluice upload --buffer-size`, both transports ('' to skip)")
+    parser.add_argument("--skip-rss", action="store_true")
     args = parser.parse_args()
 
     size = parse_size(args.size)
@@ -54,6 +77,13 @@ def main():
         ("URLSession httpBodyStream (InputStream(fileAtPath:))", [baseline, "stream", path, args.url]),
         ("URLSession uploadTask(fromFile:)", [baseline, "file", path, args.url]),
     ]
+    sweep = args.sweep.split()
+    for text in sweep:
+        contenders.append(("sweep curl %s" % text, [sluice, "upload", path, args.url, "-X", "PUT", "--buffer-size", str(parse_size(text)),
+                                                   "--progress", "none"]))
+        contenders.append(("sweep urlsession %s" % text, [sluice, "upload", path, args.url, "-X", "PUT", "--transport", "urlsession",
+                                                         "--buffer-size", str(parse_size(text)), "--progress", "none"]))
+    load_before = os.getloadavg()
     results = {name: [] for name, _ in contenders}
     for name, cmd in contenders:  # warm-up (page cache, nginx)
         timed(cmd)
@@ -72,12 +102,35 @@ def main():
     print("| uploader | wall / curl -T | CPU / curl -T | wall / URLSession stream | MB/s | peak RSS |")
     print("|---|---|---|---|---|---|")
     for name, _ in contenders:
+        if name.startswith("sweep "):
+            continue
         wall = statistics.median(r[0] for r in results[name])
         cpu = statistics.median(r[1] for r in results[name])
         rss = statistics.median(r[2] for r in results[name])
         print("| %s | %.2f | %.2f | %.2f | %.0f | %.1f MiB |" % (
             name, wall / base_wall, cpu / base_cpu, wall / us_wall, size / wall / 1e6, rss / 1024))
 
+    if sweep:
+        us_cpu = statistics.median(r[1] for r in results["URLSession httpBodyStream (InputStream(fileAtPath:))"])
+        print()
+        print("Buffer sweep (`--buffer-size N`): sluice's transports against curl -T and plain URLSession (InputStream(fileAtPath:))")
+        print()
+        print("| buffer | curl transport: wall / curl -T | CPU / curl -T | urlsession transport: wall / URLSession | CPU / URLSession | wall / curl -T |")
+        print("|---|---|---|---|---|---|")
+        for text in sweep:
+            curl_runs = results["sweep curl %s" % text]
+            us_runs = results["sweep urlsession %s" % text]
+            print("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |" % (
+                text,
+                statistics.median(r[0] for r in curl_runs) / base_wall, statistics.median(r[1] for r in curl_runs) / base_cpu,
+                statistics.median(r[0] for r in us_runs) / us_wall, statistics.median(r[1] for r in us_runs) / us_cpu,
+                statistics.median(r[0] for r in us_runs) / base_wall))
+    load_after = os.getloadavg()
+    print()
+    print("load average (1/5/15 min) before: %.2f %.2f %.2f, after: %.2f %.2f %.2f; %d CPUs; %s" % (
+        load_before + load_after + (os.cpu_count(), cpu_model())))
+    if args.skip_rss:
+        return
     print()
     print("Peak RSS by body size (synthetic source, same location)")
     print()

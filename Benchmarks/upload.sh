@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Upload benchmark: the same file to the same nginx location (/drop: `return 204`, reads and
 # drops the body), interleaved runs, medians, as ratios against `curl -T`; then peak RSS for
-# synthetic bodies from 64 MiB to 8 GiB.
+# synthetic bodies from 64 MiB to 8 GiB. It also prints a buffer sweep (`sluice upload --buffer-size N`,
+# both transports) with ratios against `curl -T` and plain URLSession, and the load average.
 #
-#   bash Benchmarks/upload.sh [--size 2GiB] [--runs 5] [--rss-sizes "64MiB 1GiB 8GiB"]
+#   bash Benchmarks/upload.sh [--size 2GiB] [--runs 5] [--rss-sizes "64MiB 1GiB 8GiB"] [--skip-rss]
+#                             [--sweep "32KiB 64KiB 128KiB 256KiB 1MiB"]   (buffer sweep, both transports; "" skips)
 #
 # Builds sluice and the URLSession baseline in release mode, starts nginx on a free loopback
 # port (scripts/peers.sh), and stops it by PID on exit.

@@ -8,6 +8,8 @@ struct TusCommand: Subcommand {
     usage: sluice tus SOURCE ENDPOINT [options]     SOURCE: PATH | synthetic:SIZE[:SEED]
            sluice tus --delete URL
       --chunk-size SIZE          PATCH in chunks of SIZE (default: one PATCH for the rest)
+      --parallel N               N partial uploads at once, joined at the end (servers with the
+                                 concatenation extension; others get one upload)
       --metadata KEY=VALUE       Upload-Metadata, repeatable
       --state DIR                where resume records live (default ~/.cache/sluice/tus)
       --retries N                transient failures retried from the server's offset (default 5)
@@ -38,7 +40,7 @@ struct TusCommand: Subcommand {
         var progress = ProgressPrinter.Style.auto
         var delete: String?
         try scanner.scan(
-            valued: ["--chunk-size", "--metadata", "--state", "--retries", "--delete", "-H", "--header", "--transport", "--progress"],
+            valued: ["--chunk-size", "--parallel", "--metadata", "--state", "--retries", "--delete", "-H", "--header", "--transport", "--progress"],
             flags: ["--restart", "--no-checksum"]
         ) { name, value in
             let value = value ?? ""
@@ -47,6 +49,8 @@ struct TusCommand: Subcommand {
                 let size = try ByteCount.parse(value)
                 guard size >= 1 else { throw UsageError("--chunk-size must be at least 1 byte, got '\(value)'") }
                 options.chunkSize = size
+            case "--parallel":
+                options.parallelUploads = try Arguments.count(value, option: name, in: 1...64)
             case "--metadata":
                 let (key, text) = try TusOptions.parseMetadata(value)
                 options.metadata[key] = text

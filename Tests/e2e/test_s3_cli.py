@@ -365,6 +365,7 @@ def test_ctrl_c_stops_promptly_and_keeps_the_state(s3, env):
     args = ["s3", "cp", "synthetic:300MiB:2", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "2"]
     status, err, seconds = start_and_stop_at(env, args, 0.3, signal.SIGINT)
     assert status == 130, err
+    print("SIGINT to exit: %.2f s" % seconds)
     assert seconds < 5, seconds
     assert err.count("\n") == 1, err
     assert "run the same command again to resume" in err and "sluice s3 abort" in err, err
@@ -393,3 +394,16 @@ def test_bad_input_is_one_line_and_status_2(env, args):
     assert status == 2, (status, err)
     assert err.startswith("sluice: ") and err.count("\n") == 1, err
     assert out == ""
+
+
+@pytest.mark.parametrize("size", [1000, 11 * MIB])
+def test_content_type_and_metadata_reach_the_object(s3, env, size):
+    name = key()
+    status, _, err = sluice(env, "s3", "cp", "synthetic:%d" % size, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB",
+                            "--content-type", "text/x-sluice; charset=utf-8", "--metadata", "origin=sluice",
+                            "--metadata", "run=a b=c")
+    assert status == 0, err
+    head = s3.head_object(Bucket=BUCKET, Key=name)
+    assert head["ContentType"] == "text/x-sluice; charset=utf-8"
+    assert head["Metadata"] == {"origin": "sluice", "run": "a b=c"}
+    assert head["ContentLength"] == size

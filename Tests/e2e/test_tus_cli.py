@@ -204,3 +204,42 @@ def test_bad_tus_input_is_one_line(tus):
                        (["tus", "--delete", "not a url"], 2)):
         status, _, err = run(*args, timeout=30)
         assert status == code and len(err.strip().splitlines()) == 1, (args, err)
+
+
+def test_parallel_sigkill_then_rerun_resumes_each_partial(tus, proxy_factory, tmp_path):
+    """`--parallel 4` (concatenation): SIGKILL while one partial upload is held mid-body; the
+    rerun resumes every partial upload at its server offset, sends no byte twice, joins them,
+    and the final upload holds the source byte for byte."""
+    endpoint, store = tus
+    spec = "synthetic:96MiB:79"
+    length = 96 << 20
+    proxy = proxy_factory(hold_after=40 << 20)
+    state = str(tmp_path / "state")
+    args = ["tus", spec, proxy.endpoint, "--state", state, "--chunk-size", "4MiB", "--parallel", "4", "--progress", "none"]
+    proc = subprocess.Popen([sluice_bin(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proxy.held.wait(timeout=60), "the upload was never held: %r" % (proc.poll(),)
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    proxy.drop()
+    records = [f for f in os.listdir(state) if f.endswith(".json")]
+    assert len(records) == 4, records
+    held = 0
+    for name in records:
+        with open(os.path.join(state, name)) as handle:
+            held += settled_offset(json.load(handle)["uploadURL"], store)
+    assert 0 < held < length
+
+    status, out, err = run(*args, timeout=300)
+    assert status == 0, err
+    summary = err.strip().splitlines()[-1]
+    assert "resumed" in summary and " 0 re-sent" in summary, summary
+    final_url = out.decode().strip()
+    digest, count = checksum(spec)
+    stored = stored_path(store, final_url)
+    assert os.path.getsize(stored) == count == length
+    assert sha256_file(stored) == digest
+    assert not [f for f in os.listdir(state) if f.endswith(".json")]

@@ -12,7 +12,13 @@
 typedef struct Curl_easy CURL;
 typedef struct Curl_multi CURLM;
 struct curl_slist;
-struct curl_waitfd;
+/* An extra descriptor for curl_multi_poll to wait on (multi.h). */
+struct curl_waitfd {
+    int fd;
+    short events;
+    short revents;
+};
+#define SLUICE_CURL_WAIT_POLLIN 0x0001
 typedef int64_t sluice_curl_off_t;
 
 /* CURLcode values the transport maps to its errors. */

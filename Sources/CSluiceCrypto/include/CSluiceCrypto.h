@@ -12,6 +12,8 @@ int sluice_digest_update(void *ctx, const void *bytes, size_t count);
 int sluice_digest_final(void *ctx, unsigned char *out);
 void sluice_digest_free(void *ctx);
 
+/// SHA-256 of `bytes` into `out` (32 bytes), one shot; returns 32, or 0 on failure.
+int sluice_sha256(const void *bytes, size_t count, unsigned char *out);
 /// HMAC-SHA256 of `bytes` under `key` into `out` (32 bytes); returns 32, or 0 on failure.
 int sluice_hmac_sha256(const void *key, size_t key_count, const void *bytes, size_t count, unsigned char *out);
 

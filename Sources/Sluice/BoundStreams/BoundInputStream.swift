@@ -3,8 +3,8 @@ import Foundation
 /// The reading end of a `BoundStreamPair`.
 ///
 /// - Important: `read` blocks until bytes arrive, the writer closes, or the pair fails or
-///   is cancelled; call it from a thread that may wait (URLSession's stream queue on Linux
-///   does). It never reports the end before the writer closed. One thread reads at a time.
+///   is cancelled (or, with a `readerStallTimeout`, until that much time passed with no byte:
+///   then it fails the pair); call it from a thread that may wait. It never reports the end before the writer closed. One thread reads at a time.
 final class BoundInputStream: InputStream {
     private let core: BoundStreamPair.Core
 
@@ -27,10 +27,26 @@ final class BoundInputStream: InputStream {
     }
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
-        let reservation = core.lock.wait { state -> StateMachine.ReadReservation? in
+        let core = self.core
+        let ready = { (state: inout StateMachine) -> StateMachine.ReadReservation? in
             let reservation = state.reserveRead(limit: len)
-            if case .wait = reservation { return nil }
+            if case .wait = reservation {
+                // Still under the lock: whoever sees the count and then takes the lock finds
+                // this reader waiting on the condition.
+                core.readerWaits.add(1, ordering: .relaxed)
+                return nil
+            }
             return reservation
+        }
+        let reservation: StateMachine.ReadReservation
+        if let timeout = core.readerStallTimeout {
+            guard let ready = core.lock.wait(timeout: timeout, ready) else {
+                core.fail(BoundStreamPair.ProducerStalled(seconds: timeout))
+                return -1
+            }
+            reservation = ready
+        } else {
+            reservation = core.lock.wait(ready)
         }
         switch reservation {
         case .bytes(let first, let second):

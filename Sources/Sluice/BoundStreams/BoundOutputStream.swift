@@ -81,6 +81,16 @@ final class BoundOutputStream: OutputStream {
         return count
     }
 
+    /// `write` without the caller's buffer: `body` fills the first free region itself.
+    func fill(limit: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
+        guard let (first, _) = core.lock.withLock({ $0.reserveWrite(limit: max(0, limit)) }) else { return -1 }
+        // Filled with the lock released: the reader takes other bytes meanwhile.
+        let count = max(0, min(first.count, body(first)))
+        let event = core.lock.withLockBroadcasting { $0.commitWrite(count) }
+        deliver(event)
+        return count
+    }
+
     override var streamStatus: Stream.Status {
         core.lock.withLock { $0.writerStatus }
     }

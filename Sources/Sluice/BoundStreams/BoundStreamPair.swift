@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Linux's missing `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`:
 /// an `InputStream` and an `OutputStream` joined by one fixed-capacity ring.
@@ -34,10 +35,14 @@ public final class BoundStreamPair: @unchecked Sendable {
     /// Internal for tests, which look at the state without waiting.
     let core: Core
 
-    /// - Parameter capacity: The ring's size in bytes, at least 1.
-    public init(capacity: Int) {
+    /// - Parameters:
+    ///   - capacity: The ring's size in bytes, at least 1.
+    ///   - readerStallTimeout: When set, a reader that waited this many seconds for a byte
+    ///     fails the pair with `ProducerStalled` instead of waiting on: its thread (URLSession's
+    ///     shared queue on Linux) is never held longer by a producer that stopped.
+    public init(capacity: Int, readerStallTimeout: Double? = nil) {
         precondition(capacity > 0, "capacity must be positive")
-        let core = Core(capacity: capacity)
+        let core = Core(capacity: capacity, readerStallTimeout: readerStallTimeout.map { max(0.001, $0) })
         self.core = core
         self.capacity = capacity
         let output = BoundOutputStream(core: core)
@@ -69,6 +74,15 @@ public final class BoundStreamPair: @unchecked Sendable {
         (outputStream as? BoundOutputStream)?.deliverEvents(using: enqueue)
     }
 
+    /// Writes into the ring's free space straight from `body`, which gets the first free
+    /// region (at most `limit` bytes, possibly empty when the ring is full) and returns how
+    /// many bytes it put there: a `write` without a staging buffer, with the same events.
+    ///
+    /// - Returns: The bytes committed, or -1 when the writer may not write (as `write`).
+    func fill(limit: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
+        (outputStream as? BoundOutputStream)?.fill(limit: limit, body) ?? -1
+    }
+
     /// The number of bytes the reader has taken out so far.
     public var bytesRead: Int64 { core.lock.withLock { $0.totalRead } }
 
@@ -77,15 +91,26 @@ public final class BoundStreamPair: @unchecked Sendable {
 }
 
 extension BoundStreamPair {
+    /// The reader waited `seconds` and the writer produced nothing (see `readerStallTimeout`).
+    public struct ProducerStalled: Error, Sendable, CustomStringConvertible {
+        public var seconds: Double
+        public var description: String { "the body source produced nothing for \(String(format: "%g", seconds)) s" }
+    }
+
     /// Shared by both streams: the state behind a condition lock, and event delivery.
     final class Core: @unchecked Sendable {
         // @unchecked: `output` is set once in BoundStreamPair.init before the pair is shared;
         // `lock` guards all mutable state; `storage` is freed in deinit only.
         let lock: ConditionLock<StateMachine>
+        let readerStallTimeout: Double?
+        /// How many times a reader went to wait (found no byte, no end, no failure): a probe
+        /// for tests that must know a reader is blocked before they wake it.
+        let readerWaits = Atomic<Int>(0)
         private let storage: UnsafeMutableRawBufferPointer
         weak var output: BoundOutputStream?
 
-        init(capacity: Int) {
+        init(capacity: Int, readerStallTimeout: Double?) {
+            self.readerStallTimeout = readerStallTimeout
             storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
             lock = ConditionLock(StateMachine(ring: ByteRing(storage: storage)))
         }

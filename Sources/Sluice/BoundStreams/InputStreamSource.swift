@@ -5,23 +5,22 @@ import Foundation
 /// `URLRequest.httpBodyStream`) whose bytes it pumps from any byte source through a
 /// `BoundStreamPair`, event by event.
 ///
-/// It owns one fixed buffer the size of the pair's ring. On each `hasSpaceAvailable` it
-/// refills the buffer from the source at the tracked offset when the buffer is empty,
-/// writes as much as fits, and keeps the rest for the next event. When every byte is
-/// written it closes the output stream, so the reader sees the end after the last byte.
-/// A source error, or a source that ends before its length, becomes the input stream's
+/// On each `hasSpaceAvailable` it reads from the source at the tracked offset straight into
+/// the ring's free space (no staging buffer: the bytes are copied once into the ring and once
+/// out of it, by the reader), until the ring is full; the next event continues. When every
+/// byte is written it closes the output stream, so the reader sees the end after the last
+/// byte. A source error, or a source that ends before its length, becomes the input stream's
 /// error (`read` returns -1, `streamError` is a `SourceFailure`) — never a short body.
 ///
-/// Memory: two buffers of `bufferSize` bytes (this one and the pair's ring), for any
-/// body size.
+/// Memory: the pair's ring, `bufferSize` bytes, for any body size.
 ///
-/// - Important: Events run on one serial queue (or the run loop given), one at a time.
-///   `cancel()` may be called from any thread, any number of times. The source finishes
-///   exactly once: `result` resolves and `onFinish` handlers run once, with `.success(bytes)`
-///   or `.failure(error)`. The object keeps itself alive until it finishes.
+/// - Important: Events run on one serial dispatch queue, one at a time. `cancel()` may be
+///   called from any thread, any number of times. The source finishes exactly once: `result`
+///   resolves and `onFinish` handlers run once, with `.success(bytes)` or `.failure(error)`.
+///   The object keeps itself alive until it finishes.
 public final class InputStreamSource: @unchecked Sendable {
-    // @unchecked: `buffer` and `pending` are touched only by event handlers, which run one
-    // at a time on the event target; everything else is immutable or inside `state`.
+    // @unchecked: all mutable state is inside `state` (a lock); the rest is immutable. The
+    // pump runs only in event handlers, one at a time on `queue`.
 
     /// A source failure, with where it happened.
     public struct SourceFailure: Error, Sendable, CustomStringConvertible {
@@ -46,16 +45,13 @@ public final class InputStreamSource: @unchecked Sendable {
 
     /// The stream to hand to the request. Unopened; the request opens it.
     public let inputStream: InputStream
-    /// The ring's and the buffer's size in bytes.
+    /// The ring's size in bytes.
     public let bufferSize: Int
 
     private let filler: Filler
     private let pair: BoundStreamPair
-    private let buffer: UnsafeMutableRawBufferPointer
     private let queue: DispatchQueue
     private let delegateBox: Delegate
-    /// Bytes of `buffer` written so far / filled so far.
-    private var pending: (start: Int, end: Int) = (0, 0)
 
     private struct State {
         var started = false
@@ -65,7 +61,10 @@ public final class InputStreamSource: @unchecked Sendable {
         var result: Result<Int64, any Error>?
         /// The handlers have run and `result` may be handed to waiters.
         var announced = false
-        var waiters: [CheckedContinuation<Result<Int64, any Error>, Never>] = []
+        var waiters: [Int: CheckedContinuation<Result<Int64, any Error>, Never>] = [:]
+        /// Waiters cancelled before they registered.
+        var cancelledWaiters: Set<Int> = []
+        var nextWaiter = 0
         var handlers: [@Sendable (Result<Int64, any Error>) -> Void] = []
         var keepAlive: InputStreamSource?
     }
@@ -77,40 +76,40 @@ public final class InputStreamSource: @unchecked Sendable {
     /// - Parameters:
     ///   - source: Random-access bytes.
     ///   - range: The bytes to send; `offset..<source.length` resumes at `offset`.
-    ///   - bufferSize: The size of the fixed buffer and of the pair's ring, in bytes.
+    ///   - bufferSize: The size of the pair's ring, in bytes.
     ///   - queue: The serial queue events run on; a private one when nil.
+    ///   - readerStallTimeout: See `BoundStreamPair.init(capacity:readerStallTimeout:)`.
     public convenience init(
-        source: any ByteSource, range: Range<Int64>? = nil, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil
+        source: any ByteSource, range: Range<Int64>? = nil, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil,
+        readerStallTimeout: Double? = nil
     ) {
         let range = range ?? 0..<source.length
         precondition(range.lowerBound >= 0 && range.upperBound <= source.length, "range outside the source")
-        self.init(filler: .random(source, range: range), bufferSize: bufferSize, queue: queue)
+        self.init(filler: .random(source, range: range), bufferSize: bufferSize, queue: queue, readerStallTimeout: readerStallTimeout)
     }
 
     /// Makes a one-shot source that pumps a sequential source (stdin, a pipe).
     ///
     /// When `source.length` is known, a source that ends before it is an error.
-    public convenience init(sequential source: any SequentialByteSource, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil) {
-        self.init(filler: .sequential(source), bufferSize: bufferSize, queue: queue)
+    public convenience init(
+        sequential source: any SequentialByteSource, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil,
+        readerStallTimeout: Double? = nil
+    ) {
+        self.init(filler: .sequential(source), bufferSize: bufferSize, queue: queue, readerStallTimeout: readerStallTimeout)
     }
 
-    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?) {
+    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Double? = nil) {
         precondition(bufferSize > 0, "bufferSize must be positive")
         self.filler = filler
         self.bufferSize = bufferSize
-        self.pair = BoundStreamPair(capacity: bufferSize)
+        self.pair = BoundStreamPair(capacity: bufferSize, readerStallTimeout: readerStallTimeout)
         self.inputStream = pair.inputStream
-        self.buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
         self.queue = queue ?? DispatchQueue(label: "sluice.InputStreamSource")
         self.delegateBox = Delegate()
         var start: Int64 = 0
         if case .random(_, let range) = filler { start = range.lowerBound }
         self.state = ConditionLock(State(sourceOffset: start))
         delegateBox.owner = self
-    }
-
-    deinit {
-        buffer.deallocate()
     }
 
     /// Whether a fresh stream can be made for a replay.
@@ -129,6 +128,10 @@ public final class InputStreamSource: @unchecked Sendable {
 
     /// Body bytes the reader has taken so far.
     public var bytesRead: Int64 { pair.bytesRead }
+
+    /// The error the pair failed with (a cancel, a source failure, `ProducerStalled`), as soon
+    /// as it failed, even while the pumping queue is still blocked in a source's read.
+    public var pairFailure: (any Error)? { pair.failure }
 
     /// Body bytes written into the pair so far.
     public var bytesWritten: Int64 { state.withLock { $0.bytesWritten } }
@@ -160,10 +163,16 @@ public final class InputStreamSource: @unchecked Sendable {
     /// A fresh source over the same bytes, for a replay from its first byte (or `offset`).
     ///
     /// - Returns: A new, unstarted source; nil when this one is sequential.
-    public func makeReplay(from offset: Int64? = nil) -> InputStreamSource? {
+    /// - Throws: `UploadError` with code `.invalidOption` when `offset` is outside this
+    ///   source's range.
+    public func makeReplay(from offset: Int64? = nil) throws(UploadError) -> InputStreamSource? {
         guard case .random(let source, let range) = filler else { return nil }
         let start = offset ?? range.lowerBound
-        return InputStreamSource(source: source, range: start..<range.upperBound, bufferSize: bufferSize)
+        guard start >= range.lowerBound, start <= range.upperBound else {
+            throw UploadError(.invalidOption, "replay offset \(start) is outside the body's bytes \(range.lowerBound)...\(range.upperBound)")
+        }
+        return InputStreamSource(source: source, range: start..<range.upperBound, bufferSize: bufferSize,
+                                 readerStallTimeout: pair.core.readerStallTimeout)
     }
 
     /// Registers `handler` to run once when the source finishes (at once if it has).
@@ -177,16 +186,36 @@ public final class InputStreamSource: @unchecked Sendable {
     }
 
     /// Waits until the source finished: every byte written and the output closed, or a failure.
+    ///
+    /// Cancellable: a cancelled awaiting task resumes at once with `CancellationError` (the
+    /// source itself goes on; `cancel()` stops it).
     public var result: Result<Int64, any Error> {
         get async {
-            await withCheckedContinuation { continuation in
-                let done = state.withLock { state -> Result<Int64, any Error>? in
-                    // Only once the handlers have run: whoever awaits sees them done.
-                    if state.announced, let result = state.result { return result }
-                    state.waiters.append(continuation)
-                    return nil
+            let id = state.withLock { state -> Int in
+                defer { state.nextWaiter += 1 }
+                return state.nextWaiter
+            }
+            return await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let done = state.withLock { state -> Result<Int64, any Error>? in
+                        // Only once the handlers have run: whoever awaits sees them done.
+                        if state.announced, let result = state.result { return result }
+                        if state.cancelledWaiters.remove(id) != nil { return .failure(CancellationError()) }
+                        state.waiters[id] = continuation
+                        return nil
+                    }
+                    if let done { continuation.resume(returning: done) }
                 }
-                if let done { continuation.resume(returning: done) }
+            } onCancel: {
+                let waiter = state.withLock { state in
+                    guard let waiter = state.waiters.removeValue(forKey: id) else {
+                        // Not registered yet (or already resumed): registration sees this.
+                        if !state.announced { state.cancelledWaiters.insert(id) }
+                        return nil as CheckedContinuation<Result<Int64, any Error>, Never>?
+                    }
+                    return waiter
+                }
+                waiter?.resume(returning: .failure(CancellationError()))
             }
         }
     }
@@ -206,80 +235,89 @@ public final class InputStreamSource: @unchecked Sendable {
         }
     }
 
-    /// Writes pending bytes; refills from the source when the buffer is drained; stops at a
-    /// partial write (the next space event continues) or at the end.
+    /// Fills the pair's free space straight from the source (no staging buffer: one copy
+    /// from the source into the ring, the reader's copy out of it); stops when the ring is
+    /// full (the next space event continues) or at the end.
     private func pump() {
         while true {
             if state.withLock({ $0.result != nil }) { return }
-            if pending.start == pending.end {
-                switch refill() {
-                case .filled: break
-                case .end:
-                    succeed()
-                    return
-                case .failed(let error):
-                    fail(error)
-                    return
+            let offset = state.withLock { $0.sourceOffset }
+            let want: Int
+            switch remaining(at: offset) {
+            case .end:
+                succeed()
+                return
+            case .bytes(let count):
+                want = count
+            }
+            var failure: (any Error)?
+            var ended = false
+            let filled = pair.fill(limit: want) { region in
+                guard !region.isEmpty else { return 0 }
+                do {
+                    let count = try read(into: region, at: offset)
+                    if count == 0 { ended = true }
+                    return count
+                } catch {
+                    failure = SourceFailure(offset: offset, underlying: error)
+                    return 0
                 }
             }
-            let count = pending.end - pending.start
-            let written = pair.outputStream.write(
-                buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + pending.start, maxLength: count)
-            if written < 0 {
-                fail(pair.outputStream.streamError ?? ReaderClosedEarly(bytesWritten: bytesWritten))
+            if filled < 0 {
+                fail(pair.failure ?? ReaderClosedEarly(bytesWritten: bytesWritten))
                 return
             }
-            pending.start += written
-            state.withLock { $0.bytesWritten += Int64(written) }
-            if written < count { return }
+            if let failure {
+                fail(failure)
+                return
+            }
+            if ended {
+                endOfSource(at: offset)
+                return
+            }
+            if filled == 0 { return }
+            state.withLock {
+                $0.sourceOffset += Int64(filled)
+                $0.bytesWritten += Int64(filled)
+            }
         }
     }
 
-    private enum Refill {
-        case filled
+    private enum Remaining {
+        case bytes(Int)
         case end
-        case failed(any Error)
     }
 
-    private func refill() -> Refill {
-        let offset = state.withLock { $0.sourceOffset }
+    /// How much the next fill may take, or the end when every byte of a known length is written.
+    private func remaining(at offset: Int64) -> Remaining {
         switch filler {
-        case .random(let source, let range):
-            if offset == range.upperBound { return .end }
-            let want = Int(min(Int64(bufferSize), range.upperBound - offset))
-            let count: Int
-            do {
-                count = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]), at: offset)
-            } catch {
-                return .failed(SourceFailure(offset: offset, underlying: error))
-            }
-            if count <= 0 {
-                return .failed(SourceFailure(offset: offset, underlying: ByteSourceError.endedEarly(offset: offset, expected: range.upperBound)))
-            }
-            pending = (0, count)
-            state.withLock { $0.sourceOffset += Int64(count) }
-            return .filled
+        case .random(_, let range):
+            return offset == range.upperBound ? .end : .bytes(Int(min(Int64(bufferSize), range.upperBound - offset)))
         case .sequential(let source):
-            var want = bufferSize
+            guard case .known(let total) = source.length else { return .bytes(bufferSize) }
+            return offset == total ? .end : .bytes(Int(min(Int64(bufferSize), total - offset)))
+        }
+    }
+
+    private func read(into region: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        switch filler {
+        case .random(let source, _): return try source.read(into: region, at: offset)
+        case .sequential(let source): return try source.read(into: region)
+        }
+    }
+
+    /// The source returned no bytes at `offset`: the end of a sequential source of unknown
+    /// length, else a source that ended before its length.
+    private func endOfSource(at offset: Int64) {
+        switch filler {
+        case .random(_, let range):
+            fail(SourceFailure(offset: offset, underlying: ByteSourceError.endedEarly(offset: offset, expected: range.upperBound)))
+        case .sequential(let source):
             if case .known(let total) = source.length {
-                if offset == total { return .end }
-                want = Int(min(Int64(bufferSize), total - offset))
+                fail(SourceFailure(offset: offset, underlying: ByteSourceError.endedEarly(offset: offset, expected: total)))
+            } else {
+                succeed()
             }
-            let count: Int
-            do {
-                count = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]))
-            } catch {
-                return .failed(SourceFailure(offset: offset, underlying: error))
-            }
-            if count == 0 {
-                if case .known(let total) = source.length {
-                    return .failed(SourceFailure(offset: offset, underlying: ByteSourceError.endedEarly(offset: offset, expected: total)))
-                }
-                return .end
-            }
-            pending = (0, count)
-            state.withLock { $0.sourceOffset += Int64(count) }
-            return .filled
         }
     }
 
@@ -316,8 +354,9 @@ public final class InputStreamSource: @unchecked Sendable {
                 for handler in taken.handlers { handler(result) }
                 let waiters = state.withLock { state in
                     state.announced = true
-                    defer { state.waiters = [] }
-                    return state.waiters
+                    state.cancelledWaiters = []
+                    defer { state.waiters = [:] }
+                    return state.waiters.values
                 }
                 for waiter in waiters { waiter.resume(returning: result) }
             }

@@ -115,7 +115,26 @@ final class CurlLoop: @unchecked Sendable {
             _ = curl_multi_timeout(multi, &timeout)
             // -1: libcurl has no timer running; sleep until a socket or a wakeup says otherwise.
             let wait = timeout < 0 ? Int32.max : Int32(clamping: timeout)
-            if wait > 0 { _ = curl_multi_poll(multi, nil, 0, wait, nil) }
+            // Descriptor bodies paused for want of bytes: libcurl waits on them too.
+            var extra = attached.values.compactMap { transfer in
+                transfer.pausedDescriptor.map { curl_waitfd(fd: $0, events: Int16(SLUICE_CURL_WAIT_POLLIN), revents: 0) }
+            }
+            if wait > 0 {
+                if extra.isEmpty {
+                    _ = curl_multi_poll(multi, nil, 0, wait, nil)
+                } else {
+                    _ = curl_multi_poll(multi, &extra, UInt32(extra.count), wait, nil)
+                }
+            }
+            if !extra.isEmpty {
+                // Checked with poll(2) itself: an empty pipe whose writer closed reports only
+                // POLLHUP, which libcurl does not pass on, but which does end its wait.
+                for transfer in attached.values {
+                    guard let fd = transfer.pausedDescriptor else { continue }
+                    var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    if poll(&ready, 1, 0) != 0 { transfer.descriptorReady() }
+                }
+            }
         }
     }
 

@@ -29,6 +29,22 @@ struct S3Answer: Sendable {
     var checksum: Checksum?
 }
 
+/// A signed request ready to send.
+struct S3PreparedRequest: Sendable {
+    var request: UploadRequest
+    var body: any ByteSource
+    /// The aws-chunked body, whose trailer checksum is known once it was read.
+    var chunked: AWSChunkedBody?
+    /// The checksum computed in a first pass, for the other modes.
+    var checksum: Checksum?
+
+    /// The checksum of the bytes sent, if one was computed.
+    func sentChecksum() throws -> Checksum? {
+        if let chunked { return try chunked.trailerChecksum() }
+        return checksum
+    }
+}
+
 /// Counters shared by the requests of one upload.
 final class S3Counters: Sendable {
     private let retriesCount = Atomic<Int>(0)
@@ -84,9 +100,12 @@ extension S3Client {
     ///
     /// - Throws: `S3Error` with code `.server` for a non-2xx answer; `UploadError` from the
     ///   transport, unchanged, so the retry loop can tell transient failures.
-    func sendOnce(
-        _ call: S3Call, body: S3RequestBody, counters: S3Counters?, progress: (@Sendable (Int64) -> Void)? = nil
-    ) async throws -> S3Answer {
+    /// Signs `call` with its body protected as the options say.
+    ///
+    /// - Returns: The request to send, the body as sent (aws-chunked or not), and how to get
+    ///   the checksum of the bytes once they were sent.
+    /// - Throws: `S3Error`, or a source's error from a first pass (checksum, SHA-256).
+    func prepare(_ call: S3Call, body: S3RequestBody) throws -> S3PreparedRequest {
         let signer = try makeSigner()
         var request = try signingRequest(call)
         let uploadBody: any ByteSource
@@ -127,10 +146,24 @@ extension S3Client {
                 signature = signer.sign(request, payload: try .sha256(of: source))
             }
         }
-        let upload: UploadRequest
-        do { upload = try signature.uploadRequest(for: request) } catch {
+        do {
+            return S3PreparedRequest(request: try signature.uploadRequest(for: request), body: uploadBody, chunked: chunked,
+                                     checksum: checksum)
+        } catch {
             throw S3Error(.invalidOption, "\(call.action): \(error)", underlying: error)
         }
+    }
+
+    /// Signs and sends `call` once.
+    ///
+    /// - Throws: `S3Error` with code `.server` for a non-2xx answer; `UploadError` from the
+    ///   transport, unchanged, so the retry loop can tell transient failures.
+    func sendOnce(
+        _ call: S3Call, body: S3RequestBody, counters: S3Counters?, progress: (@Sendable (Int64) -> Void)? = nil
+    ) async throws -> S3Answer {
+        let prepared = try prepare(call, body: body)
+        let upload = prepared.request
+        let uploadBody = prepared.body
         let sent = Atomic<Int64>(0)
         let response: UploadResponse
         do {
@@ -147,8 +180,7 @@ extension S3Client {
             throw S3ServerError(status: response.status, body: response.body)
                 .error(status: response.status, action: call.action, uploadID: call.uploadID, partNumber: call.partNumber)
         }
-        if let chunked { checksum = try chunked.trailerChecksum() }
-        return S3Answer(response: response, checksum: checksum)
+        return S3Answer(response: response, checksum: try prepared.sentChecksum())
     }
 
     /// Sends `call`, retrying transient failures (connection failures, 5xx, `SlowDown`) with

@@ -6,6 +6,9 @@ final class S3PartProgress: Sendable {
     private struct State {
         var finished: Int64 = 0
         var inFlight: [Int: Int64] = [:]
+        /// The engine's own count for the parts it runs (finished and in flight).
+        var engine: Int64 = 0
+        var total: Int64 { finished + engine + inFlight.values.reduce(0, +) }
     }
     private let state = Mutex(State())
     private let meter: ProgressMeter
@@ -18,7 +21,7 @@ final class S3PartProgress: Sendable {
     func update(part number: Int, bytes: Int64, length: Int64) {
         let total = state.withLock { state -> Int64 in
             state.inFlight[number] = min(bytes, length)
-            return state.finished + state.inFlight.values.reduce(0, +)
+            return state.total
         }
         meter.update(total)
     }
@@ -28,12 +31,20 @@ final class S3PartProgress: Sendable {
         let total = state.withLock { state -> Int64 in
             state.inFlight[number] = nil
             state.finished += length
-            return state.finished + state.inFlight.values.reduce(0, +)
+            return state.total
         }
         meter.update(total)
     }
 
-    func end() { meter.finish(state.withLock { $0.finished }) }
+    /// The engine's parallel upload has `bytes` of its parts sent or done.
+    func update(engineBytes bytes: Int64) {
+        meter.update(state.withLock { state -> Int64 in
+            state.engine = bytes
+            return state.total
+        })
+    }
+
+    func end() { meter.finish(state.withLock { $0.total }) }
 }
 
 extension S3Client {
@@ -97,7 +108,7 @@ extension S3Client {
         var client = self
         client.options.checksum = stored.checksum.flatMap(ChecksumAlgorithm.init)
         do {
-            return try await client.sendParts(source, of: stored, to: location, listed: listed, resumed: resumed, counters: counters,
+            return try await client.sendMissingParts(source, of: stored, to: location, listed: listed, resumed: resumed, counters: counters,
                                        meter: meter, start: start, store: store)
         } catch var error as S3Error {
             error.uploadID = error.uploadID ?? stored.uploadID
@@ -106,7 +117,7 @@ extension S3Client {
     }
 
     /// Sends the parts the server does not hold, completes, verifies, forgets the record.
-    private func sendParts(
+    private func sendMissingParts(
         _ source: S3Source, of record: S3UploadRecord, to location: S3Location, listed: [Int: S3ListedPart], resumed: Bool,
         counters: S3Counters, meter: S3PartProgress, start: ContinuousClock.Instant, store: S3StateStore
     ) async throws -> S3UploadResult {
@@ -131,15 +142,8 @@ extension S3Client {
         let skipped = done.count
         let missing = (1...count).filter { done[$0] == nil }
         let uploadID = record.uploadID
-        let sent = try await S3Client.runBounded(missing, concurrency: options.concurrency) { number in
-            let range = plan.range(ofPart: number)
-            let length = Int64(range.count)
-            let part = try await self.uploadPart(
-                location, uploadID: uploadID, number: number, body: SliceByteSource(source.bytes, range: range), counters: counters
-            ) { bytes in meter.update(part: number, bytes: bytes, length: length) }
-            meter.finish(part: number, length: length)
-            return part
-        }
+        let sent = try await sendParts(missing, of: source.bytes, plan: plan, to: location, uploadID: uploadID,
+                                       counters: counters, meter: meter)
         for part in sent { done[part.partNumber] = part }
         let parts = (1...count).map { done[$0]! }
         try Task.checkCancellation()

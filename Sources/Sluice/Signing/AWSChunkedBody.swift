@@ -5,10 +5,11 @@ import Synchronization
 ///
 /// Reading in order costs one pass over the source: each chunk is read once into a
 /// `chunkSize` buffer, hashed (SHA-256 for the signature, the trailer checksum) and served from
-/// there. A read that goes back to an earlier chunk (a replay from byte 0, a redirect) starts
+/// there. Signed modes read and hash the next chunks ahead on another core
+/// (`AWSChunkReadAhead`, up to about 2 MiB) while the current one is sent. A read that goes back to an earlier chunk (a replay from byte 0, a redirect) starts
 /// the signature chain again from the first chunk; the bytes come out the same.
 ///
-/// - Important: Memory: one `chunkSize` buffer. Reads may come from any thread; they are
+/// - Important: Memory: one `chunkSize` buffer, plus the read-ahead ring in signed modes. Reads may come from any thread; they are
 ///   serialised (the chain is sequential).
 public final class AWSChunkedBody: ByteSource {
     public let source: any ByteSource
@@ -31,7 +32,8 @@ public final class AWSChunkedBody: ByteSource {
         self.source = source
         self.encoding = encoding
         self.signer = signer
-        cursor = Mutex(AWSChunkedCursor(encoding: encoding, seed: signer?.seedSignature ?? ""))
+        let readAhead = encoding.isSigned ? AWSChunkReadAhead.make(source: source, encoding: encoding) : nil
+        cursor = Mutex(AWSChunkedCursor(encoding: encoding, seed: signer?.seedSignature ?? "", readAhead: readAhead))
     }
 
     public var length: Int64 { encoding.encodedLength }
@@ -93,6 +95,9 @@ final class AWSChunkedCursor: @unchecked Sendable {
     let encoding: AWSChunkedEncoding
     let seed: String
     let buffer: UnsafeMutableRawBufferPointer
+    let readAhead: AWSChunkReadAhead?
+    /// The held chunk's data: in `buffer`, or in a read-ahead slot.
+    var data = UnsafeRawBufferPointer(start: nil, count: 0)
     /// Chunks `0 ..< nextChunk` are in the chain.
     var nextChunk: Int64 = 0
     var previousSignature: String
@@ -105,9 +110,10 @@ final class AWSChunkedCursor: @unchecked Sendable {
     var passCount = 0
     var bytesHashed: Int64 = 0
 
-    init(encoding: AWSChunkedEncoding, seed: String) {
+    init(encoding: AWSChunkedEncoding, seed: String, readAhead: AWSChunkReadAhead?) {
         self.encoding = encoding
         self.seed = seed
+        self.readAhead = readAhead
         previousSignature = seed
         buffer = .allocate(byteCount: Int(min(Int64(encoding.chunkSize), max(encoding.decodedLength, 1))), alignment: 64)
     }
@@ -121,6 +127,7 @@ final class AWSChunkedCursor: @unchecked Sendable {
         loadedIndex = -1
         finalChecksum = nil
         passCount += 1
+        readAhead?.restart()
     }
 
     /// Makes section `index` the one held, running the chain up to it.
@@ -136,20 +143,26 @@ final class AWSChunkedCursor: @unchecked Sendable {
         loadedIndex = index
     }
 
-    /// Reads, hashes and signs chunk `nextChunk` into `buffer` and `head`.
+    /// Reads, hashes and signs chunk `nextChunk` into `data` and `head`.
     private func advance(_ source: any ByteSource, _ signer: AWSChunkSigner?) throws {
         let start = nextChunk * Int64(encoding.chunkSize)
         let size = Int(min(Int64(encoding.chunkSize), encoding.decodedLength - start))
-        let data = UnsafeMutableRawBufferPointer(rebasing: buffer[..<size])
         loadedIndex = -1
-        let count = try source.readFully(into: data, at: start)
-        guard count == size else { throw ByteSourceError.endedEarly(offset: start + Int64(count), expected: encoding.decodedLength) }
+        var hash: [UInt8]?
+        if let readAhead {
+            (data, hash) = try readAhead.take(nextChunk)
+        } else {
+            let target = UnsafeMutableRawBufferPointer(rebasing: buffer[..<size])
+            let count = try source.readFully(into: target, at: start)
+            guard count == size else { throw ByteSourceError.endedEarly(offset: start + Int64(count), expected: encoding.decodedLength) }
+            data = UnsafeRawBufferPointer(target)
+        }
         var line = String(size, radix: 16)
         if let signer {
-            previousSignature = signer.chunkSignature(previous: previousSignature, dataHash: SigningCrypto.sha256(UnsafeRawBufferPointer(data)))
+            previousSignature = signer.chunkSignature(previous: previousSignature, dataHash: hash ?? SigningCrypto.sha256(data))
             line += ";chunk-signature=" + previousSignature
         }
-        checksum?.update(UnsafeRawBufferPointer(data))
+        checksum?.update(data)
         head = Array((line + "\r\n").utf8)
         dataCount = size
         bytesHashed += Int64(size)
@@ -195,7 +208,7 @@ final class AWSChunkedCursor: @unchecked Sendable {
         }
         head.withUnsafeBytes { put($0, at: 0) }
         if loadedIndex < encoding.dataChunkCount {
-            put(UnsafeRawBufferPointer(rebasing: buffer[..<dataCount]), at: head.count)
+            put(data, at: head.count)
             let crlf: [UInt8] = [0x0D, 0x0A]
             crlf.withUnsafeBytes { put($0, at: head.count + dataCount) }
         }

@@ -2,23 +2,24 @@
 import CSluiceCrypto
 
 extension SigningCrypto {
-    /// SHA-256 of `bytes`.
+    /// SHA-256 of `bytes`, one shot.
     static func sha256(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        let digest = SHA256Hasher()
-        digest.update(bytes)
-        return digest.finalize()
+        var out = [UInt8](repeating: 0, count: 32)
+        let count = out.withUnsafeMutableBufferPointer { sluice_sha256(bytes.baseAddress, bytes.count, $0.baseAddress) }
+        precondition(count == 32, "OpenSSL SHA-256 failed")
+        return out
     }
 
-    /// HMAC-SHA256 of `bytes` under `key`.
+    /// HMAC-SHA256 of `bytes` under `key` (RFC 2104 over two one-shot SHA-256s: OpenSSL 3's
+    /// `HMAC()` looks the MAC up on every call, which costs more than a chunk signature).
     static func hmacSHA256(key: [UInt8], _ bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        let count = key.withUnsafeBytes { key in
-            out.withUnsafeMutableBufferPointer { out in
-                sluice_hmac_sha256(key.baseAddress, key.count, bytes.baseAddress, bytes.count, out.baseAddress)
-            }
-        }
-        precondition(count == 32, "OpenSSL HMAC-SHA256 failed")
-        return out
+        var block = key.count > 64 ? key.withUnsafeBytes { sha256($0) } : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        var inner = block.map { $0 ^ 0x36 }
+        inner.append(contentsOf: bytes)
+        var outer = block.map { $0 ^ 0x5C }
+        outer += inner.withUnsafeBytes { sha256($0) }
+        return outer.withUnsafeBytes { sha256($0) }
     }
 }
 

@@ -58,6 +58,29 @@ final class ConditionLock<State>: @unchecked Sendable {
         }
     }
 
+    /// Like `wait(_:)`, but gives up after `seconds`: returns nil if `body` still returned nil.
+    func wait<R>(timeout seconds: Double, _ body: (inout State) throws -> R?) rethrows -> R? {
+        var deadline = timespec()
+        #if os(Linux)
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        #else
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        #endif
+        let whole = min(seconds.rounded(.down), Double(Int32.max))
+        deadline.tv_sec += Int(whole)
+        deadline.tv_nsec += Int((min(seconds, Double(Int32.max)) - whole) * 1e9)
+        if deadline.tv_nsec >= 1_000_000_000 {
+            deadline.tv_sec += 1
+            deadline.tv_nsec -= 1_000_000_000
+        }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let result = try body(&state) { return result }
+            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { return try body(&state) }
+        }
+    }
+
     /// Wakes every waiter so it re-checks the state.
     func broadcast() {
         pthread_mutex_lock(mutex)

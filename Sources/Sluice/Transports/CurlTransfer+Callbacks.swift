@@ -46,7 +46,47 @@ extension CurlTransfer {
             case .failed(let error):
                 return abort(error)
             }
+        case .descriptor(let stream):
+            return readDescriptor(stream, into: target)
         }
+    }
+
+    /// Reads a descriptor body straight into curl's buffer; pauses while it has no bytes.
+    private func readDescriptor(_ stream: FileDescriptorStream, into target: UnsafeMutableRawBufferPointer) -> Int {
+        let expected = stream.length.value
+        var ready = pollfd(fd: stream.fd, events: Int16(POLLIN), revents: 0)
+        if poll(&ready, 1, 0) == 0 {
+            paused = true
+            pausedDescriptor = stream.fd
+            return Int(SLUICE_CURL_READFUNC_PAUSE)
+        }
+        var wanted = target.count
+        if let expected, expected - position < Int64(wanted) {
+            // One byte past the declared length is enough to notice a source that holds more.
+            wanted = Int(expected - position) + 1
+        }
+        let count: Int
+        do {
+            count = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: target[..<wanted]))
+        } catch {
+            return abort(UploadError(.sourceFailed, "the source failed at byte \(position): \(error)",
+                                     totalBytes: expected, offset: position, underlying: error))
+        }
+        if count == 0 {
+            if let expected, position < expected {
+                let cause = ByteSourceError.endedEarly(offset: position, expected: expected)
+                return abort(UploadError(.sourceFailed, "the source ended early: \(cause)",
+                                         totalBytes: expected, offset: position, underlying: cause))
+            }
+            descriptorEnded = true
+            return 0
+        }
+        if let expected, position + Int64(count) > expected {
+            return abort(UploadError(.sourceFailed, "the source holds more than its declared \(expected) bytes",
+                                     totalBytes: expected, offset: expected))
+        }
+        position += Int64(count)
+        return count
     }
 
     private func abort(_ error: UploadError) -> Int {

@@ -36,7 +36,7 @@ extension CurlTransfer {
         case SLUICE_CURLE_GOT_NOTHING:
             return make(.noResponse, "\(target) closed the connection without answering")
         case SLUICE_CURLE_OPERATION_TIMEDOUT:
-            if paused, case .pipe(let pipe) = reader, !pipe.isReadable {
+            if paused, pausedDescriptor != nil || { if case .pipe(let pipe) = reader { return !pipe.isReadable }; return false }() {
                 // libcurl's stall clock ran while the transfer waited for the producer: the
                 // source, not the server, went quiet.
                 let seconds = max(1, Int(min(options.stallTimeout, 1e9).rounded(.up)))

@@ -109,6 +109,9 @@ extension CurlTransfer {
         switch body.storage {
         case .random(let source, let start):
             reader = .random(source, start: start, length: source.length - start)
+        case .sequential(let source as FileDescriptorStream):
+            // No producer thread and no ring: read straight into curl's buffer.
+            reader = .descriptor(source)
         case .sequential(let source):
             startPipe(.sequential(source), length: length)
         case .stream(_, let make):

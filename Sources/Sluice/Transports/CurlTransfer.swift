@@ -23,6 +23,9 @@ final class CurlTransfer: @unchecked Sendable {
         case none
         case random(any ByteSource, start: Int64, length: Int64)
         case pipe(CurlBodyPipe)
+        /// A descriptor (stdin, a pipe) read straight into curl's buffer when it has bytes;
+        /// while it has none the transfer is paused and the loop polls the descriptor.
+        case descriptor(FileDescriptorStream)
     }
 
     private struct Control {
@@ -51,6 +54,10 @@ final class CurlTransfer: @unchecked Sendable {
     var position: Int64 = 0
     /// The read callback paused the transfer because the producer had nothing yet.
     var paused = false
+    /// Paused on a descriptor that had no bytes: the loop polls it.
+    var pausedDescriptor: Int32?
+    /// The descriptor body reached its end.
+    var descriptorEnded = false
     /// Why a callback aborted the transfer.
     var failure: UploadError?
     var responseHeaders: [HTTPHeader] = []
@@ -162,6 +169,14 @@ final class CurlTransfer: @unchecked Sendable {
         return nil
     }
 
+    /// The loop saw the paused descriptor readable (bytes, its end or an error): unpause.
+    func descriptorReady() {
+        guard let easy, pausedDescriptor != nil else { return }
+        pausedDescriptor = nil
+        paused = false
+        _ = curl_easy_pause(easy.handle, SLUICE_CURLPAUSE_CONT)
+    }
+
     /// libcurl finished an attempt with `code`: follows a 301/302/307/308 with the body from
     /// byte 0 (returns nil, the handle is on the multi again) or returns the final result.
     func attemptEnded(_ code: Int32) -> Result<UploadResponse, any Error>? {
@@ -220,6 +235,7 @@ final class CurlTransfer: @unchecked Sendable {
         try easy.set(SLUICE_CURLOPT_PASSWORD, string: credentials?.password)
         position = 0
         paused = false
+        pausedDescriptor = nil
         lastReported = -1
         responseHeaders = []
         url = next
@@ -237,6 +253,9 @@ final class CurlTransfer: @unchecked Sendable {
         case .none: complete = true
         case .random(_, _, let length): complete = bytesSent == length && position == length
         case .pipe(let pipe): complete = pipe.isDrained && bytesSent == position
+        case .descriptor(let stream):
+            // A known length is complete at its last byte (libcurl asks for no more).
+            complete = (stream.length.value.map { position == $0 } ?? descriptorEnded) && bytesSent == position
         }
         guard complete else {
             throw UploadError(

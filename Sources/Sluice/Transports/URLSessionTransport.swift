@@ -3,7 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Sends bodies with `URLSession`, through an `InputStreamSource` as the streamed body.
+/// Sends bodies with `URLSession`, through an `InputStreamSource` as the streamed body (a
+/// caller's `.stream` body too: it is pumped through the pair and counted, never handed over).
 ///
 /// On Linux, URLSession sends every stream body chunked (no `Content-Length`: servers that
 /// need a length refuse it), re-sends an empty body when it follows a redirect itself, and
@@ -129,9 +130,15 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         let queue = BoundedDelegateQueue(streaming: { if case .stream = options.responseBody { true } else { false } }())
-        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
-        defer { session.finishTasksAndInvalidate() }
-        let task = session.uploadTask(withStreamedRequest: urlRequest)
+        // On Linux, URLSession drives every task of the process from one shared queue, and
+        // making a session or task, resume and invalidate wait for it (sync). While a body's
+        // reader waits there (a producer that stalled, up to the stall timeout), such a call
+        // must not hold one of Swift's few cooperative threads: make them on a dispatch thread.
+        let (session, task) = await Self.offCooperativePool { [urlRequest] in
+            let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+            return (session, session.uploadTask(withStreamedRequest: urlRequest))
+        }
+        defer { DispatchQueue.global().async { session.finishTasksAndInvalidate() } }
         state.withLock { $0.task = task }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -140,7 +147,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
                     state.continuation = continuation
                     return false
                 }
-                if done { continuation.resume() } else { task.resume() }
+                if done { continuation.resume() } else { DispatchQueue.global().async { task.resume() } }
             }
         } onCancel: {
             let source = state.withLock { state -> InputStreamSource? in
@@ -154,6 +161,20 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             DispatchQueue.global().async { task.cancel() }
         }
         return try outcome()
+    }
+
+    /// Runs `body` on a dispatch thread and returns its result.
+    private static func offCooperativePool<T>(_ body: @escaping @Sendable () -> T) async -> T {
+        let box = await withCheckedContinuation { (continuation: CheckedContinuation<UncheckedBox<T>, Never>) in
+            DispatchQueue.global().async { continuation.resume(returning: UncheckedBox(value: body())) }
+        }
+        return box.value
+    }
+
+    /// Hands a URLSession object from the thread that made it to the task that uses it.
+    private struct UncheckedBox<T>: @unchecked Sendable {
+        // @unchecked: the value is handed over once and then used by the receiving task only.
+        let value: T
     }
 
     private func outcome() throws -> UploadResponse {
@@ -175,6 +196,10 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         }
         if notReplayable {
             throw UploadError(.notReplayable, "URLSession asked for the body again and it cannot be replayed", bytesSent: sent, totalBytes: total)
+        }
+        if let source, let stalled = source.pairFailure as? BoundStreamPair.ProducerStalled {
+            // URLSession's reader gave up waiting (its queue is shared: it must not wait longer).
+            throw UploadError(.timedOut, "\(stalled)", status: response?.statusCode, bytesSent: sent, totalBytes: total, underlying: stalled)
         }
         if let source, let failure = source.finishedFailure as? InputStreamSource.SourceFailure {
             throw UploadError(.sourceFailed, "source failed at byte \(failure.offset): \(failure.underlying)",
@@ -245,7 +270,8 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     private func makeStream() -> InputStream {
         switch body.storage {
         case .random(let source, let start):
-            let fresh = InputStreamSource(source: source, range: start..<source.length, bufferSize: options.bufferSize)
+            let fresh = InputStreamSource(
+                source: source, range: start..<source.length, bufferSize: options.bufferSize, readerStallTimeout: options.stallTimeout)
             let old = state.withLock { state -> InputStreamSource? in
                 defer { state.source = fresh }
                 return state.source
@@ -254,12 +280,21 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             fresh.start()
             return fresh.inputStream
         case .sequential(let source):
-            let fresh = InputStreamSource(sequential: source, bufferSize: options.bufferSize)
+            let fresh = InputStreamSource(sequential: source, bufferSize: options.bufferSize, readerStallTimeout: options.stallTimeout)
             state.withLock { $0.source = fresh }
             fresh.start()
             return fresh.inputStream
-        case .stream(_, let make):
-            return make()
+        case .stream(let length, let make):
+            // Never the caller's stream itself: pumped through the pair on a queue of our own,
+            // so its bytes are counted (a short stream cannot end in success) and a read that
+            // blocks stalls only that queue; a cancel wakes URLSession's reader at once.
+            let queue = DispatchQueue(label: "sluice.stream-body")
+            let caller = InputStreamByteSource(make(), length: length)
+            let fresh = InputStreamSource(sequential: caller, bufferSize: options.bufferSize, queue: queue, readerStallTimeout: options.stallTimeout)
+            fresh.onFinish { _ in queue.async { caller.close() } }
+            state.withLock { $0.source = fresh }
+            fresh.start()
+            return fresh.inputStream
         }
     }
 

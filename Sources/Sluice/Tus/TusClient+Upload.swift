@@ -26,8 +26,16 @@ final class TusUploadJob {
     private var dataRequests = 0
     private var offsetConflicts = 0
     private var checksumMismatches = 0
+    /// Extra headers on the creation POST (`Upload-Concat: partial` for a part of a parallel upload).
+    private let creationHeaders: [(String, String)]
+    /// Keep the stored record when done (a parallel upload drops its parts' records itself,
+    /// once the final upload exists).
+    private let keepsRecord: Bool
 
-    init(client: TusClient, source: TusSource, endpoint: URL, progress: (@Sendable (UploadProgress) -> Void)?) {
+    init(client: TusClient, source: TusSource, endpoint: URL, creationHeaders: [(String, String)] = [], keepsRecord: Bool = false,
+         progress: (@Sendable (UploadProgress) -> Void)?) {
+        self.creationHeaders = creationHeaders
+        self.keepsRecord = keepsRecord
         self.client = client
         self.options = client.options
         self.source = source
@@ -63,7 +71,7 @@ final class TusUploadJob {
             error.message += "; the stored state was dropped, the next run starts a new upload"
             throw error
         }
-        store?.remove(endpoint: endpointKey, identity: source.identity)
+        if !keepsRecord { store?.remove(endpoint: endpointKey, identity: source.identity) }
         meter.finish(length)
         let elapsed = ContinuousClock.now - start
         return TusUploadResult(
@@ -123,7 +131,7 @@ final class TusUploadJob {
         // Every byte goes in a PATCH with its checksum when the server checks them.
         let withBody = options.usesCreationWithUpload && !usesChecksums && server.supports("creation-with-upload")
         let firstCount = withBody ? min(length, options.creationUploadLimit, options.chunkSize ?? .max) : 0
-        var headers = [("Upload-Length", "\(length)")]
+        var headers = [("Upload-Length", "\(length)")] + creationHeaders
         if !metadata.isEmpty { headers.append(("Upload-Metadata", TusClient.encodeMetadata(metadata))) }
         if firstCount > 0 { headers.append(("Content-Type", TusClient.offsetContentType)) }
         let request = try client.makeRequest(endpoint, method: "POST", headers: headers)

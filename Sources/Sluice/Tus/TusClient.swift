@@ -146,6 +146,12 @@ public struct TusClient: Sendable {
         progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> TusUploadResult {
         try options.validate()
+        if options.parallelUploads > 1, source.bytes.length >= Int64(options.parallelUploads) {
+            let server = try await discover(endpoint)
+            if server.supports("concatenation") {
+                return try await TusParallelJob(client: self, source: source, endpoint: endpoint, progress: progress).run()
+            }
+        }
         let job = TusUploadJob(client: self, source: source, endpoint: endpoint, progress: progress)
         return try await job.run()
     }

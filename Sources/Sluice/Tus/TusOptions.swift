@@ -36,6 +36,10 @@ public struct TusOptions: Sendable {
     /// At most this many bytes go in the creation request: they are sent before the upload
     /// URL is known and stored, so a process killed during that request loses them.
     public var creationUploadLimit: Int64 = 4 << 20
+    /// Partial uploads sent at once when the server offers the concatenation extension
+    /// (`Upload-Concat: partial`, joined by `Upload-Concat: final;...`); 1 sends one upload.
+    /// A server without concatenation gets one upload whatever this says.
+    public var parallelUploads = 1
     /// Extra headers on every request (authorization, for instance).
     public var headers: [HTTPHeader] = []
     /// Transport options: buffers, timeouts, TLS, credentials. `progressInterval` throttles
@@ -45,6 +49,9 @@ public struct TusOptions: Sendable {
     public init() {}
 
     func validate() throws {
+        guard parallelUploads >= 1, parallelUploads <= 64 else {
+            throw TusError(.invalidOption, "parallel uploads must be 1 ... 64")
+        }
         if let chunkSize, chunkSize < 1 {
             throw TusError(.invalidOption, "chunk size must be at least 1 byte")
         }

@@ -79,19 +79,23 @@ import FoundationNetworking
         let status = try await Self.send(request)
         #expect(status == 200 || status == 201 || status == 204, "status \(status)")
         #expect(try await writer.result().get() == length)
-        #expect(receiver.waitForUploads(1, timeout: .seconds(10)))
+        #expect(await onThread { receiver.waitForUploads(1, timeout: .seconds(10)) })
         let received = try #require(receiver.completed.first)
         #expect(received.bytes == length)
-        #expect(received.sha256 == (try Digest.sha256(of: source)))
+        #expect(received.sha256 == (await onThread { try? Digest.sha256(of: source) }))
     }
 
-    /// Sends `request` with `URLSession.shared.dataTask`; the response's status.
+    /// Sends `request` with `URLSession.shared.dataTask`; the response's status. The task is
+    /// made and resumed on a dispatch thread: on Linux both wait for URLSession's shared queue,
+    /// which must not hold one of Swift's two cooperative threads.
     private static func send(_ request: URLRequest) async throws -> Int {
         try await withCheckedThrowingContinuation { continuation in
-            URLSession.shared.dataTask(with: request) { _, response, error in
-                if let error { return continuation.resume(throwing: error) }
-                continuation.resume(returning: (response as? HTTPURLResponse)?.statusCode ?? -1)
-            }.resume()
+            DispatchQueue.global().async {
+                URLSession.shared.dataTask(with: request) { _, response, error in
+                    if let error { return continuation.resume(throwing: error) }
+                    continuation.resume(returning: (response as? HTTPURLResponse)?.statusCode ?? -1)
+                }.resume()
+            }
         }
     }
 }

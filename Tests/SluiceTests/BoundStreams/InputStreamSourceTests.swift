@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import Sluice
 
-@Suite struct InputStreamSourceTests {
+@Suite(.timeLimit(.minutes(2))) struct InputStreamSourceTests {
     @Test(arguments: [(37, 71, 13), (64 * 1024, 1_000_003, 65524), (4096, 0, 100), (1, 257, 3), (1000, 999, 1000)])
     func deliversTheSourceByteForByte(bufferSize: Int, length: Int, readChunk: Int) async throws {
         let source = SyntheticByteSource(length: Int64(length), seed: 11)
@@ -111,14 +111,25 @@ import Testing
         }
         #expect(partial > 0)
         first.cancel()
-        let replay = try #require(first.makeReplay())
+        let replay = try #require(try first.makeReplay())
         replay.start()
         let result = await onThread { drain(replay.inputStream) }
         #expect(result.bytes == (try source.bytes(in: 0..<100_000)))
-        let resumed = try #require(first.makeReplay(from: 60_000))
+        let resumed = try #require(try first.makeReplay(from: 60_000))
         resumed.start()
         #expect(await onThread { drain(resumed.inputStream) }.bytes == (try source.bytes(in: 60_000..<100_000)))
-        #expect(InputStreamSource(sequential: FileDescriptorStream(fd: 0)).makeReplay() == nil)
+        #expect(try InputStreamSource(sequential: FileDescriptorStream(fd: 0)).makeReplay() == nil)
+        // Past the end, or before the range: a typed error, not a trap.
+        for offset: Int64 in [100_001, -1, Int64.max] {
+            #expect {
+                _ = try first.makeReplay(from: offset)
+            } throws: { error in
+                (error as? UploadError)?.code == .invalidOption
+            }
+        }
+        let tail = InputStreamSource(source: source, range: 50_000..<100_000, bufferSize: 1000)
+        #expect(throws: UploadError.self) { try tail.makeReplay(from: 49_999) }
+        #expect(try tail.makeReplay(from: 100_000) != nil)
     }
 
     @Test func sequentialSourceOfKnownLengthThatEndsEarlyFails() async throws {
@@ -139,22 +150,66 @@ import Testing
         #expect(result.bytes.allSatisfy { $0 == 5 })
     }
 
-    @Test func leavesNoThreadOrDescriptorBehind() async throws {
+    /// Runs `sourceLeakChild` alone in a child process and expects it to pass.
+    @Test(.enabled(if: !Isolated.inChild)) func leavesNoThreadOrDescriptorBehind() async throws {
+        let (status, output) = try await Isolated.run("sourceLeakChild")
+        #expect(status == 0, "the isolated leak check failed:\n\(output)")
+        #expect(output.contains("sourceLeakChild") && !output.contains("skipped"), "the isolated test did not run:\n\(output)")
+    }
+
+    /// In a child process with nothing else running: 300 sources, drained or cancelled, leave
+    /// exactly the descriptors there were (a source opens none) and no thread of their own.
+    @Test(.enabled(if: Isolated.isChild("sourceLeakChild"))) func sourceLeakChild() async throws {
+        func churn(_ count: Int) async {
+            for _ in 0..<count {
+                let iss = InputStreamSource(source: SyntheticByteSource(length: 50_000), bufferSize: 4096)
+                iss.start()
+                _ = await onThread { drain(iss.inputStream) }
+                _ = await iss.result
+            }
+            for _ in 0..<count {
+                let iss = InputStreamSource(source: SyntheticByteSource(length: 50_000), bufferSize: 4096)
+                iss.start()
+                iss.cancel()
+                _ = await iss.result
+            }
+        }
+        await churn(5)  // warm-up: the dispatch pool's own descriptors and threads
         let fdsBefore = openFileDescriptorCount()
-        for _ in 0..<150 {
-            let iss = InputStreamSource(source: SyntheticByteSource(length: 50_000), bufferSize: 4096)
-            iss.start()
-            _ = await onThread { drain(iss.inputStream) }
-            _ = await iss.result
+        let threadsBefore = threadCount()
+        await churn(150)
+        #expect(openFileDescriptorCount() == fdsBefore)
+        // Each private serial queue may borrow a dispatch thread of its own for a moment; a
+        // leaked one (a pump stuck in a read) never goes back. Wait for the pool to settle.
+        let settled = await onThread { () -> Int in
+            let deadline = DispatchTime.now() + 30
+            while threadCount() - threadsBefore > 8 && DispatchTime.now() < deadline { usleep(100_000) }
+            return threadCount()
         }
-        for _ in 0..<150 {
-            let iss = InputStreamSource(source: SyntheticByteSource(length: 50_000), bufferSize: 4096)
-            iss.start()
-            iss.cancel()
-            _ = await iss.result
+        #expect(settled - threadsBefore <= 8, "threads \(threadsBefore) -> \(settled)")
+    }
+
+    /// A task awaiting `result` of a source that never finishes resumes once cancelled.
+    @Test func awaitingTheResultIsCancellable() async throws {
+        let iss = InputStreamSource(source: SyntheticByteSource(length: 1_000_000), bufferSize: 1000)
+        iss.start()  // Nobody reads: it never finishes by itself.
+        let waiter = Task { await iss.result }
+        let early = Task { await iss.result }
+        early.cancel()
+        waiter.cancel()
+        for task in [early, waiter] {
+            guard case .failure(let error) = await task.value else {
+                Issue.record("a cancelled wait returned a success")
+                continue
+            }
+            #expect(error is CancellationError)
         }
-        // Other suites open and close descriptors in parallel (servers, processes): a leak of
-        // one per source would show as 300 more; allow that noise, well below the leak.
-        #expect(openFileDescriptorCount() - fdsBefore < 100)
+        #expect(iss.finishedFailure == nil && iss.finishedBytes == nil, "cancelling a wait must not finish the source")
+        iss.cancel()
+        guard case .failure(let error) = await iss.result else {
+            Issue.record("a cancelled source succeeded")
+            return
+        }
+        #expect(error is CancellationError)
     }
 }

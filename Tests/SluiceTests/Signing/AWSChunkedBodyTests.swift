@@ -137,6 +137,36 @@ import Testing
         #expect(unsigned.signature.header("x-amz-content-sha256") == "STREAMING-UNSIGNED-PAYLOAD-TRAILER")
     }
 
+    /// A source that fails once at one offset, then reads normally (a transient I/O error).
+    final class FlakySource: ByteSource, @unchecked Sendable {
+        // @unchecked: `failed` is only touched by the read-ahead producer, one read at a time.
+        let base: SyntheticByteSource
+        let failAt: Int64
+        var failed = false
+        init(base: SyntheticByteSource, failAt: Int64) { self.base = base; self.failAt = failAt }
+        var length: Int64 { base.length }
+        func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+            if !failed, offset <= failAt, failAt < offset + Int64(buffer.count) {
+                failed = true
+                throw FaultySource.Injected()
+            }
+            return try base.read(into: buffer, at: offset)
+        }
+    }
+
+    /// Signed bodies hash ahead on another thread: an error there reaches the reader at the
+    /// chunk it belongs to, and reading again gives the right bytes.
+    @Test func aReadAheadErrorSurfacesAndARetryRecovers() throws {
+        let example = try Self.example()
+        let base = SyntheticByteSource(length: 40 * 8192 + 5, seed: 8)
+        let reference = try example.signer.signChunked(example.request, body: base, mode: .signed, chunkSize: 8192, at: example.timestamp).body
+        let expected = try reference.bytes(in: 0..<reference.length)
+        let body = try example.signer.signChunked(
+            example.request, body: FlakySource(base: base, failAt: 20 * 8192 + 3), mode: .signed, chunkSize: 8192, at: example.timestamp).body
+        #expect(throws: FaultySource.Injected.self) { _ = try body.bytes(in: 0..<body.length) }
+        #expect(try body.bytes(in: 0..<body.length) == expected)
+    }
+
     @Test func aShortSourceIsAnErrorNotOtherBytes() throws {
         let example = try Self.example()
         let faulty = FaultySource(base: SyntheticByteSource(length: 30_000, seed: 2), faultOffset: 17_000, fault: .endEarly)

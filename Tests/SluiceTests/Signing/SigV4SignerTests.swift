@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import Sluice
+#if canImport(CSluiceCrypto)
+import CSluiceCrypto
+#endif
 
 @Suite struct SigV4SignerTests {
     static let signer = SigV4Signer(
@@ -57,6 +60,26 @@ import Testing
         let signed = Self.signer.sign(request, payload: .empty, at: Self.timestamp)
         #expect(signed.canonicalRequest.contains("\nmy-header:a b c,second\n"))
         #expect(!signed.signedHeaders.contains("user-agent"))
+    }
+
+    /// RFC 4231 HMAC-SHA256 vectors (a short key, a key longer than the block), and OpenSSL's
+    /// own `HMAC()` on random input.
+    @Test func hmacSHA256() {
+        let short = SigningCrypto.hmacSHA256(key: [UInt8](repeating: 0x0B, count: 20), "Hi There")
+        #expect(short.hexString == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+        let long = SigningCrypto.hmacSHA256(key: [UInt8](repeating: 0xAA, count: 131), "Test Using Larger Than Block-Size Key - Hash Key First")
+        #expect(long.hexString == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        #if !canImport(CryptoKit)
+        var generator = SeededGenerator(seed: 11)
+        for keyLength in [0, 1, 32, 63, 64, 65, 200] {
+            let key = (0..<keyLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let message = (0..<Int.random(in: 0...300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var expected = [UInt8](repeating: 0, count: 32)
+            _ = key.withUnsafeBytes { k in message.withUnsafeBytes { m in expected.withUnsafeMutableBufferPointer {
+                sluice_hmac_sha256(k.baseAddress, k.count, m.baseAddress, m.count, $0.baseAddress) } } }
+            #expect(message.withUnsafeBytes { SigningCrypto.hmacSHA256(key: key, $0) } == expected, "key \(keyLength) bytes")
+        }
+        #endif
     }
 
     @Test func timestamps() {

@@ -63,9 +63,10 @@ struct TransferEngineTests {
             let body = UploadBody.sequential(FileDescriptorStream(fd: readEnd, name: "pipe"))
             tasks.append(Task { try await engine.send(request, body: body) })
         }
-        // Gate: every producer thread is up (blocked on its pipe, which nobody writes).
-        let started = await waitUntil { sluiceThreadCount() >= baselineThreads + count }
-        #expect(started, "producer threads: \(sluiceThreadCount() - baselineThreads) above baseline")
+        // Gate: every upload is in flight (its connection open), waiting on its pipe, which
+        // nobody writes.
+        let started = await waitUntil { openFileDescriptorCount() >= baselineDescriptors + 3 * count }
+        #expect(started, "descriptors: \(openFileDescriptorCount() - baselineDescriptors) above baseline, \(3 * count) expected")
         for task in tasks { task.cancel() }
         for task in tasks {
             let result = await task.result

@@ -1,0 +1,111 @@
+import Foundation
+import Synchronization
+
+extension S3Client {
+    /// Sends parts `numbers` of `source` under `plan`, up to `concurrency` at once: on the
+    /// transfer engine's parallel ranged upload when the transport is libcurl's (each part
+    /// read with `pread` straight into curl's buffer, retried alone from its own start), else
+    /// on a bounded task group over the transport.
+    ///
+    /// - Returns: Each part's ETag and checksum.
+    /// - Throws: `S3Error`.
+    func sendParts(
+        _ numbers: [Int], of source: any ByteSource, plan: S3PartPlan, to location: S3Location, uploadID: String,
+        counters: S3Counters, meter: S3PartProgress
+    ) async throws -> [S3CompletedPart] {
+        #if canImport(CCurl)
+        if let curl = transport as? CurlTransport {
+            return try await sendPartsOnEngine(curl.engine, numbers, of: source, plan: plan, to: location, uploadID: uploadID,
+                                               counters: counters, meter: meter)
+        }
+        #endif
+        return try await S3Client.runBounded(numbers, concurrency: options.concurrency) { number in
+            let range = plan.range(ofPart: number)
+            let length = Int64(range.count)
+            let part = try await self.uploadPart(
+                location, uploadID: uploadID, number: number, body: SliceByteSource(source, range: range), counters: counters
+            ) { bytes in meter.update(part: number, bytes: bytes, length: length) }
+            meter.finish(part: number, length: length)
+            return part
+        }
+    }
+
+    #if canImport(CCurl)
+    private func sendPartsOnEngine(
+        _ engine: TransferEngine, _ numbers: [Int], of source: any ByteSource, plan: S3PartPlan, to location: S3Location,
+        uploadID: String, counters: S3Counters, meter: S3PartProgress
+    ) async throws -> [S3CompletedPart] {
+        guard !numbers.isEmpty else { return [] }
+        // The request each part's accepted attempt went out with: its checksum is read from it.
+        let prepared = Mutex<[Int: S3PreparedRequest]>([:])
+        let parts = numbers.map { number in
+            let range = plan.range(ofPart: number)
+            return UploadPart(number: number, offset: range.lowerBound, length: Int64(range.count))
+        }
+        var upload = ParallelUpload(parts: parts) { part in
+            let call = S3Call(method: "PUT", location: location,
+                              query: [SigV4QueryItem("partNumber", "\(part.number)"), SigV4QueryItem("uploadId", uploadID)],
+                              action: "UploadPart", uploadID: uploadID, partNumber: part.number)
+            let request = try self.prepare(call, body: .bytes(try SliceByteSource(source, range: part.range)))
+            prepared.withLock { $0[part.number] = request }
+            return PartRequest(request: request.request, body: .bytes(request.body))
+        }
+        upload.concurrency = options.concurrency
+        upload.retries = options.retries
+        upload.retryDelay = options.retryDelay
+        upload.maximumRetryDelay = options.maximumRetryDelay
+        upload.options = options.transfer
+        upload.verdict = { _, response in
+            if response.isSuccess { return .accept }
+            let error = S3ServerError(status: response.status, body: response.body)
+            let line = "\(response.status) \(error.explanation)"
+            return error.isRetryable(status: response.status) ? .retry(line) : .fail(line)
+        }
+        let retries = Atomic<Int>(0)
+        let results: [PartResult]
+        do {
+            results = try await engine.send(upload) { progress in
+                retries.store(progress.retries, ordering: .relaxed)
+                meter.update(engineBytes: progress.bytesSent)
+            }
+        } catch {
+            for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() }
+            throw Self.partsError(error, uploadID: uploadID)
+        }
+        for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() }
+        let requests = prepared.withLock { $0 }
+        return try results.map { result in
+            counters.sent(result.response.bytesSent)
+            let number = result.part.number
+            guard let eTag = result.response.header("ETag"), !eTag.isEmpty else {
+                throw S3Error(.malformedResponse, "the server's answer to UploadPart of part \(number) has no ETag",
+                              uploadID: uploadID, partNumber: number)
+            }
+            var checksums: [S3ChecksumAlgorithm: String] = [:]
+            if let checksum = try requests[number]?.sentChecksum() { checksums[checksum.algorithm.s3Algorithm] = checksum.base64 }
+            return S3CompletedPart(partNumber: number, eTag: eTag, checksums: checksums)
+        }
+    }
+
+    /// The engine's failure of a part as an `S3Error`.
+    private static func partsError(_ error: any Error, uploadID: String) -> S3Error {
+        guard let error = error as? UploadError else {
+            if let error = error as? S3Error { return error }
+            return S3Error(.transport, "UploadPart failed: \(error)", uploadID: uploadID, underlying: error)
+        }
+        let code: S3Error.Code
+        switch error.code {
+        case .cancelled: code = .cancelled
+        case .sourceFailed: code = .source
+        case .httpStatus: code = .server
+        default: code = error.isTransient ? .retriesExhausted : .transport
+        }
+        var serverCode: String?
+        if code == .server, let open = error.message.range(of: "("), let close = error.message[open.upperBound...].firstIndex(of: ")") {
+            serverCode = String(error.message[open.upperBound..<close])
+        }
+        return S3Error(code, "UploadPart: \(error.message)", status: error.status, serverCode: serverCode, uploadID: uploadID,
+                       underlying: error)
+    }
+    #endif
+}

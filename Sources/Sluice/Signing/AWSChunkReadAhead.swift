@@ -1,0 +1,147 @@
+import Dispatch
+
+/// Reads and hashes the next chunks of an aws-chunked body on another core while the
+/// transport sends the current one, so that SHA-256 (about 2 GB/s with SHA-NI) does not
+/// stand in the send path.
+///
+/// A ring of `slotCount` chunk buffers: the producer, a Dispatch work item started by the
+/// consumer's progress, fills slots in chunk order (source bytes and their SHA-256) while
+/// the slot is free; the consumer takes chunk `i` from its slot, which stays valid until it
+/// takes the next chunk. The work item never waits for the consumer: it stops when the ring
+/// is full and is started again by the next `take`, so nothing is left running when the
+/// body is dropped.
+///
+/// - Important: Memory: `slotCount × chunkSize` (at most about 2 MiB). One consumer at a
+///   time (`AWSChunkedBody` serialises its reads).
+final class AWSChunkReadAhead: @unchecked Sendable {
+    // @unchecked: the slot memory is written only by the producer for a slot it claimed, and
+    // read only by the consumer for a slot marked ready, ownership passing under `state`'s lock.
+    struct Slot {
+        var chunk: Int64 = -1
+        var ready = false
+        var hash: [UInt8] = []
+        var error: (any Error)?
+    }
+
+    struct State {
+        var slots: [Slot]
+        /// The next chunk the producer will read.
+        var produced: Int64 = 0
+        /// The chunk the consumer holds; slots of earlier chunks are free.
+        var consumed: Int64 = -1
+        var running = false
+        /// Bumped on restart; a chunk claimed in an older generation is dropped.
+        var generation = 0
+    }
+
+    let source: any ByteSource
+    let encoding: AWSChunkedEncoding
+    let slotCount: Int
+    private let memory: UnsafeMutableRawBufferPointer
+    private let state: ConditionLock<State>
+
+    /// Read-ahead for `encoding`, or nil when it would not pay (fewer than 4 chunks).
+    static func make(source: any ByteSource, encoding: AWSChunkedEncoding) -> AWSChunkReadAhead? {
+        guard encoding.dataChunkCount >= 4 else { return nil }
+        return AWSChunkReadAhead(source: source, encoding: encoding)
+    }
+
+    private init(source: any ByteSource, encoding: AWSChunkedEncoding) {
+        self.source = source
+        self.encoding = encoding
+        slotCount = max(2, min(16, (2 << 20) / encoding.chunkSize))
+        memory = .allocate(byteCount: slotCount * encoding.chunkSize, alignment: 64)
+        state = ConditionLock(State(slots: Array(repeating: Slot(), count: slotCount)))
+    }
+
+    deinit { memory.deallocate() }
+
+    private func slotMemory(_ chunk: Int64) -> UnsafeMutableRawBufferPointer {
+        let slot = Int(chunk % Int64(slotCount))
+        let size = Int(min(Int64(encoding.chunkSize), encoding.decodedLength - chunk * Int64(encoding.chunkSize)))
+        return UnsafeMutableRawBufferPointer(rebasing: memory[slot * encoding.chunkSize..<slot * encoding.chunkSize + size])
+    }
+
+    /// Chunk `chunk`'s bytes and SHA-256, waiting for the producer if it is on it.
+    ///
+    /// Chunks are taken in order (`chunk` is the previous one + 1, or 0 after `restart`). The
+    /// returned bytes stay valid until the next `take` or `restart`.
+    ///
+    /// - Throws: The source's error for that chunk.
+    func take(_ chunk: Int64) throws -> (bytes: UnsafeRawBufferPointer, hash: [UInt8]) {
+        let start = state.withLockBroadcasting { state -> Bool in
+            state.consumed = chunk
+            if state.produced < chunk { state.produced = chunk }
+            return startProducerLocked(&state)
+        }
+        if start { launch() }
+        let hash = try state.wait { state -> Result<[UInt8], any Error>? in
+            let slot = state.slots[Int(chunk % Int64(slotCount))]
+            guard slot.chunk == chunk, slot.ready else { return nil }
+            if let error = slot.error {
+                // Forget what was read ahead: the next take of this chunk reads it again.
+                state.generation += 1
+                state.produced = chunk
+                for index in state.slots.indices { state.slots[index] = Slot() }
+                return .failure(error)
+            }
+            return .success(slot.hash)
+        }.get()
+        return (UnsafeRawBufferPointer(slotMemory(chunk)), hash)
+    }
+
+    /// Forgets every chunk read ahead: the consumer starts again from chunk 0.
+    func restart() {
+        state.withLockBroadcasting { state in
+            state.generation += 1
+            state.produced = 0
+            state.consumed = -1
+            for index in state.slots.indices { state.slots[index] = Slot() }
+        }
+    }
+
+    /// Marks the producer running when there is a free slot and a chunk left; true when the
+    /// caller must launch it.
+    private func startProducerLocked(_ state: inout State) -> Bool {
+        guard !state.running, state.produced < encoding.dataChunkCount,
+              state.produced < state.consumed + Int64(slotCount) else { return false }
+        state.running = true
+        return true
+    }
+
+    private func launch() {
+        DispatchQueue.global(qos: .userInitiated).async { self.produce() }
+    }
+
+    /// The producer: claims the next chunk's slot while one is free, reads and hashes it.
+    private func produce() {
+        while true {
+            let claim = state.withLock { state -> (chunk: Int64, generation: Int)? in
+                let chunk = state.produced
+                guard chunk < encoding.dataChunkCount, chunk < state.consumed + Int64(slotCount), chunk >= max(state.consumed, 0) else {
+                    state.running = false
+                    return nil
+                }
+                state.produced += 1
+                state.slots[Int(chunk % Int64(slotCount))] = Slot(chunk: chunk)
+                return (chunk, state.generation)
+            }
+            guard let claim else { return }
+            let target = slotMemory(claim.chunk)
+            var slot = Slot(chunk: claim.chunk, ready: true)
+            do {
+                let count = try source.readFully(into: target, at: claim.chunk * Int64(encoding.chunkSize))
+                if count < target.count {
+                    throw ByteSourceError.endedEarly(offset: claim.chunk * Int64(encoding.chunkSize) + Int64(count), expected: encoding.decodedLength)
+                }
+                slot.hash = SigningCrypto.sha256(UnsafeRawBufferPointer(target))
+            } catch {
+                slot.error = error
+            }
+            state.withLockBroadcasting { state in
+                let index = Int(claim.chunk % Int64(slotCount))
+                if state.generation == claim.generation, state.slots[index].chunk == claim.chunk { state.slots[index] = slot }
+            }
+        }
+    }
+}
