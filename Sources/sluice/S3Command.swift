@@ -78,7 +78,7 @@ struct S3PresignCommand {
         }
         let request = try SigV4Request(method: method, url: configuration.url(for: location).absoluteString)
         let signer = SigV4Signer(credentials: credentials, region: configuration.region)
-        print(try signer.presign(request, expires: expires).url)
+        try Terminal.output("\(try signer.presign(request, expires: expires).url)\n")
         return 0
     }
 }

@@ -165,8 +165,13 @@ def test_a_reader_that_goes_away_is_one_line_and_exit_1(sinks, transport):
     assert "Broken pipe" in one_line(err)
 
 
-@pytest.mark.parametrize("args", [("checksum", "synthetic:1MiB"), ("--version",), ("upload", "--help"), ("--help",)])
-def test_other_stdout_writes_fail_clearly(args):
+@pytest.mark.parametrize("args", [("checksum", "synthetic:1MiB"), ("--version",), ("upload", "--help"), ("--help",),
+                                  ("s3", "presign", "s3://bucket/key")])
+def test_other_stdout_writes_fail_clearly(args, monkeypatch):
+    # Made-up credentials: presign signs locally and sends nothing.
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-a-secret")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
     with open("/dev/full", "wb") as full:
         status, err = run_to(full, *args)
     assert status == 1, err
