@@ -259,17 +259,24 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         case .badServerResponse, .zeroByteResource, .cannotParseResponse:
             code = .noResponse; message = "no valid response from \(host)"
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
-            code = .tls; message = "TLS failed with \(host)"
+             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
+             .clientCertificateRequired:
+            code = .tls; message = "TLS failed with \(host): \(urlError.localizedDescription)"
+        case .unknown where libcurlReportsTLS(urlError.localizedDescription):
+            // FoundationNetworking (Linux) gives libcurl's TLS failures no code of their own: an
+            // untrusted server certificate arrives as -1 (.unknown) whose only description is
+            // libcurl's error text ("SSL certificate problem: unable to get local issuer
+            // certificate"), so for that catch-all code alone the text decides.
+            code = .tls; message = "TLS failed with \(host): \(urlError.localizedDescription)"
         default:
-            let text = urlError.localizedDescription
-            if text.contains("SSL") || text.contains("certificate") || text.contains("TLS") {
-                code = .tls; message = "TLS failed with \(host): \(text)"
-            } else {
-                code = .transport; message = "upload to \(host) failed: \(text)"
-            }
+            code = .transport; message = "upload to \(host) failed: \(urlError.localizedDescription)"
         }
         return UploadError(code, message, bytesSent: bytesSent, totalBytes: total, underlying: error)
+    }
+
+    /// Whether libcurl's error text (as FoundationNetworking passes it on) names a TLS failure.
+    static func libcurlReportsTLS(_ text: String) -> Bool {
+        text.hasPrefix("SSL") || text.contains("SSL_") || text.contains("TLS") || text.contains("certificate")
     }
 
     // MARK: URLSession delegate
