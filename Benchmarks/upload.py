@@ -58,6 +58,7 @@ def main():
     parser.add_argument("--sweep", default="32KiB 64KiB 128KiB 256KiB 1MiB",
                         help="buffer sizes for `sluice upload --buffer-size`, both transports ('' to skip)")
     parser.add_argument("--skip-rss", action="store_true")
+    parser.add_argument("--cacert", help="https: the test CA; then only curl -T and sluice's curl transport, no sweep or RSS")
     args = parser.parse_args()
 
     size = parse_size(args.size)
@@ -78,6 +79,13 @@ def main():
         ("URLSession uploadTask(fromFile:)", [baseline, "file", path, args.url]),
     ]
     sweep = args.sweep.split()
+    if args.cacert:
+        contenders = [
+            ("curl -T", ["curl", "-sS", "-f", "--cacert", args.cacert, "-T", path, args.url]),
+            ("sluice (curl transport)", [sluice, "upload", path, args.url, "-X", "PUT", "--cacert", args.cacert, "--progress", "none"]),
+        ]
+        sweep = []
+        args.skip_rss = True
     for text in sweep:
         contenders.append(("sweep curl %s" % text, [sluice, "upload", path, args.url, "-X", "PUT", "--buffer-size", str(parse_size(text)),
                                                    "--progress", "none"]))
@@ -95,9 +103,11 @@ def main():
 
     base_wall = statistics.median(r[0] for r in results["curl -T"])
     base_cpu = statistics.median(r[1] for r in results["curl -T"])
-    us_wall = statistics.median(r[0] for r in results["URLSession httpBodyStream (InputStream(fileAtPath:))"])
+    us_runs = results.get("URLSession httpBodyStream (InputStream(fileAtPath:))")
+    us_wall = statistics.median(r[0] for r in us_runs) if us_runs else float("nan")
     print()
-    print("%s file to nginx `return 204` on loopback, %d interleaved runs, medians; ratios < 1 are faster than the peer" % (args.size, args.runs))
+    print("%s file to nginx `return 204` on loopback%s, %d interleaved runs, medians; ratios < 1 are faster than the peer" % (
+        args.size, " over https (TLS, HTTP/1.1)" if args.cacert else "", args.runs))
     print()
     print("| uploader | wall / curl -T | CPU / curl -T | wall / URLSession stream | MB/s | peak RSS |")
     print("|---|---|---|---|---|---|")
