@@ -207,9 +207,11 @@ sluice_start_nginx() {
     sluice_log "nginx pid $SLUICE_NGINX_PID on $SLUICE_NGINX_URL (dav root $SLUICE_NGINX_ROOT)"
 }
 
+# uvicorn closes a keep-alive connection idle for 5 s by default; on a loaded 2-core machine a
+# client's next PATCH can come later than that, so give it nginx's 75 s.
 sluice_launch_tus() {
     SLUICE_TUS_STORE="$SLUICE_TUS_DIR/tus" "$SLUICE_PYTHON" -m uvicorn --app-dir "$SLUICE_PEERS_DIR/Tests/Peers" \
-        --host 127.0.0.1 --port "$1" --log-level warning --no-access-log \
+        --host 127.0.0.1 --port "$1" --log-level warning --no-access-log --timeout-keep-alive 75 \
         tus_app:app >>"$SLUICE_TUS_DIR/tus.log" 2>&1 &
     SLUICE_LAUNCHED_PID=$!
 }

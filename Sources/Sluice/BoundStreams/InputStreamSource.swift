@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// The seed's "input stream source": exposes a plain, unopened `InputStream` (for
 /// `URLRequest.httpBodyStream`) whose bytes it pumps from any byte source through a
@@ -70,6 +71,8 @@ public final class InputStreamSource: @unchecked Sendable {
     }
 
     private let state: ConditionLock<State>
+    /// The pump is inside a read of the source (set around each read, on the pump's queue).
+    private let insideSourceRead = Atomic<Bool>(false)
 
     /// Makes a source for `source[range]`, by default the whole source.
     ///
@@ -132,6 +135,12 @@ public final class InputStreamSource: @unchecked Sendable {
     /// The error the pair failed with (a cancel, a source failure, `ProducerStalled`), as soon
     /// as it failed, even while the pumping queue is still blocked in a source's read.
     public var pairFailure: (any Error)? { pair.failure }
+
+    /// Whether the source is what holds the body up right now: every byte it gave was read,
+    /// and the pump is waiting inside a read of the source.
+    public var isWaitingOnSource: Bool {
+        insideSourceRead.load(ordering: .relaxed) && bytesWritten == bytesRead
+    }
 
     /// Body bytes written into the pair so far.
     public var bytesWritten: Int64 { state.withLock { $0.bytesWritten } }
@@ -300,6 +309,8 @@ public final class InputStreamSource: @unchecked Sendable {
     }
 
     private func read(into region: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        insideSourceRead.store(true, ordering: .relaxed)
+        defer { insideSourceRead.store(false, ordering: .relaxed) }
         switch filler {
         case .random(let source, _): return try source.read(into: region, at: offset)
         case .sequential(let source): return try source.read(into: region)

@@ -111,6 +111,15 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         stallTimeout + max(1, stallTimeout / 4)
     }
 
+    /// The body source stalled when the pair's reader gave up waiting for it (URLSession's
+    /// queue is shared: it must not wait longer), or when URLSession's own timeout won that
+    /// race (under load) while the pump still waits inside the source with every byte read.
+    static func stalledSource(_ source: InputStreamSource, error: (any Error)?, stallTimeout: Double) -> BoundStreamPair.ProducerStalled? {
+        if let stalled = source.pairFailure as? BoundStreamPair.ProducerStalled { return stalled }
+        guard (error as? URLError)?.code == .timedOut, source.isWaitingOnSource else { return nil }
+        return BoundStreamPair.ProducerStalled(seconds: stallTimeout)
+    }
+
     init(url: URL, request: UploadRequest, authorization: String?, body: UploadBody, options: UploadOptions,
          responseBody: ResponseBodyReceiver, progress: @escaping @Sendable (Int64) -> Void) {
         self.url = url
@@ -204,8 +213,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         if notReplayable {
             throw UploadError(.notReplayable, "URLSession asked for the body again and it cannot be replayed", bytesSent: sent, totalBytes: total)
         }
-        if let source, let stalled = source.pairFailure as? BoundStreamPair.ProducerStalled {
-            // URLSession's reader gave up waiting (its queue is shared: it must not wait longer).
+        if let source, let stalled = Self.stalledSource(source, error: error, stallTimeout: options.stallTimeout) {
             throw UploadError(.timedOut, "\(stalled)", status: response?.statusCode, bytesSent: sent, totalBytes: total, underlying: stalled)
         }
         if let source, let failure = source.finishedFailure as? InputStreamSource.SourceFailure {

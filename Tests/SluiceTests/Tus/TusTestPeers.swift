@@ -95,7 +95,7 @@ struct TusPeer: Sendable {
         let store = try tusTemporaryDirectory("tus-store")
         let process = try TusPeerProcess(
             ["python3", "-m", "uvicorn", "--app-dir", tusPeersDirectory, "--host", "127.0.0.1", "--port", "0",
-             "--no-access-log", "tus_app:app"],
+             "--no-access-log", "--timeout-keep-alive", "75", "tus_app:app"],
             environment: ["SLUICE_TUS_STORE": store],
             portPattern: #"Uvicorn running on http://127\.0\.0\.1:(\d+)"#)
         let endpoint = URL(string: "http://127.0.0.1:\(process.port)/files/")!
