@@ -17,10 +17,12 @@ extension CurlTransfer {
 
     /// The largest libcurl upload buffer Sluice asks for (libcurl accepts 16 KiB ... 2 MiB).
     ///
-    /// Measured on loopback to nginx (`return 204`, 1 GiB file, medians of 9 interleaved
-    /// runs, wall time against `curl -T`): 64 KiB 1.00, 128 KiB 0.94, 1 MiB 1.09, 2 MiB
-    /// slower still: a buffer that stays in the CPU cache beats fewer, larger writes.
-    static let uploadBufferLimit = 128 << 10
+    /// 64 KiB, libcurl's own default. Measured on loopback to nginx (`return 204`, 1 GiB
+    /// file, interleaved runs, idle machine, wall time against `curl -T`,
+    /// `bash Benchmarks/upload.sh --sweep "64KiB 512KiB"`): 64 KiB 0.90, 128 KiB (the old
+    /// limit) 1.26-1.32 on an AMD EPYC with 1 MiB L2; issue 8 saw 0.98 against 1.55 on one
+    /// with 512 KiB. A buffer that stays in the CPU cache beats fewer, larger writes.
+    static let uploadBufferLimit = 64 << 10
 
     /// Configures the easy handle for the first attempt (the loop adds it to its multi handle).
     func configure() throws {
