@@ -107,6 +107,34 @@ static uint32_t crc32c_short[4][256];
 #if defined(__x86_64__)
 #include <nmmintrin.h>
 
+/* Three interleaved streams of `block` bytes each, combined by shifting through `zeros`:
+ * consumes whole groups of 3 * block bytes from *next and *len. */
+__attribute__((target("sse4.2"), always_inline))
+static inline uint64_t crc32c_three_streams(uint64_t crc0, const unsigned char **next, size_t *len,
+                                            size_t block, uint32_t zeros[4][256]) {
+    const unsigned char *p = *next;
+    while (*len >= block * 3) {
+        uint64_t crc1 = 0, crc2 = 0;
+        const unsigned char *end = p + block;
+        do {
+            uint64_t a, b, c;
+            memcpy(&a, p, 8);
+            memcpy(&b, p + block, 8);
+            memcpy(&c, p + 2 * block, 8);
+            crc0 = _mm_crc32_u64(crc0, a);
+            crc1 = _mm_crc32_u64(crc1, b);
+            crc2 = _mm_crc32_u64(crc2, c);
+            p += 8;
+        } while (p < end);
+        crc0 = zeros_shift(zeros, (uint32_t)crc0) ^ (uint32_t)crc1;
+        crc0 = zeros_shift(zeros, (uint32_t)crc0) ^ (uint32_t)crc2;
+        p += block * 2;
+        *len -= block * 3;
+    }
+    *next = p;
+    return crc0;
+}
+
 __attribute__((target("sse4.2")))
 static uint32_t crc32c_hardware(uint32_t crc, const unsigned char *next, size_t len) {
     uint64_t crc0 = crc;
@@ -114,42 +142,8 @@ static uint32_t crc32c_hardware(uint32_t crc, const unsigned char *next, size_t 
         crc0 = _mm_crc32_u8((uint32_t)crc0, *next++);
         len--;
     }
-    while (len >= LONG_BLOCK * 3) {
-        uint64_t crc1 = 0, crc2 = 0;
-        const unsigned char *end = next + LONG_BLOCK;
-        do {
-            uint64_t a, b, c;
-            memcpy(&a, next, 8);
-            memcpy(&b, next + LONG_BLOCK, 8);
-            memcpy(&c, next + 2 * LONG_BLOCK, 8);
-            crc0 = _mm_crc32_u64(crc0, a);
-            crc1 = _mm_crc32_u64(crc1, b);
-            crc2 = _mm_crc32_u64(crc2, c);
-            next += 8;
-        } while (next < end);
-        crc0 = zeros_shift(crc32c_long, (uint32_t)crc0) ^ (uint32_t)crc1;
-        crc0 = zeros_shift(crc32c_long, (uint32_t)crc0) ^ (uint32_t)crc2;
-        next += LONG_BLOCK * 2;
-        len -= LONG_BLOCK * 3;
-    }
-    while (len >= SHORT_BLOCK * 3) {
-        uint64_t crc1 = 0, crc2 = 0;
-        const unsigned char *end = next + SHORT_BLOCK;
-        do {
-            uint64_t a, b, c;
-            memcpy(&a, next, 8);
-            memcpy(&b, next + SHORT_BLOCK, 8);
-            memcpy(&c, next + 2 * SHORT_BLOCK, 8);
-            crc0 = _mm_crc32_u64(crc0, a);
-            crc1 = _mm_crc32_u64(crc1, b);
-            crc2 = _mm_crc32_u64(crc2, c);
-            next += 8;
-        } while (next < end);
-        crc0 = zeros_shift(crc32c_short, (uint32_t)crc0) ^ (uint32_t)crc1;
-        crc0 = zeros_shift(crc32c_short, (uint32_t)crc0) ^ (uint32_t)crc2;
-        next += SHORT_BLOCK * 2;
-        len -= SHORT_BLOCK * 3;
-    }
+    crc0 = crc32c_three_streams(crc0, &next, &len, LONG_BLOCK, crc32c_long);
+    crc0 = crc32c_three_streams(crc0, &next, &len, SHORT_BLOCK, crc32c_short);
     while (len >= 8) {
         uint64_t word;
         memcpy(&word, next, 8);
