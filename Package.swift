@@ -9,7 +9,10 @@ let package = Package(
     name: "Sluice",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
+        // The library: sources, streams, transports, the engine, uploads and protocols.
         .library(name: "Sluice", targets: ["Sluice"]),
+        // A loopback HTTP sink that hashes what it receives: for tests, demos and `sluice receive`.
+        .library(name: "SluiceReceiver", targets: ["SluiceReceiver"]),
         .executable(name: "sluice", targets: ["sluice"]),
     ],
     targets: [
@@ -32,14 +35,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(name: "sluice", dependencies: ["Sluice"], swiftSettings: strict),
-        .testTarget(name: "SluiceTests", dependencies: ["Sluice"], swiftSettings: strict),
+        .target(name: "SluiceReceiver", dependencies: ["Sluice"], swiftSettings: strict),
+        // The command line: argument parsing, source specifications, curl's -F syntax,
+        // messages and summaries. Everything the `sluice` executable does but `main`.
+        .target(name: "SluiceCLI", dependencies: ["Sluice", "SluiceReceiver"], swiftSettings: strict),
+        .executableTarget(name: "sluice", dependencies: ["SluiceCLI"], swiftSettings: strict),
+        .testTarget(
+            name: "SluiceTests", dependencies: ["Sluice", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
+        ),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),
         // Benchmark driver for Benchmarks/sigv4.sh (signed uploads, CRC32C throughput).
         .executableTarget(name: "sigv4-bench", dependencies: ["Sluice"], path: "Benchmarks/SigV4Bench", swiftSettings: strict),
         // Benchmark driver for the transfer engine (Benchmarks/engine.sh).
-        .executableTarget(name: "engine-bench", dependencies: ["Sluice"], path: "Benchmarks/EngineBench", swiftSettings: strict),
+        .executableTarget(name: "engine-bench", dependencies: ["Sluice", "SluiceCLI"], path: "Benchmarks/EngineBench", swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

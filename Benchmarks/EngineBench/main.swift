@@ -5,6 +5,7 @@
 //   engine-bench cancel URL                            cancel latency of a parallel upload
 import Foundation
 import Sluice
+import SluiceCLI
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("engine-bench: \(message)\n".utf8))

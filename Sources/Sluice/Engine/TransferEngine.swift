@@ -94,6 +94,7 @@ public final class TransferEngine: Sendable {
         progress: @escaping @Sendable (Int64) -> Void = { _ in }
     ) async throws -> UploadResponse {
         if let startupError { throw startupError }
+        try request.validate()
         let transfer = CurlTransfer(engine: self, request: request, body: body, options: options, progress: progress)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -1,5 +1,5 @@
 /// Content type checks and guesses for form parts.
-enum MediaTypeSyntax {
+package enum MediaTypeSyntax {
     /// What curl sends for a file part whose type it cannot guess.
     static let defaultFileType = "application/octet-stream"
 
@@ -12,7 +12,7 @@ enum MediaTypeSyntax {
     ]
 
     /// The content type curl guesses for `filename`, or nil.
-    static func guessed(forFilename filename: String) -> String? {
+    package static func guessed(forFilename filename: String) -> String? {
         let lowered = filename.lowercased()
         return byExtension.first { lowered.hasSuffix($0.0) }?.1
     }
@@ -22,8 +22,6 @@ enum MediaTypeSyntax {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
     }
-
-    private static let tokenBytes = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
 
     /// Checks `text` against RFC 9110's `media-type`:
     /// `type "/" subtype *( OWS ";" OWS [ token "=" ( token / quoted-string ) ] )`.
@@ -42,7 +40,7 @@ enum MediaTypeSyntax {
         var index = bytes.startIndex
         func token() -> Bool {
             let start = index
-            while index < bytes.endIndex, tokenBytes.contains(bytes[index]) { index += 1 }
+            while index < bytes.endIndex, HTTPSyntax.isTokenCharacter(bytes[index]) { index += 1 }
             return index > start
         }
         func skipSpaces() {

@@ -6,8 +6,11 @@ import Foundation
 /// ```swift
 /// let configuration = try S3Configuration.resolve(S3ConfigurationOverrides(endpointURL: "http://127.0.0.1:8333"))
 /// let client = S3Client(configuration: configuration)
-/// let result = try await client.upload(source: "big.bin", to: S3Location(parsing: "s3://bucket/big.bin"))
-/// print(result.summary)
+/// let file = try FileByteSource(path: "/data/big.bin")
+/// defer { file.close() }
+/// let source = S3Source(file, identity: "file:/data/big.bin", fingerprint: try S3SourceFingerprint(path: "/data/big.bin"))
+/// let result = try await client.upload(source, to: S3Location(parsing: "s3://bucket/big.bin"))
+/// print(result.eTag, result.partCount)
 /// ```
 ///
 /// Resume: before the first part is sent, the upload id, the part plan and a fingerprint of the
@@ -27,7 +30,7 @@ public struct S3Client: Sendable {
     public let transport: any UploadTransport
 
     public init(configuration: S3Configuration, options: S3Options = S3Options(), transport: TransportKind = .platformDefault) {
-        self.init(configuration: configuration, options: options, transport: Uploader.makeTransport(transport))
+        self.init(configuration: configuration, options: options, transport: transport.makeTransport())
     }
 
     public init(configuration: S3Configuration, options: S3Options = S3Options(), transport: any UploadTransport) {
@@ -36,43 +39,6 @@ public struct S3Client: Sendable {
         self.transport = transport
     }
 
-    /// Uploads what a command line's SOURCE names (`PATH`, `-` or `synthetic:SIZE[:SEED]`).
-    ///
-    /// - Parameters:
-    ///   - source: The SOURCE argument.
-    ///   - location: Where to; a key naming a folder (empty or ending in `/`) gets the file's name.
-    ///   - progress: Bytes of the object sent or found at the server, of its length when known.
-    /// - Returns: What was done.
-    /// - Throws: `S3Error`.
-    public func upload(
-        source: String, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)? = nil
-    ) async throws -> S3UploadResult {
-        try options.validate()
-        let specification: SourceSpecification
-        do { specification = try SourceSpecification(parsing: source) } catch {
-            throw S3Error(.source, "\(error)", underlying: error)
-        }
-        switch specification {
-        case .standardInput:
-            let target = try location.resolvingKey(forSourceNamed: nil)
-            return try await uploadStream(FileDescriptorStream.standardInput, to: target, progress: progress)
-        case .synthetic(let length, let seed):
-            let source = S3Source(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
-                                  fingerprint: S3SourceFingerprint(size: length))
-            let target = try location.resolvingKey(forSourceNamed: "synthetic-\(length)-\(seed).bin")
-            return try await upload(source, to: target, progress: progress)
-        case .file(let path):
-            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-            let file: FileByteSource
-            do { file = try FileByteSource(path: absolute) } catch {
-                throw S3Error(.source, "\(error)", underlying: error)
-            }
-            defer { file.close() }
-            let fingerprint = try S3SourceFingerprint(path: absolute)
-            let target = try location.resolvingKey(forSourceNamed: (absolute as NSString).lastPathComponent)
-            return try await upload(S3Source(file, identity: "file:\(absolute)", fingerprint: fingerprint), to: target, progress: progress)
-        }
-    }
 }
 
 /// A random-access source with what a resumed upload is matched by.
@@ -112,15 +78,4 @@ public struct S3UploadResult: Sendable {
     /// The object's checksum as the server reported it and Sluice verified it, if any.
     public var checksum: String?
     public var elapsed: Double
-
-    /// One line for stderr.
-    public var summary: String {
-        var line = "\(resumed ? "resumed and completed" : "uploaded") \(location): \(length) bytes"
-        line += uploadID == nil ? " in one PutObject" : " in \(partCount) parts"
-        if partsSkipped > 0 { line += " (\(partsSkipped) already at the server)" }
-        line += ", \(bytesSent) sent, \(retries) retries"
-        if let checksum { line += ", checksum \(checksum) verified" }
-        let rate = elapsed > 0 ? Double(bytesSent) / elapsed / 1e6 : 0
-        return line + String(format: ", %.1f s, %.0f MB/s", elapsed, rate)
-    }
 }

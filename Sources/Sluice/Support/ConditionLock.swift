@@ -14,13 +14,13 @@ import Darwin
 ///
 /// - Important: Waits take a deadline or are woken by `broadcast()`; every state change
 ///   that a waiter may be waiting for must broadcast.
-final class ConditionLock<State>: @unchecked Sendable {
+package final class ConditionLock<State>: @unchecked Sendable {
     // @unchecked: `state` is only touched with `mutex` held.
     private var state: State
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    init(_ state: State) {
+    package init(_ state: State) {
         self.state = state
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
@@ -40,7 +40,7 @@ final class ConditionLock<State>: @unchecked Sendable {
     }
 
     /// Runs `body` with the lock held.
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
@@ -49,7 +49,7 @@ final class ConditionLock<State>: @unchecked Sendable {
     /// Waits until `body` returns a value, re-running it each time the state changes.
     ///
     /// `body` runs with the lock held and returns `nil` to keep waiting.
-    func wait<R>(_ body: (inout State) throws -> R?) rethrows -> R {
+    package func wait<R>(_ body: (inout State) throws -> R?) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
@@ -59,7 +59,7 @@ final class ConditionLock<State>: @unchecked Sendable {
     }
 
     /// Like `wait(_:)`, but gives up after `seconds`: returns nil if `body` still returned nil.
-    func wait<R>(timeout seconds: Double, _ body: (inout State) throws -> R?) rethrows -> R? {
+    package func wait<R>(timeout seconds: Double, _ body: (inout State) throws -> R?) rethrows -> R? {
         var deadline = timespec()
         #if os(Linux)
         clock_gettime(CLOCK_MONOTONIC, &deadline)
@@ -82,14 +82,14 @@ final class ConditionLock<State>: @unchecked Sendable {
     }
 
     /// Wakes every waiter so it re-checks the state.
-    func broadcast() {
+    package func broadcast() {
         pthread_mutex_lock(mutex)
         pthread_cond_broadcast(condition)
         pthread_mutex_unlock(mutex)
     }
 
     /// Runs `body` with the lock held, then wakes every waiter.
-    func withLockBroadcasting<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLockBroadcasting<R>(_ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer {
             pthread_cond_broadcast(condition)

@@ -5,13 +5,13 @@ import Darwin
 #endif
 
 /// The one place where interrupted system calls are retried.
-enum Syscall {
+package enum Syscall {
     /// Runs `call` until it does not fail with `EINTR`.
     ///
     /// - Returns: The call's non-negative result.
     /// - Throws: `Errno` with the call's `errno` when it fails otherwise.
     @inline(__always)
-    static func retrying<T: BinaryInteger>(_ call: () -> T) throws(Errno) -> T {
+    package static func retrying<T: BinaryInteger>(_ call: () -> T) throws(Errno) -> T {
         while true {
             let result = call()
             if result >= 0 { return result }
@@ -20,20 +20,20 @@ enum Syscall {
         }
     }
 
-    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, _ offset: Int64) throws(Errno) -> Int {
+    package static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, _ offset: Int64) throws(Errno) -> Int {
         try retrying { Glibc_pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
-    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
         try retrying { Glibc_read(fd, buffer.baseAddress, buffer.count) }
     }
 
-    static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
+    package static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
         try retrying { Glibc_write(fd, buffer.baseAddress, buffer.count) }
     }
 
     /// Writes all of `buffer`, looping over short writes.
-    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(Errno) {
+    package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(Errno) {
         var done = 0
         while done < buffer.count {
             done += try write(fd, UnsafeRawBufferPointer(rebasing: buffer[done...]))
@@ -42,8 +42,10 @@ enum Syscall {
 }
 
 /// A system error number.
-struct Errno: Error, Sendable {
-    var code: Int32
+package struct Errno: Error, Sendable {
+    package var code: Int32
+
+    package init(code: Int32) { self.code = code }
 }
 
 @inline(__always) private func Glibc_pread(_ fd: Int32, _ p: UnsafeMutableRawPointer?, _ n: Int, _ o: off_t) -> Int { pread(fd, p, n, o) }

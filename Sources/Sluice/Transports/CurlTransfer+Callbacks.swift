@@ -125,9 +125,8 @@ extension CurlTransfer {
             // A new status line (100 Continue, a 401 before the auth round, the final answer).
             responseHeaders = []
             responseBody.begin(status: line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0)
-        } else if let colon = line.firstIndex(of: ":"),
-                  let header = try? HTTPHeader(name: String(line[..<colon]), value: String(line[line.index(after: colon)...])) {
-            responseHeaders.append(header)
+        } else if let colon = line.firstIndex(of: ":"), HTTPSyntax.isToken(line[..<colon]) {
+            responseHeaders.append(HTTPHeader(name: String(line[..<colon]), value: String(line[line.index(after: colon)...])))
         }
         return count
     }

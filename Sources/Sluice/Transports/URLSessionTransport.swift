@@ -25,8 +25,9 @@ public struct URLSessionTransport: UploadTransport {
     ) async throws -> UploadResponse {
         guard options.caFile == nil, !options.insecure else {
             // URLSession on Linux has no server-trust evaluation to hook a CA file into.
-            throw UploadError(.invalidOption, "--cacert and --insecure need the curl transport; URLSession uses the system trust store only")
+            throw UploadError(.invalidOption, "a CA file and skipping TLS verification need the curl transport; URLSession uses the system trust store only")
         }
+        try request.validate()
         var url = request.url
         var authorization: String?
         var redirects = 0
@@ -227,8 +228,8 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             throw UploadError(.noResponse, "no response from \(url.absoluteString)", bytesSent: sent, totalBytes: total)
         }
         let headers = response.allHeaderFields.compactMap { key, value -> HTTPHeader? in
-            guard let name = key as? String, let value = value as? String else { return nil }
-            return try? HTTPHeader(name: name, value: value)
+            guard let name = key as? String, let value = value as? String, HTTPSyntax.isToken(name) else { return nil }
+            return HTTPHeader(name: name, value: value)
         }
         let result = UploadResponse(status: response.statusCode, headers: headers, body: Data(), bytesSent: sent, url: response.url ?? url)
         if result.isSuccess {

@@ -12,7 +12,8 @@ public protocol UploadTransport: Sendable {
     ///   - progress: Called with body bytes sent so far in the current attempt; may be called often.
     /// - Returns: The final response, whatever its status.
     /// - Throws: `UploadError` for every failure other than an HTTP status; `.cancelled`
-    ///   promptly when the calling task is cancelled.
+    ///   promptly when the calling task is cancelled; `.invalidHeader` before any byte is
+    ///   sent when `request.validate()` fails.
     func send(
         _ request: UploadRequest, body: UploadBody, options: UploadOptions,
         progress: @escaping @Sendable (Int64) -> Void
@@ -23,6 +24,14 @@ public protocol UploadTransport: Sendable {
 public enum TransportKind: String, Sendable, CaseIterable {
     case curl
     case urlsession
+
+    /// A transport of this kind (the curl one on the shared engine).
+    public func makeTransport() -> any UploadTransport {
+        switch self {
+        case .curl: return CurlTransport()
+        case .urlsession: return URLSessionTransport()
+        }
+    }
 
     /// curl on Linux; URLSession elsewhere.
     public static var platformDefault: TransportKind {

@@ -25,10 +25,12 @@ extension TusClient {
     /// A request with `Tus-Resumable` and the caller's extra headers.
     func makeRequest(_ url: URL, method: String, headers: [(String, String)] = []) throws -> UploadRequest {
         do {
-            var all = [try HTTPHeader(name: "Tus-Resumable", value: Self.version)]
-            for (name, value) in headers { all.append(try HTTPHeader(name: name, value: value)) }
+            var all = [HTTPHeader(name: "Tus-Resumable", value: Self.version)]
+            for (name, value) in headers { all.append(HTTPHeader(name: name, value: value)) }
             all += options.headers
-            return try UploadRequest(url: url, method: method, headers: all)
+            let request = try UploadRequest(url: url, method: method, headers: all)
+            try request.validate()
+            return request
         } catch {
             throw TusError(.invalidOption, "\(error)", underlying: error)
         }

@@ -89,7 +89,7 @@ final class TusUploadJob {
             throw TusError(
                 .sourceChanged,
                 "\(source.name) changed since the upload \(record.uploadURL) of it began (\(difference)); refusing to resume: "
-                    + "terminate that upload (sluice tus --delete \(record.uploadURL)) or start over (--restart)",
+                    + "terminate that upload or start a new one",
                 uploadURL: record.uploadURL, totalBytes: length)
         }
         guard let url = URL(string: record.uploadURL) else {

@@ -7,8 +7,10 @@ import Foundation
 /// ```swift
 /// var options = TusOptions()
 /// options.chunkSize = 64 << 20
-/// let result = try await TusClient.upload(source: "big.bin", endpoint: "http://127.0.0.1:1080/files/",
-///                                        options: options) { print($0.bytesSent) }
+/// let file = try FileByteSource(path: "big.bin")
+/// defer { file.close() }
+/// let result = try await TusClient(options: options)
+///     .upload(TusSource(file: file), to: URL(string: "http://127.0.0.1:1080/files/")!) { print($0.bytesSent) }
 /// print(result.uploadURL)
 /// ```
 ///
@@ -32,58 +34,12 @@ public struct TusClient: Sendable {
     ///   - transport: Which transport; the platform's default (libcurl on Linux) by default.
     ///   - options: Chunking, metadata, retries, state directory.
     public init(transport: TransportKind = .platformDefault, options: TusOptions = TusOptions()) {
-        self.init(transport: Uploader.makeTransport(transport), options: options)
+        self.init(transport: transport.makeTransport(), options: options)
     }
 
     public init(transport: any UploadTransport, options: TusOptions = TusOptions()) {
         self.transport = transport
         self.options = options
-    }
-
-    // MARK: - Command-line entry points
-
-    /// Uploads what a command line's SOURCE names (a path or `synthetic:SIZE[:SEED]`) to a
-    /// tus creation endpoint, resuming a stored upload of the same source when there is one.
-    ///
-    /// - Parameters:
-    ///   - source: `PATH` or `synthetic:SIZE[:SEED]`; stdin is refused.
-    ///   - endpoint: The creation URL (for tuspyserver, `http://host:port/files/`).
-    ///   - options: See `TusOptions`.
-    ///   - transport: libcurl on Linux by default.
-    ///   - progress: Absolute bytes at the server plus bytes in flight, of the source's length.
-    /// - Returns: The upload URL and counters.
-    /// - Throws: `TusError`.
-    public static func upload(
-        source: String, endpoint: String, options: TusOptions = TusOptions(),
-        transport: TransportKind = .platformDefault,
-        progress: (@Sendable (UploadProgress) -> Void)? = nil
-    ) async throws -> TusUploadResult {
-        let specification: SourceSpecification
-        do { specification = try SourceSpecification(parsing: source) } catch {
-            throw TusError(.source, "\(error)", underlying: error)
-        }
-        let opened = try TusSource.open(specification)
-        defer { opened.close() }
-        return try await TusClient(transport: transport, options: options)
-            .upload(opened, to: parseURL(endpoint), progress: progress)
-    }
-
-    /// Terminates (`DELETE`) the upload at `url` and forgets any stored record of it.
-    ///
-    /// - Throws: `TusError`: `.uploadGone` when the server does not have it (404/410; the
-    ///   records are dropped all the same), `.httpStatus` when it refuses (no termination extension).
-    public static func terminate(
-        url: String, options: TusOptions = TusOptions(), transport: TransportKind = .platformDefault
-    ) async throws {
-        try await TusClient(transport: transport, options: options).terminate(url: parseURL(url))
-    }
-
-    static func parseURL(_ text: String) throws -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              url.host?.isEmpty == false else {
-            throw TusError(.invalidOption, "invalid URL '\(text)': expected http:// or https:// with a host")
-        }
-        return url
     }
 
     // MARK: - Library API
@@ -188,15 +144,4 @@ public struct TusUploadResult: Sendable {
     /// `length - resumedFrom` bytes this run had to deliver. Zero unless a request was cut
     /// mid-way or a chunk was resent after 460.
     public var bytesResent: Int64 { max(0, bytesSent - (length - resumedFrom)) }
-
-    /// One line for a command line's stderr: what was done, from where, and what went twice.
-    public var summary: String {
-        var line = created ? "created \(uploadURL.absoluteString)" : "resumed \(uploadURL.absoluteString) at \(resumedFrom)"
-        line += ": \(length) bytes at the server, \(bytesSent) sent in \(dataRequests) requests"
-        line += ", \(bytesResent) re-sent, \(retries) retries"
-        if checksumMismatches > 0 { line += ", \(checksumMismatches) checksum mismatches" }
-        if let previousUploadGone { line += " (the stored upload \(previousUploadGone) was gone)" }
-        let rate = elapsed > 0 ? Double(bytesSent) / elapsed / 1e6 : 0
-        return line + String(format: ", %.1f s, %.0f MB/s", elapsed, rate)
-    }
 }

@@ -52,6 +52,10 @@ public struct TusOptions: Sendable {
         guard parallelUploads >= 1, parallelUploads <= 64 else {
             throw TusError(.invalidOption, "parallel uploads must be 1 ... 64")
         }
+        for key in metadata.keys
+        where key.isEmpty || key.contains(" ") || key.contains(",") || !key.unicodeScalars.allSatisfy(\.isASCII) {
+            throw TusError(.invalidOption, "metadata key '\(key)' must be non-empty ASCII without spaces or commas")
+        }
         if let chunkSize, chunkSize < 1 {
             throw TusError(.invalidOption, "chunk size must be at least 1 byte")
         }
@@ -62,20 +66,5 @@ public struct TusOptions: Sendable {
             throw TusError(.invalidOption, "retry delays and sizes must not be negative")
         }
         do { try transfer.validate() } catch { throw TusError(.invalidOption, "\(error)", underlying: error) }
-    }
-
-    /// Parses `key=value` as given to `--metadata`.
-    ///
-    /// - Throws: `TusError` with code `.invalidOption` when there is no `=` or the key is empty
-    ///   or holds a space or comma (tus separates pairs with commas and key from value with a space).
-    public static func parseMetadata(_ text: String) throws -> (key: String, value: String) {
-        guard let equals = text.firstIndex(of: "=") else {
-            throw TusError(.invalidOption, "metadata '\(text)' has no '=' (expected key=value)")
-        }
-        let key = String(text[..<equals])
-        guard !key.isEmpty, !key.contains(" "), !key.contains(","), key.unicodeScalars.allSatisfy({ $0.isASCII }) else {
-            throw TusError(.invalidOption, "metadata key '\(key)' must be non-empty ASCII without spaces or commas")
-        }
-        return (key, String(text[text.index(after: equals)...]))
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// caller chooses); the fingerprint says whether its bytes are still the ones the stored
 /// upload was started with.
 ///
-/// Ownership: a source made by `open(_:)` from a path owns the `FileByteSource` it opened;
+/// Ownership: a source made with `init(file:...)` owns the `FileByteSource` it is given;
 /// `close()` closes it (idempotent, thread-safe), and the file closes itself when the last
 /// copy of the source goes away. A source made with `init(_:identity:...)` owns nothing: its
 /// bytes belong to the caller, and `close()` does nothing.
@@ -48,10 +48,17 @@ public struct TusSource: Sendable {
         self.file = nil
     }
 
-    private init(file: FileByteSource, identity: String, name: String) {
+    /// A file, fingerprinted by its modification time, device, inode and status change time,
+    /// and owned: `close()` closes it.
+    ///
+    /// - Parameters:
+    ///   - file: The file; its path should be absolute, so that the identity is stable.
+    ///   - identity: `file:` and the file's path by default.
+    ///   - name: The last component of the file's path by default.
+    public init(file: FileByteSource, identity: String? = nil, name: String? = nil) {
         self.bytes = file
-        self.identity = identity
-        self.name = name
+        self.identity = identity ?? "file:\(file.path)"
+        self.name = name ?? String(file.path.split(separator: "/").last ?? Substring(file.path))
         self.modificationTime = file.modificationTime
         self.device = file.device
         self.inode = file.inode
@@ -59,42 +66,7 @@ public struct TusSource: Sendable {
         self.file = file
     }
 
-    /// Opens what a command line's SOURCE names.
-    ///
-    /// A file whose size is reported as 0 but that has content (`/proc/cpuinfo`) is read into
-    /// memory first, up to `FileStreamSource.snapshotLimit` (tus needs the length up front),
-    /// and refused above; its fingerprint is then its content alone.
-    ///
-    /// - Returns: A source to pass to `TusClient.upload`; call `close()` after it.
-    /// - Throws: `TusError` with code `.sourceNotRandomAccess` for stdin and FIFOs, `.source`
-    ///   when the file cannot be opened.
-    public static func open(_ specification: SourceSpecification) throws -> TusSource {
-        switch specification {
-        case .standardInput:
-            throw TusError(.sourceNotRandomAccess, "tus needs a source it can read from any offset to resume; stdin is not one (save it to a file first)")
-        case .synthetic(let length, let seed):
-            return TusSource(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
-                             name: "synthetic-\(length)-\(seed).bin")
-        case .file(let path):
-            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-            let name = (absolute as NSString).lastPathComponent
-            do {
-                return TusSource(file: try FileByteSource(path: absolute), identity: "file:\(absolute)", name: name)
-            } catch ByteSourceError.notRegularFile(_, let kind) where kind == "FIFO" {
-                throw TusError(.sourceNotRandomAccess, "tus needs a source it can read from any offset to resume; \(path) is a FIFO (save what it yields to a file first)")
-            } catch ByteSourceError.unknownLength {
-                let bytes: [UInt8]
-                do { bytes = try FileStreamSource.contents(ofUnknownLength: absolute) } catch {
-                    throw TusError(.source, "\(path): its reported size is not its length (a /proc or /sys file) and it holds more than \(FileStreamSource.snapshotLimit >> 20) MiB; tus needs the length up front (copy it to a regular file first)", underlying: error)
-                }
-                return TusSource(MemoryByteSource(bytes), identity: "file:\(absolute)", name: name)
-            } catch {
-                throw TusError(.source, "\(error)", underlying: error)
-            }
-        }
-    }
-
-    /// Closes the file a source opened by `open(_:)` holds; does nothing for others.
+    /// Closes the file a source made with `init(file:...)` holds; does nothing for others.
     /// Idempotent: a second call does nothing.
     public func close() {
         file?.close()

@@ -21,19 +21,12 @@ public struct Uploader: Sendable {
     ///   - transport: Which transport; the platform's default when nil.
     ///   - options: Framing, buffers, credentials, timeouts.
     public init(transport: TransportKind = .platformDefault, options: UploadOptions = UploadOptions()) {
-        self.init(transport: Uploader.makeTransport(transport), options: options)
+        self.init(transport: transport.makeTransport(), options: options)
     }
 
     public init(transport: any UploadTransport, options: UploadOptions = UploadOptions()) {
         self.transport = transport
         self.options = options
-    }
-
-    static func makeTransport(_ kind: TransportKind) -> any UploadTransport {
-        switch kind {
-        case .curl: return CurlTransport()
-        case .urlsession: return URLSessionTransport()
-        }
     }
 
     /// Sends `body` with `request`.

@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Model-based test of the bound pair (issue 8 §1): random interleavings of open, write (in
 /// and outside space events, one write per event or until a short write), read, close of

@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// The seed's own usage of the pair (issue 8 §1): output scheduled in a run loop, exactly one
 /// `write` per `hasSpaceAvailable`, from a fixed buffer smaller than, equal to or larger than

@@ -1,5 +1,7 @@
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 @Suite struct ByteRingTests {
     /// Every layout: capacity x start x fill, then a write and a read of every size.

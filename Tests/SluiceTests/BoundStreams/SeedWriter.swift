@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// The seed's "input stream source", ported as the seed writes it (/work/shared/seed): a
 /// delegate on the output stream of a bound pair, scheduled in a run loop of its own thread,

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 @Suite struct ByteSourceTests {
     @Test func syntheticMatchesTheDesignCheckBytes() throws {
@@ -27,7 +29,7 @@ import Testing
         #expect(try ByteCount.parse("1.5KiB") == 1536)
         #expect(try ByteCount.parse("4TiB") == 4 << 40)
         for bad in ["", "abc", "-5", "12XB", "1e99GiB", "99999999999TiB"] {
-            #expect(throws: ByteSourceError.self, "\(bad)") { try ByteCount.parse(bad) }
+            #expect(throws: UsageError.self, "\(bad)") { try ByteCount.parse(bad) }
         }
     }
 
@@ -36,9 +38,9 @@ import Testing
         #expect(try SourceSpecification(parsing: "synthetic:1KiB:9") == .synthetic(length: 1024, seed: 9))
         #expect(try SourceSpecification(parsing: "synthetic:10") == .synthetic(length: 10, seed: 0))
         #expect(try SourceSpecification(parsing: "a/b.bin") == .file(path: "a/b.bin"))
-        #expect(throws: ByteSourceError.self) { try SourceSpecification(parsing: "synthetic:") }
-        #expect(throws: ByteSourceError.self) { try SourceSpecification(parsing: "synthetic:1:x") }
-        #expect(throws: ByteSourceError.self) { try SourceSpecification(parsing: "synthetic:1:2:3") }
+        #expect(throws: UsageError.self) { try SourceSpecification(parsing: "synthetic:") }
+        #expect(throws: UsageError.self) { try SourceSpecification(parsing: "synthetic:1:x") }
+        #expect(throws: UsageError.self) { try SourceSpecification(parsing: "synthetic:1:2:3") }
     }
 
     @Test func fileSourceReadsWithPreadAndReportsClearErrors() throws {

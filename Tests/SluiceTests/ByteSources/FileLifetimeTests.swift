@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Who closes which descriptor: `FileByteSource` closes once (idempotent, thread-safe, in
 /// `deinit` at the latest); `MultipartBody` and `TusSource` own the files they opened.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Paths that are not plain regular files: /proc files (size 0, with content), empty files,
 /// FIFOs, devices. None may hang, and none may become a silently empty body.

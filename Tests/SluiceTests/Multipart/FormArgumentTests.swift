@@ -1,5 +1,7 @@
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// curl `-F` syntax, checked against what curl 7.88 sends for the same arguments
 /// (see MultipartEndToEndTests.sameArgumentsParseTheSameWithCurl for the live comparison).

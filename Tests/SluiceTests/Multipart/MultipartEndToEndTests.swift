@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Bodies parsed by a multipart parser nobody here wrote (python-multipart, in
 /// `Tests/Peers/multipart_server.py`), compared part by part, and against `/usr/bin/curl -F`.

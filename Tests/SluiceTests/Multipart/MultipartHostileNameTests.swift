@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Names and filenames that try to leave their header: each arrives escaped, on the one
 /// `Content-Disposition` line, or is refused.
@@ -46,7 +48,7 @@ import Testing
     }
 
     @Test func headerValuesCannotCarryLineBreaks() {
-        #expect(throws: UploadError.self) { try HTTPHeader(name: "X-A", value: "a\r\nX-B: b") }
+        #expect(throws: UploadError.self) { try HTTPHeader(name: "X-A", value: "a\r\nX-B: b").validate() }
         #expect(throws: MultipartError.self) { try MultipartPart.field("a", "b", contentType: "text/plain\r\nX: y") }
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// `Tests/Peers/multipart_server.py` (python-multipart) on 127.0.0.1, started on port 0
 /// and stopped by PID.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Random body shapes: the announced length is the number of bytes produced, and
 /// reads at any offset match a front-to-back read.

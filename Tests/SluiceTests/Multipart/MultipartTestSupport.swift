@@ -1,5 +1,7 @@
 import Foundation
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 enum MultipartTestSupport {
     /// A fixed boundary for exact-byte tests.

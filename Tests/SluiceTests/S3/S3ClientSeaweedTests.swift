@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// A stream of synthetic bytes, read once, length unknown: stdin as the library sees it.
 final class SyntheticStream: SequentialByteSource {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Credentials, region, endpoint and addressing as the AWS CLI reads them, checked by hand
 /// and against botocore's own loader on the same files and environments.

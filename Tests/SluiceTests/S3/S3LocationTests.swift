@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// `s3://BUCKET/KEY`: parsing, folder keys, URL building for both addressing styles.
 struct S3LocationTests {

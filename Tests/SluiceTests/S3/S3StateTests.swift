@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// The resume state: fingerprints and the durable, atomic record store.
 struct S3StateTests {

@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// A stand-in S3 that answers the multipart calls with canned XML and records which part
 /// buffers it was handed, and how many parts were in flight at once. A fake only to look
@@ -43,7 +45,7 @@ final class CannedS3: UploadTransport {
         _ = try chunked.trailerChecksum()
         try await Task.sleep(for: .milliseconds(Int.random(in: 1...20)))
         seen.withLock { $0.inFlight -= 1 }
-        return answer(200, headers: [try HTTPHeader(name: "ETag", value: "\"p\(number)\"")])
+        return answer(200, headers: [HTTPHeader(name: "ETag", value: "\"p\(number)\"")])
     }
 }
 

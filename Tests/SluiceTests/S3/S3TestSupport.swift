@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Runs `Tests/Peers/s3_botocore_peer.py` once with a JSON request and returns its JSON answer.
 ///

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// S3's XML: the answers Sluice reads, the Complete document it writes, and error documents,
 /// checked by hand and against botocore's rest-xml parser on the same documents.

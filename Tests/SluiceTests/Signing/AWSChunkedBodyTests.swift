@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// The S3 reference's chunked-upload example, and the aws-chunked body's replay and framing.
 @Suite struct AWSChunkedBodyTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// The AWS Signature Version 4 test suite (`shared/vectors/aws4_testsuite`): canonical request,
 /// string to sign and Authorization header of every case, byte for byte.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Sluice's signer against botocore's (`Tests/Peers/sigv4_botocore.py`): random requests,
 /// identical canonical requests, strings to sign and Authorization headers; presigned URLs

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 @Suite struct ChecksumTests {
     /// RFC 3720 (iSCSI) appendix B.4 CRC32C vectors.

@@ -4,6 +4,8 @@ import Testing
 import FoundationNetworking
 #endif
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// The SeaweedFS that scripts/test.sh starts (`sluice_start_weed`): `SLUICE_S3_URL`,
 /// `SLUICE_S3_ACCESS_KEY`, `SLUICE_S3_SECRET_KEY`, `SLUICE_S3_BUCKET`.

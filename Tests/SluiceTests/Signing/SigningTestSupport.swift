@@ -1,5 +1,7 @@
 import Foundation
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// `shared/vectors`: beside the checkout (`../shared/vectors` from the package root, as CI has
 /// it) or beside any ancestor of this file (a worktree nested deeper).

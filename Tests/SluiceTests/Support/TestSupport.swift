@@ -1,5 +1,7 @@
 import Foundation
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// A seeded generator so random tests can print and replay their seed.
 struct SeededGenerator: RandomNumberGenerator {

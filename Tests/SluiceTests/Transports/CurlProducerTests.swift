@@ -2,6 +2,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 @Suite("curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",
        .serialized, .timeLimit(.minutes(1)))

@@ -2,6 +2,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 @Suite("CurlTransport against a loopback sink", .serialized, .timeLimit(.minutes(1)))
 struct CurlTransportTests {

@@ -2,6 +2,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 @Suite("Parallel ranged upload on the engine", .serialized, .timeLimit(.minutes(1)))
 struct ParallelUploadTests {

@@ -2,6 +2,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 @Suite("TransferEngine: loops, threads, connection reuse, per-host limit", .serialized, .timeLimit(.minutes(1)))
 struct TransferEngineTests {

@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// The URLSession transport's `.stream` bodies (issue 8 §5): the caller's stream is pumped
 /// through an `InputStreamSource` on Sluice's own queue, counted, and never handed to URLSession.

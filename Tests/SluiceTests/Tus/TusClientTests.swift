@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// End-to-end tus tests against tuspyserver (under uvicorn), a checking stub, a fault proxy
 /// and the independent tuspy client. Serialized: they share two cores and big bodies.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// The resume fingerprint of a file sees an edit in the middle even when the modification
 /// time was set back (`touch -r`): its status change time moved. A replaced file (new inode)

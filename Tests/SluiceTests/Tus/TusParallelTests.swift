@@ -2,6 +2,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// tus on the transfer engine: one connection per upload; parallel partial uploads joined by
 /// the concatenation extension (tuspyserver lists and implements it).

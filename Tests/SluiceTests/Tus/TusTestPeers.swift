@@ -7,6 +7,8 @@ import FoundationNetworking
 import Glibc
 #endif
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Where the tests' Python peers live: `Tests/Peers`.
 let tusPeersDirectory: String = {

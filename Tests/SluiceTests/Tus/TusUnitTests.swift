@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// tus pieces that need no server: metadata, fingerprints, the state store.
 struct TusUnitTests {
@@ -10,9 +12,9 @@ struct TusUnitTests {
     }
 
     @Test func parsesMetadataArguments() throws {
-        #expect(try TusOptions.parseMetadata("k=v=w") == ("k", "v=w"))
-        #expect(throws: TusError.self) { try TusOptions.parseMetadata("novalue") }
-        #expect(throws: TusError.self) { try TusOptions.parseMetadata("a b=c") }
+        #expect(try Arguments.metadata("k=v=w") == ("k", "v=w"))
+        #expect(throws: UsageError.self) { try Arguments.metadata("novalue") }
+        #expect(throws: UsageError.self) { try Arguments.metadata("a b=c") }
     }
 
     @Test func fingerprintSeesLengthEndsAndModificationTime() throws {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Credentials and a redirect to another origin: two loopback sinks on two ports, both transports.
 @Suite("Credentials across redirects", .serialized, .timeLimit(.minutes(1)))
@@ -14,8 +16,8 @@ struct RedirectCredentialTests {
         extraHeaders: [(String, String)] = credentialHeaders
     ) async throws -> (UploadResponse, CurlSink.Report?) {
         let source = SyntheticByteSource(length: 100_003, seed: 12)
-        var headers = try extraHeaders.map { try HTTPHeader(name: $0.0, value: $0.1) }
-        headers.append(try HTTPHeader(name: "X-Other", value: "kept"))
+        var headers = extraHeaders.map { HTTPHeader(name: $0.0, value: $0.1) }
+        headers.append(HTTPHeader(name: "X-Other", value: "kept"))
         let request = try UploadRequest(url: url, method: "PUT", headers: headers)
         let response = try await Uploader(transport: transport, options: options).upload(request, body: .bytes(source))
         let report = try? CurlSink.report(response)

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 /// Response bodies larger than the collect limit: streamed whole to a sink, or kept up to the
 /// limit with the truncation visible. Both transports, against a loopback sink.

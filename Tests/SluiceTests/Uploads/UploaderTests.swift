@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluiceCLI
+@testable import SluiceReceiver
 
 @Suite struct UploaderTests {
     @Test(arguments: TransportKind.allCases)
@@ -69,8 +71,8 @@ import Testing
     @Test func invalidOptionsAndRequestsAreRefusedUpFront() async throws {
         #expect(throws: UploadError.self) { try UploadRequest(url: "ftp://127.0.0.1/x") }
         #expect(throws: UploadError.self) { try UploadRequest(url: "http://127.0.0.1/x", method: "P T") }
-        #expect(throws: UploadError.self) { try HTTPHeader(name: "X", value: "a\r\nInjected: 1") }
-        #expect(throws: UploadError.self) { try HTTPHeader(name: "Bad Name", value: "1") }
+        #expect(throws: UploadError.self) { try HTTPHeader(name: "X", value: "a\r\nInjected: 1").validate() }
+        #expect(throws: UploadError.self) { try HTTPHeader(name: "Bad Name", value: "1").validate() }
         // Refused before any connection is tried: the code says so (a closed port would
         // throw too, with .connectionFailed).
         var options = UploadOptions()
@@ -80,6 +82,29 @@ import Testing
             try await uploader.upload(try UploadRequest(url: "http://127.0.0.1:9/x"), body: .bytes(MemoryByteSource("x")))
         }
         #expect(error?.code == .invalidOption)
+    }
+
+    /// Headers are checked when sent, by every transport, before a byte goes out: the receiver
+    /// sees no request at all.
+    @Test(arguments: TransportKind.allCases)
+    func headersThatCouldInjectAreRefusedAtSendTime(_ kind: TransportKind) async throws {
+        let receiver = try LoopbackReceiver()
+        defer { receiver.stop() }
+        for header in [HTTPHeader(name: "X", value: "a\r\nInjected: 1"), HTTPHeader(name: "Bad Name", value: "1"),
+                       HTTPHeader(name: "X-Nul", value: "a\u{0}b")] {
+            let request = try UploadRequest(url: "\(receiver.url)/put/x", method: "PUT", headers: [header])
+            let error = await #expect(throws: UploadError.self) {
+                try await Uploader(transport: kind).upload(request, body: .bytes(MemoryByteSource("body")))
+            }
+            #expect(error?.code == .invalidHeader, "\(header.name)")
+        }
+        // A good header through the same receiver arrives: the refusals above were not a dead server.
+        let good = try UploadRequest(url: "\(receiver.url)/put/x", method: "PUT", headers: [HTTPHeader(name: "X-Ok", value: "1")])
+        let response = try await Uploader(transport: kind).upload(good, body: .bytes(MemoryByteSource("body")))
+        #expect(response.status == 200)
+        #expect(receiver.completed.count == 1)
+        #expect(receiver.completed.first?.header("X-Ok") == "1")
+        #expect(receiver.failures.isEmpty)
     }
 
     @Test func malformedRequestsNameTheirProblem() throws {

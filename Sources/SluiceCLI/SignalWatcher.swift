@@ -1,3 +1,4 @@
+import Sluice
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -59,8 +59,8 @@ struct UploadCommand: Subcommand {
             case "-X", "--method": method = value
             case "-F", "--form": form.append(try FormArgument.parse(value))
             case "--form-string": form.append(try FormArgument.parseLiteral(value))
-            case "-H", "--header": headers.append(try HTTPHeader(parsing: value))
-            case "-u", "--user": options.credentials = try UploadOptions.Credentials(parsing: value)
+            case "-H", "--header": headers.append(try Arguments.header(value))
+            case "-u", "--user": options.credentials = try Arguments.credentials(value)
             case "--transport":
                 transport = try Arguments.transport(value)
             case "--chunked": options.forceChunked = true
@@ -126,7 +126,7 @@ struct UploadCommand: Subcommand {
             let contentType: HTTPHeader
             do {
                 body = try MultipartBody(parts: parts)
-                contentType = try HTTPHeader(name: "Content-Type", value: body.contentType)
+                contentType = HTTPHeader(name: "Content-Type", value: body.contentType)
             } catch {
                 Terminal.error("sluice: \(error)")
                 return 1

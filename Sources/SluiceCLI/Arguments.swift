@@ -108,4 +108,36 @@ extension Arguments {
         }
         return style
     }
+
+    /// Parses `Name: value` as given to `-H` (and in a form part's `headers=`), checked as
+    /// a transport would check it.
+    ///
+    /// - Throws: `UploadError.invalidHeader` when there is no colon or the header cannot be sent.
+    static func header(_ line: String) throws -> HTTPHeader {
+        guard let colon = line.firstIndex(of: ":") else {
+            throw UploadError.invalidHeader("header '\(line)' has no ':' (expected 'Name: value')")
+        }
+        let header = HTTPHeader(name: String(line[..<colon]), value: String(line[line.index(after: colon)...]))
+        try header.validate()
+        return header
+    }
+
+    /// Parses `-u USER:PASS`.
+    static func credentials(_ text: String) throws -> UploadOptions.Credentials {
+        guard let colon = text.firstIndex(of: ":") else { throw UsageError("--user needs USER:PASS") }
+        return UploadOptions.Credentials(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
+    }
+
+    /// Parses `--metadata key=value`: the key must be non-empty ASCII without spaces or
+    /// commas (tus separates pairs with commas and key from value with a space).
+    static func metadata(_ text: String) throws -> (key: String, value: String) {
+        guard let equals = text.firstIndex(of: "=") else {
+            throw UsageError("metadata '\(text)' has no '=' (expected key=value)")
+        }
+        let key = String(text[..<equals])
+        guard !key.isEmpty, !key.contains(" "), !key.contains(","), key.unicodeScalars.allSatisfy({ $0.isASCII }) else {
+            throw UsageError("metadata key '\(key)' must be non-empty ASCII without spaces or commas")
+        }
+        return (key, String(text[text.index(after: equals)...]))
+    }
 }

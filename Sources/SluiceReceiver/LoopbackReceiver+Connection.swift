@@ -1,3 +1,5 @@
+import Foundation
+import Sluice
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -330,18 +332,42 @@ extension LoopbackReceiver {
 
     /// The `200` response's JSON body.
     static func json(for upload: ReceivedUpload) -> String {
-        var fields = [
-            "\"bytes\":\(upload.bytes)",
-            "\"sha256\":\"\(upload.sha256)\"",
-            "\"method\":\(HTTPSyntax.jsonString(upload.method))",
-            "\"path\":\(HTTPSyntax.jsonString(upload.path))",
-            "\"chunked\":\(upload.chunked)",
-            "\"content_length\":\(upload.contentLength.map(String.init) ?? "null")",
-        ]
-        if let stored = upload.storedPath {
-            fields.append("\"stored\":\(HTTPSyntax.jsonString(stored))")
+        struct Answer: Encodable {
+            var bytes: Int64
+            var sha256: String
+            var method: String
+            var path: String
+            var chunked: Bool
+            var contentLength: Int64?
+            var stored: String?
+
+            enum CodingKeys: String, CodingKey {
+                case bytes, sha256, method, path, chunked, stored
+                case contentLength = "content_length"
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(bytes, forKey: .bytes)
+                try container.encode(sha256, forKey: .sha256)
+                try container.encode(method, forKey: .method)
+                try container.encode(path, forKey: .path)
+                try container.encode(chunked, forKey: .chunked)
+                try container.encode(contentLength, forKey: .contentLength)  // null when absent
+                try container.encodeIfPresent(stored, forKey: .stored)
+            }
         }
-        return "{" + fields.joined(separator: ",") + "}"
+        return encodeJSON(Answer(
+            bytes: upload.bytes, sha256: upload.sha256, method: upload.method, path: upload.path,
+            chunked: upload.chunked, contentLength: upload.contentLength, stored: upload.storedPath))
+    }
+
+    /// `value` as compact JSON.
+    static func encodeJSON(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Strings, numbers and booleans always encode.
+        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
     }
 
     /// A complete error response that closes the connection.
@@ -351,7 +377,8 @@ extension LoopbackReceiver {
             500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable",
             505: "HTTP Version Not Supported",
         ]
-        let body = Array("{\"error\":\(HTTPSyntax.jsonString(reason)),\"status\":\(status)}".utf8)
+        struct Failure: Encodable { var error: String; var status: Int }
+        let body = Array(encodeJSON(Failure(error: reason, status: status)).utf8)
         let text = "HTTP/1.1 \(status) \(phrases[status] ?? "Error")\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         return Array(text.utf8) + (head?.method == "HEAD" ? [] : body)

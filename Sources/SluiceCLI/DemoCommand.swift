@@ -1,3 +1,4 @@
+import SluiceReceiver
 import Foundation
 import Sluice
 

@@ -1,3 +1,4 @@
+import Sluice
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

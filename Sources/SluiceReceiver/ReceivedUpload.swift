@@ -1,3 +1,4 @@
+import Sluice
 /// One request body the loopback receiver read to its end and answered with `200`.
 public struct ReceivedUpload: Sendable, Equatable {
     /// The request method, e.g. `PUT`.

@@ -75,11 +75,11 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    static func invalidURL(_ text: String) -> UploadError {
+    public static func invalidURL(_ text: String) -> UploadError {
         UploadError(.invalidURL, "invalid URL '\(text)': expected http:// or https:// with a host")
     }
 
-    static func invalidHeader(_ message: String) -> UploadError {
+    public static func invalidHeader(_ message: String) -> UploadError {
         UploadError(.invalidHeader, message)
     }
 

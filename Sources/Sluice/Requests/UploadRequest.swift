@@ -1,38 +1,32 @@
 import Foundation
 
-/// An HTTP header: a name and a value, validated so neither can start another header.
+/// An HTTP header: a name and a value.
+///
+/// Made without checks; a transport refuses a request whose header could start another
+/// header or break the request line (see `validate()`), before it sends a byte.
 public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
     public let name: String
     public let value: String
 
-    /// RFC 9110 `tchar`: what header names and methods are made of.
-    static let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
-
-    static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { tokenCharacters.contains($0) }
+    /// - Parameters:
+    ///   - name: An RFC 9110 token (checked when sent).
+    ///   - value: Sent without its leading and trailing whitespace; no CR, LF or NUL (checked when sent).
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value.trimmingCharacters(in: .whitespaces)
     }
 
+    /// Checks that the header can be sent as it is.
+    ///
     /// - Throws: `UploadError.invalidHeader` when the name is not an RFC 9110 token or the
     ///   value holds CR, LF or NUL.
-    public init(name: String, value: String) throws {
-        guard Self.isToken(name) else {
+    public func validate() throws(UploadError) {
+        guard HTTPSyntax.isToken(name) else {
             throw UploadError.invalidHeader("header name '\(name.debugDescription.dropFirst().dropLast())' is not a valid token")
         }
         guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
             throw UploadError.invalidHeader("header '\(name)' has a CR, LF or NUL in its value")
         }
-        self.name = name
-        self.value = value.trimmingCharacters(in: .whitespaces)
-    }
-
-    /// Parses `Name: value` as given to `-H`.
-    ///
-    /// - Throws: `UploadError.invalidHeader` when there is no colon or the parts are invalid.
-    public init(parsing line: String) throws {
-        guard let colon = line.firstIndex(of: ":") else {
-            throw UploadError.invalidHeader("header '\(line)' has no ':' (expected 'Name: value')")
-        }
-        try self.init(name: String(line[..<colon]), value: String(line[line.index(after: colon)...]))
     }
 
     public var description: String { "\(name): \(value)" }
@@ -46,7 +40,7 @@ public struct UploadRequest: Sendable {
 
     /// - Throws: `UploadError.invalidURL` unless the URL is http or https with a host and a
     ///   port from 1 to 65535; `UploadError.invalidOption` for a method that is not a token.
-    public init(url: URL, method: String = "POST", headers: [HTTPHeader] = []) throws {
+    public init(url: URL, method: String = "POST", headers: [HTTPHeader] = []) throws(UploadError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = url.host, !host.isEmpty else {
             throw UploadError.invalidURL(url.absoluteString)
@@ -54,7 +48,7 @@ public struct UploadRequest: Sendable {
         if let port = url.port, !(1...65535).contains(port) {
             throw UploadError(.invalidURL, "invalid URL '\(url.absoluteString)': port \(port) is not from 1 to 65535")
         }
-        guard HTTPHeader.isToken(method) else {
+        guard HTTPSyntax.isToken(method) else {
             throw UploadError(.invalidOption, "method '\(method.debugDescription.dropFirst().dropLast())' is not a valid token (RFC 9110: letters, digits and !#$%&'*+-.^_`|~)")
         }
         self.url = url
@@ -66,7 +60,7 @@ public struct UploadRequest: Sendable {
     ///
     /// - Throws: `UploadError.invalidURL` also for a space or a control character (CR, LF,
     ///   NUL ...) anywhere in `string`: they must be percent-encoded, never sent or fixed up.
-    public init(url string: String, method: String = "POST", headers: [HTTPHeader] = []) throws {
+    public init(url string: String, method: String = "POST", headers: [HTTPHeader] = []) throws(UploadError) {
         if string.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
             throw UploadError(.invalidURL, "invalid URL \(string.debugDescription): it holds a space or a control character (percent-encode it)")
         }
@@ -77,6 +71,13 @@ public struct UploadRequest: Sendable {
     /// The first value of header `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// Checks every header (transports call it before sending).
+    ///
+    /// - Throws: `UploadError.invalidHeader` for the first header that cannot be sent.
+    public func validate() throws(UploadError) {
+        for header in headers { try header.validate() }
     }
 }
 

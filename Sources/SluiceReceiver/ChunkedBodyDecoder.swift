@@ -1,3 +1,4 @@
+import Sluice
 /// Decodes an HTTP/1.1 `Transfer-Encoding: chunked` body (RFC 9112 §7.1), strictly, in
 /// constant memory.
 ///

@@ -1,11 +1,12 @@
+import Sluice
 /// Parses sizes such as `1048576`, `64MiB`, `2GB`, `1.5GiB`.
-public enum ByteCount {
+package enum ByteCount {
     /// Parses `text` as a byte count: bytes, or a number with B, KB, MB, GB, TB
     /// (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024). Case-insensitive.
     ///
-    /// - Throws: `ByteSourceError.invalidSpecification` for anything else, negatives
+    /// - Throws: `UsageError` for anything else, negatives
     ///   and values that do not fit in 63 bits.
-    public static func parse(_ text: String) throws -> Int64 {
+    package static func parse(_ text: String) throws -> Int64 {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let digitsEnd = trimmed.firstIndex { !($0.isASCII && ($0.isNumber || $0 == ".")) } ?? trimmed.endIndex
         let number = String(trimmed[..<digitsEnd])
@@ -17,18 +18,18 @@ public enum ByteCount {
             "kib": 1024, "mib": 1_048_576, "gib": 1_073_741_824, "tib": 1_099_511_627_776,
         ]
         guard !number.isEmpty, let multiplier = multipliers[unit] else {
-            throw ByteSourceError.invalidSpecification("invalid size '\(text)': use bytes or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
+            throw UsageError("invalid size '\(text)': use bytes or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
         }
         if !number.contains("."), let whole = Int64(number) {
             let (product, overflow) = whole.multipliedReportingOverflow(by: Int64(multiplier))
-            guard !overflow else { throw ByteSourceError.invalidSpecification("invalid size '\(text)': too large") }
+            guard !overflow else { throw UsageError("invalid size '\(text)': too large") }
             return product
         }
         guard let value = Double(number), value.isFinite else {
-            throw ByteSourceError.invalidSpecification("invalid size '\(text)'")
+            throw UsageError("invalid size '\(text)'")
         }
         let bytes = (value * multiplier).rounded()
-        guard bytes < 9.2e18 else { throw ByteSourceError.invalidSpecification("invalid size '\(text)': too large") }
+        guard bytes < 9.2e18 else { throw UsageError("invalid size '\(text)': too large") }
         return Int64(bytes)
     }
 }

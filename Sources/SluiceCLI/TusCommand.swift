@@ -24,8 +24,8 @@ struct TusCommand: Subcommand {
     """
 
     enum Action {
-        case upload(source: String, endpoint: String)
-        case delete(url: String)
+        case upload(source: String, endpoint: URL)
+        case delete(url: URL)
     }
 
     var action: Action
@@ -52,13 +52,13 @@ struct TusCommand: Subcommand {
             case "--parallel":
                 options.parallelUploads = try Arguments.count(value, option: name, in: 1...64)
             case "--metadata":
-                let (key, text) = try TusOptions.parseMetadata(value)
+                let (key, text) = try Arguments.metadata(value)
                 options.metadata[key] = text
             case "--state": options.stateDirectory = value
             case "--retries":
                 options.retries = try Arguments.count(value, option: name, in: 0...1000)
             case "--delete": delete = value
-            case "-H", "--header": options.headers.append(try HTTPHeader(parsing: value))
+            case "-H", "--header": options.headers.append(try Arguments.header(value))
             case "--transport":
                 transport = try Arguments.transport(value)
             case "--progress":
@@ -70,13 +70,11 @@ struct TusCommand: Subcommand {
         }
         if let delete {
             guard scanner.positionals.isEmpty else { throw UsageError("tus --delete takes only the upload URL") }
-            _ = try UploadRequest(url: delete)
-            action = .delete(url: delete)
+            action = .delete(url: try UploadRequest(url: delete).url)
         } else {
             guard scanner.positionals.count == 2 else { throw UsageError("tus needs SOURCE and ENDPOINT") }
             _ = try SourceSpecification(parsing: scanner.positionals[0])
-            _ = try UploadRequest(url: scanner.positionals[1])
-            action = .upload(source: scanner.positionals[0], endpoint: scanner.positionals[1])
+            action = .upload(source: scanner.positionals[0], endpoint: try UploadRequest(url: scanner.positionals[1]).url)
         }
         try options.transfer.validate()
         self.options = options
@@ -88,8 +86,8 @@ struct TusCommand: Subcommand {
         switch action {
         case .delete(let url):
             do {
-                try await TusClient.terminate(url: url, options: options, transport: transport)
-                Terminal.error("sluice: terminated \(url)")
+                try await TusClient(transport: transport, options: options).terminate(url: url)
+                Terminal.error("sluice: terminated \(url.absoluteString)")
                 return 0
             } catch {
                 Terminal.error("sluice: tus: \(error)")
@@ -101,7 +99,7 @@ struct TusCommand: Subcommand {
             let options = self.options
             let transport = self.transport
             let task = Task {
-                try await TusClient.upload(source: source, endpoint: endpoint, options: options, transport: transport) {
+                try await TusClient(transport: transport, options: options).upload(source: source, to: endpoint) {
                     printer.report($0)
                 }
             }
@@ -119,6 +117,9 @@ struct TusCommand: Subcommand {
                 }
                 Terminal.error("sluice: \(upload.summary)")
                 return 0
+            case .failure(let error as TusError) where error.code == .sourceChanged:
+                Terminal.error("sluice: tus: \(error) (sluice tus --delete \(error.uploadURL ?? "URL"), or --restart)")
+                return 1
             case .failure(let error):
                 Terminal.error("sluice: tus: \(error)")
                 if let error = error as? TusError, error.code == .cancelled { return 130 }

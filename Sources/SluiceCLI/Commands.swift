@@ -1,3 +1,4 @@
+import Sluice
 /// The subcommands `sluice` knows, by name. A new subcommand is one type conforming to
 /// `Subcommand` (its own file) plus one line here.
 enum Commands {

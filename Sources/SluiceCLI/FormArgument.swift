@@ -1,3 +1,4 @@
+import Sluice
 /// curl's `-F` / `--form` and `--form-string` syntax, turned into `MultipartPart`s.
 ///
 /// | argument | part |
@@ -89,7 +90,7 @@ public enum FormArgument {
     private static func headers(_ lines: [String], scanner: FormScanner) throws -> [HTTPHeader] {
         try lines.map { line in
             do {
-                return try HTTPHeader(parsing: line)
+                return try Arguments.header(line)
             } catch {
                 throw scanner.failure("headers=\(line.debugDescription) is not a 'Name: value' header")
             }

@@ -38,13 +38,5 @@ public struct UploadOptions: Sendable {
             self.user = user
             self.password = password
         }
-
-        /// Parses `USER:PASS`.
-        public init(parsing text: String) throws {
-            guard let colon = text.firstIndex(of: ":") else {
-                throw UploadError(.invalidOption, "--user needs USER:PASS")
-            }
-            self.init(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
-        }
     }
 }

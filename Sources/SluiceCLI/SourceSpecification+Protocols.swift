@@ -1,0 +1,119 @@
+import Foundation
+import Sluice
+
+// The tus and S3 clients take sources as types; these open what a SOURCE argument names.
+
+extension TusClient {
+    /// Uploads what SOURCE names (a path or `synthetic:SIZE[:SEED]`) to the creation endpoint,
+    /// resuming a stored upload of the same source when there is one.
+    func upload(
+        source: String, to endpoint: URL, progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> TusUploadResult {
+        let specification: SourceSpecification
+        do { specification = try SourceSpecification(parsing: source) } catch {
+            throw TusError(.source, "\(error)", underlying: error)
+        }
+        let opened = try TusSource.open(specification)
+        defer { opened.close() }
+        return try await upload(opened, to: endpoint, progress: progress)
+    }
+}
+
+extension TusSource {
+    /// Opens what SOURCE names.
+    ///
+    /// A file whose size is reported as 0 but that has content (`/proc/cpuinfo`) is read into
+    /// memory first, up to `FileStreamSource.snapshotLimit` (tus needs the length up front),
+    /// and refused above; its fingerprint is then its content alone.
+    ///
+    /// - Returns: A source to pass to `TusClient.upload`; call `close()` after it.
+    /// - Throws: `TusError` with code `.sourceNotRandomAccess` for stdin and FIFOs, `.source`
+    ///   when the file cannot be opened.
+    static func open(_ specification: SourceSpecification) throws -> TusSource {
+        switch specification {
+        case .standardInput:
+            throw TusError(.sourceNotRandomAccess, "tus needs a source it can read from any offset to resume; stdin is not one (save it to a file first)")
+        case .synthetic(let length, let seed):
+            return TusSource(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
+                             name: "synthetic-\(length)-\(seed).bin")
+        case .file(let path):
+            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+            do {
+                return TusSource(file: try FileByteSource(path: absolute))
+            } catch ByteSourceError.notRegularFile(_, let kind) where kind == "FIFO" {
+                throw TusError(.sourceNotRandomAccess, "tus needs a source it can read from any offset to resume; \(path) is a FIFO (save what it yields to a file first)")
+            } catch ByteSourceError.unknownLength {
+                let bytes: [UInt8]
+                do { bytes = try FileStreamSource.contents(ofUnknownLength: absolute) } catch {
+                    throw TusError(.source, "\(path): its reported size is not its length (a /proc or /sys file) and it holds more than \(FileStreamSource.snapshotLimit >> 20) MiB; tus needs the length up front (copy it to a regular file first)", underlying: error)
+                }
+                return TusSource(MemoryByteSource(bytes), identity: "file:\(absolute)", name: (absolute as NSString).lastPathComponent)
+            } catch {
+                throw TusError(.source, "\(error)", underlying: error)
+            }
+        }
+    }
+}
+
+extension TusUploadResult {
+    /// One line for stderr: what was done, from where, and what went twice.
+    var summary: String {
+        var line = created ? "created \(uploadURL.absoluteString)" : "resumed \(uploadURL.absoluteString) at \(resumedFrom)"
+        line += ": \(length) bytes at the server, \(bytesSent) sent in \(dataRequests) requests"
+        line += ", \(bytesResent) re-sent, \(retries) retries"
+        if checksumMismatches > 0 { line += ", \(checksumMismatches) checksum mismatches" }
+        if let previousUploadGone { line += " (the stored upload \(previousUploadGone) was gone)" }
+        return line + rateSuffix(bytes: bytesSent, seconds: elapsed)
+    }
+}
+
+extension S3Client {
+    /// Uploads what SOURCE names (`PATH`, `-` or `synthetic:SIZE[:SEED]`); a key naming a folder
+    /// (empty or ending in `/`) gets the file's name.
+    func upload(
+        source: String, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> S3UploadResult {
+        let specification: SourceSpecification
+        do { specification = try SourceSpecification(parsing: source) } catch {
+            throw S3Error(.source, "\(error)", underlying: error)
+        }
+        switch specification {
+        case .standardInput:
+            let target = try location.resolvingKey(forSourceNamed: nil)
+            return try await uploadStream(FileDescriptorStream.standardInput, to: target, progress: progress)
+        case .synthetic(let length, let seed):
+            let source = S3Source(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
+                                  fingerprint: S3SourceFingerprint(size: length))
+            let target = try location.resolvingKey(forSourceNamed: "synthetic-\(length)-\(seed).bin")
+            return try await upload(source, to: target, progress: progress)
+        case .file(let path):
+            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+            let file: FileByteSource
+            do { file = try FileByteSource(path: absolute) } catch {
+                throw S3Error(.source, "\(error)", underlying: error)
+            }
+            defer { file.close() }
+            let fingerprint = try S3SourceFingerprint(path: absolute)
+            let target = try location.resolvingKey(forSourceNamed: (absolute as NSString).lastPathComponent)
+            return try await upload(S3Source(file, identity: "file:\(absolute)", fingerprint: fingerprint), to: target, progress: progress)
+        }
+    }
+}
+
+extension S3UploadResult {
+    /// One line for stderr.
+    var summary: String {
+        var line = "\(resumed ? "resumed and completed" : "uploaded") \(location): \(length) bytes"
+        line += uploadID == nil ? " in one PutObject" : " in \(partCount) parts"
+        if partsSkipped > 0 { line += " (\(partsSkipped) already at the server)" }
+        line += ", \(bytesSent) sent, \(retries) retries"
+        if let checksum { line += ", checksum \(checksum) verified" }
+        return line + rateSuffix(bytes: bytesSent, seconds: elapsed)
+    }
+}
+
+/// `, 1.2 s, 345 MB/s`.
+private func rateSuffix(bytes: Int64, seconds: Double) -> String {
+    let rate = seconds > 0 ? Double(bytes) / seconds / 1e6 : 0
+    return String(format: ", %.1f s, %.0f MB/s", seconds, rate)
+}
