@@ -146,6 +146,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Configures the handle and adds it to `multi`; a result when the transfer ends at once.
     func begin(on multi: OpaquePointer) -> Result<UploadResponse, any Error>? {
+        assert(control.withLock { $0.loop?.isCurrentThread ?? true }, "a transfer begins on its loop's thread")
         self.multi = multi
         if isCancelled { return .failure(cancelledError()) }
         do {
