@@ -197,8 +197,7 @@ final class CurlTransfer: @unchecked Sendable {
             let status = easy.long(SLUICE_CURLINFO_RESPONSE_CODE)
             if [301, 302, 307, 308].contains(status),
                let location = easy.string(SLUICE_CURLINFO_REDIRECT_URL),
-               let next = URL(string: location),
-               let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https" {
+               let next = URL(string: location), next.isHTTPWithHost {
                 guard redirects < options.maximumRedirects else {
                     throw UploadError(
                         .tooManyRedirects, "more than \(options.maximumRedirects) redirects, the last to \(location)",
