@@ -17,8 +17,7 @@ enum Signals {
         var nextID = 0
     }
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var state = State()
+    private static let state = Lock(State())
     /// The pipe's write end, read by the C handler; set before the handler is installed.
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
 
@@ -59,7 +58,7 @@ enum Signals {
     }
 
     fileprivate static func add(_ watcher: @escaping @Sendable (Int32) -> Void) -> Int {
-        lock.withLock {
+        state.withLock { state in
             state.nextID += 1
             state.watchers[state.nextID] = watcher
             return state.nextID
@@ -67,11 +66,11 @@ enum Signals {
     }
 
     fileprivate static func remove(_ id: Int) {
-        _ = lock.withLock { state.watchers.removeValue(forKey: id) }
+        _ = state.withLock { $0.watchers.removeValue(forKey: id) }
     }
 
     private static func deliver(_ number: Int32) {
-        let watchers = lock.withLock { Array(state.watchers.values) }
+        let watchers = state.withLock { Array($0.watchers.values) }
         guard !watchers.isEmpty else {
             Terminal.error("sluice: interrupted")
             _exit(130)

@@ -214,7 +214,7 @@ enum ReceiverThread {
         var thread: pthread_t?
         #endif
         let result = pthread_create(&thread, nil, { argument in
-            Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue().run()
+            Unmanaged<Body>.fromOpaque(threadArgument(argument)).takeRetainedValue().run()
             return nil
         }, box)
         guard result == 0 else {
@@ -244,4 +244,11 @@ enum ReceiverThread {
     static func join(_ thread: pthread_t) {
         _ = pthread_join(thread, nil)
     }
+}
+
+/// A thread start routine's argument, which `ReceiverThread.spawn` always passes. (Optional on
+/// Linux and not on Darwin: this takes either.)
+private func threadArgument(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer {
+    guard let argument else { fatalError("pthread_create passed no argument") }
+    return argument
 }

@@ -57,7 +57,7 @@ public final class LoopbackReceiver: Sendable {
     let wake: (read: Int32, write: Int32)
     // A pthread mutex, not Synchronization.Mutex: ThreadSanitizer does not see the latter on
     // Linux (Swift 6.3.1) and reports every access under it as a race.
-    let state: ConditionLock<State>
+    let state: Lock<State>
     let log: @Sendable (String) -> Void
     let onUpload: (@Sendable (ReceivedUpload) -> Void)?
 
@@ -124,7 +124,7 @@ public final class LoopbackReceiver: Sendable {
         self.storeDirectory = storeDirectory
         self.idleTimeoutSeconds = max(1, idleTimeoutSeconds)
         self.wake = wake
-        self.state = ConditionLock(State())
+        self.state = Lock(State())
         self.log = log
         self.onUpload = onUpload
         do {

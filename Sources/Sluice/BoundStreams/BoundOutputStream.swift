@@ -6,7 +6,7 @@ import Synchronization
 /// `BoundStreamPair`.
 final class BoundOutputStream: OutputStream {
     private let core: BoundStreamPair.Core
-    private let delivery = ConditionLock<Delivery>(Delivery())
+    private let delivery = Lock<Delivery>(Delivery())
 
     private struct Delivery: @unchecked Sendable {
         // @unchecked: StreamDelegate and RunLoop are not Sendable; they are only handed

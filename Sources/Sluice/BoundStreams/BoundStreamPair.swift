@@ -101,7 +101,7 @@ extension BoundStreamPair {
     final class Core: @unchecked Sendable {
         // @unchecked: `output` is set once in BoundStreamPair.init before the pair is shared;
         // `lock` guards all mutable state; `storage` is freed in deinit only.
-        let lock: ConditionLock<StateMachine>
+        let lock: Lock<StateMachine>
         let readerStallTimeout: Double?
         /// How many times a reader went to wait (found no byte, no end, no failure): a probe
         /// for tests that must know a reader is blocked before they wake it.
@@ -112,7 +112,7 @@ extension BoundStreamPair {
         init(capacity: Int, readerStallTimeout: Double?) {
             self.readerStallTimeout = readerStallTimeout
             storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
-            lock = ConditionLock(StateMachine(ring: ByteRing(storage: storage)))
+            lock = Lock(StateMachine(ring: ByteRing(storage: storage)))
         }
 
         deinit { storage.deallocate() }

@@ -70,7 +70,7 @@ public final class InputStreamSource: @unchecked Sendable {
         var keepAlive: InputStreamSource?
     }
 
-    private let state: ConditionLock<State>
+    private let state: Lock<State>
     /// The pump is inside a read of the source (set around each read, on the pump's queue).
     private let insideSourceRead = Atomic<Bool>(false)
 
@@ -111,7 +111,7 @@ public final class InputStreamSource: @unchecked Sendable {
         self.delegateBox = Delegate()
         var start: Int64 = 0
         if case .random(_, let range) = filler { start = range.lowerBound }
-        self.state = ConditionLock(State(sourceOffset: start))
+        self.state = Lock(State(sourceOffset: start))
         delegateBox.owner = self
     }
 

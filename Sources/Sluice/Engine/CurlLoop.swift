@@ -24,7 +24,7 @@ final class CurlLoop: @unchecked Sendable {
 
     let index: Int
     private let multi: OpaquePointer
-    private let inbox = ConditionLock(Inbox())
+    private let inbox = Lock(Inbox())
     private let stopped = DispatchSemaphore(value: 0)
     /// The transfers on the multi handle, by easy handle (loop thread only).
     private var attached: [OpaquePointer: CurlTransfer] = [:]

@@ -234,13 +234,13 @@ final class PartTracker: Sendable {
     private let parts: [UploadPart]
     private let total: Int64
     private let report: (@Sendable (ParallelProgress) -> Void)?
-    private let state: ConditionLock<State>
+    private let state: Lock<State>
 
     init(parts: [UploadPart], report: (@Sendable (ParallelProgress) -> Void)?) {
         self.parts = parts
         self.report = report
         total = parts.reduce(0) { $0 + $1.length }
-        state = ConditionLock(State(inFlight: Array(repeating: 0, count: parts.count), done: Array(repeating: false, count: parts.count)))
+        state = Lock(State(inFlight: Array(repeating: 0, count: parts.count), done: Array(repeating: false, count: parts.count)))
     }
 
     func update(_ index: Int, _ sent: Int64) {

@@ -60,7 +60,7 @@ public final class TransferEngine: Sendable {
 
     public let configuration: Configuration
     let loops: [CurlLoop]
-    let scheduler: ConditionLock<Scheduler>
+    let scheduler: Lock<Scheduler>
     private let startupError: UploadError?
 
     /// Starts `configuration.loops` loop threads (at least one).
@@ -79,7 +79,7 @@ public final class TransferEngine: Sendable {
         }
         self.loops = loops
         self.startupError = loops.isEmpty ? startupError : nil
-        scheduler = ConditionLock(Scheduler(active: Array(repeating: 0, count: loops.count),
+        scheduler = Lock(Scheduler(active: Array(repeating: 0, count: loops.count),
                                             idle: Array(repeating: [:], count: loops.count)))
     }
 
@@ -121,11 +121,6 @@ public final class TransferEngine: Sendable {
     }
 
     // MARK: Scheduling
-
-    static func origin(of url: URL) -> String {
-        let scheme = url.scheme?.lowercased() ?? "http"
-        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(url.port ?? (scheme == "https" ? 443 : 80))"
-    }
 
     /// Starts `transfer` on a loop, or queues it behind the origin's limit.
     func enqueue(_ transfer: CurlTransfer) {

@@ -8,7 +8,7 @@ extension UploadRequest {
     /// Whether `other` has the same origin as the request's URL: scheme, host and port
     /// (the scheme's default port when none is written), compared case-insensitively.
     public func isSameOrigin(_ other: URL) -> Bool {
-        Self.origin(of: url) == Self.origin(of: other)
+        url.origin == other.origin
     }
 
     /// Whether credentials may go to `target`: the caller's credential headers,
@@ -28,9 +28,34 @@ extension UploadRequest {
         return headers.filter { !Self.credentialHeaderNames.contains($0.name.lowercased()) }
     }
 
-    private static func origin(of url: URL) -> String {
-        let scheme = url.scheme?.lowercased() ?? ""
-        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
-        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
+}
+
+extension URL {
+    /// The port a connection to this URL uses: the written one, else the scheme's default
+    /// (80 for http, 443 for https); nil for other schemes without a port.
+    package var effectivePort: Int? {
+        if let port { return port }
+        switch scheme?.lowercased() {
+        case "http": return 80
+        case "https": return 443
+        default: return nil
+        }
+    }
+
+    /// Whether the URL writes no port or the scheme's default one (as `Host` omits it).
+    package var hasDefaultPort: Bool {
+        port == nil || port == (scheme?.lowercased() == "https" ? 443 : scheme?.lowercased() == "http" ? 80 : nil)
+    }
+
+    /// `scheme://host:port`, lowercased, with the effective port: what decides whether
+    /// credentials may follow a redirect, and which connections the engine may reuse.
+    package var origin: String {
+        "\(scheme?.lowercased() ?? "")://\(hostAndPort.lowercased())"
+    }
+
+    /// `host:port` with the effective port, for messages and connection keys (`?` for a
+    /// missing part).
+    package var hostAndPort: String {
+        "\(host ?? "?"):\(effectivePort.map(String.init) ?? "?")"
     }
 }

@@ -37,7 +37,7 @@ extension S3Client {
     ) async throws -> [S3CompletedPart] {
         guard !numbers.isEmpty else { return [] }
         // The request each part's accepted attempt went out with: its checksum is read from it.
-        let prepared = Mutex<[Int: S3PreparedRequest]>([:])
+        let prepared = Lock<[Int: S3PreparedRequest]>([:])
         let parts = numbers.map { number in
             let range = plan.range(ofPart: number)
             return UploadPart(number: number, offset: range.lowerBound, length: Int64(range.count))

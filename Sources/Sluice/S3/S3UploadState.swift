@@ -88,24 +88,20 @@ public struct S3UploadRecord: Codable, Sendable, Equatable {
 ///   the record is the old one or the new one, never a torn one.
 public struct S3StateStore: Sendable {
     public let directory: String
+    private let store: RecordStore<S3UploadRecord>
 
     /// - Parameter directory: nil for `defaultDirectory`.
     public init(directory: String? = nil) {
         self.directory = directory ?? Self.defaultDirectory
+        store = RecordStore(directory: self.directory)
     }
 
     /// `$XDG_CACHE_HOME/sluice/s3`, else `$HOME/.cache/sluice/s3`.
-    public static var defaultDirectory: String {
-        let environment = ProcessInfo.processInfo.environment
-        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/sluice/s3" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/sluice/s3"
-    }
+    public static var defaultDirectory: String { RecordStore<S3UploadRecord>.defaultDirectory("s3") }
 
     /// The record file for an object and a source.
     public func path(endpoint: String, bucket: String, key: String, source: String) -> String {
-        let digest = Digest(.sha256)
-        digest.update(Array("\(endpoint)\n\(bucket)\n\(key)\n\(source)".utf8))
-        return directory + "/" + digest.finalizeHex().prefix(32) + ".json"
+        store.path(endpoint, bucket, key, source)
     }
 
     public func path(of record: S3UploadRecord) -> String {
@@ -117,9 +113,8 @@ public struct S3StateStore: Sendable {
     /// - Throws: `S3Error` with code `.state` when the file exists but cannot be read.
     public func load(endpoint: String, bucket: String, key: String, source: String) throws -> S3UploadRecord? {
         let path = path(endpoint: endpoint, bucket: bucket, key: key, source: source)
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
         do {
-            let record = try JSONDecoder().decode(S3UploadRecord.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            guard let record = try store.load(at: path) else { return nil }
             guard record.version == S3UploadRecord.currentVersion else {
                 throw S3Error(.state, "format version \(record.version), this sluice reads \(S3UploadRecord.currentVersion)")
             }
@@ -131,12 +126,7 @@ public struct S3StateStore: Sendable {
 
     /// Every record in the directory for `bucket`/`key` at `endpoint`, whatever the source.
     public func records(endpoint: String, bucket: String, key: String) -> [S3UploadRecord] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
-        return names.sorted().compactMap { name -> S3UploadRecord? in
-            guard name.hasSuffix(".json"), let data = FileManager.default.contents(atPath: directory + "/" + name),
-                  let record = try? JSONDecoder().decode(S3UploadRecord.self, from: data) else { return nil }
-            return record.endpoint == endpoint && record.bucket == bucket && record.key == key ? record : nil
-        }
+        store.all().map(\.record).filter { $0.endpoint == endpoint && $0.bucket == bucket && $0.key == key }
     }
 
     /// Stores `record` durably and atomically.
@@ -144,53 +134,15 @@ public struct S3StateStore: Sendable {
     /// - Throws: `S3Error` with code `.state`.
     public func save(_ record: S3UploadRecord) throws {
         let path = path(of: record)
-        let temporary = path + ".tmp-\(getpid())"
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            let data = try encoder.encode(record)
-            try Self.writeSynced(data, to: temporary)
-            guard rename(temporary, path) == 0 else { throw Self.posixError("rename") }
-            try Self.syncDirectory(directory)
+            try store.save(record, at: path)
         } catch {
-            unlink(temporary)
             throw S3Error(.state, "cannot write the resume state \(path): \(error)", uploadID: record.uploadID, underlying: error)
         }
     }
 
     /// Removes the record, if any (and syncs the directory).
     public func remove(_ record: S3UploadRecord) {
-        if unlink(path(of: record)) == 0 { try? Self.syncDirectory(directory) }
-    }
-
-    private static func writeSynced(_ data: Data, to path: String) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw posixError("open") }
-        defer { close(descriptor) }
-        try data.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                let written = write(descriptor, raw.baseAddress! + done, raw.count - done)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw posixError("write")
-                }
-                done += written
-            }
-        }
-        guard fsync(descriptor) == 0 else { throw posixError("fsync") }
-    }
-
-    private static func syncDirectory(_ path: String) throws {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw posixError("open directory") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw posixError("fsync directory") }
-    }
-
-    private static func posixError(_ call: String) -> any Error {
-        let code = errno
-        return S3Error(.state, "\(call): \(String(cString: strerror(code)))")
+        store.remove(at: path(of: record))
     }
 }

@@ -38,7 +38,7 @@ final class AWSChunkReadAhead: @unchecked Sendable {
     let encoding: AWSChunkedEncoding
     let slotCount: Int
     private let memory: UnsafeMutableRawBufferPointer
-    private let state: ConditionLock<State>
+    private let state: Lock<State>
 
     /// Read-ahead for `encoding`, or nil when it would not pay (fewer than 4 chunks).
     static func make(source: any ByteSource, encoding: AWSChunkedEncoding) -> AWSChunkReadAhead? {
@@ -51,7 +51,7 @@ final class AWSChunkReadAhead: @unchecked Sendable {
         self.encoding = encoding
         slotCount = max(2, min(16, (2 << 20) / encoding.chunkSize))
         memory = .allocate(byteCount: slotCount * encoding.chunkSize, alignment: 64)
-        state = ConditionLock(State(slots: Array(repeating: Slot(), count: slotCount)))
+        state = Lock(State(slots: Array(repeating: Slot(), count: slotCount)))
     }
 
     deinit { memory.deallocate() }

@@ -9,13 +9,13 @@ import CSluiceCrypto
 public final class ChecksumHasher {
     public let algorithm: ChecksumAlgorithm
     private var crc: UInt32 = 0
-    private var sha: SHA256Hasher?
+    private var sha: Digest?
     /// Bytes fed so far.
     public private(set) var count: Int64 = 0
 
     public init(_ algorithm: ChecksumAlgorithm) {
         self.algorithm = algorithm
-        if algorithm == .sha256 { sha = SHA256Hasher() }
+        if algorithm == .sha256 { sha = Digest(.sha256) }
     }
 
     public func update(_ bytes: UnsafeRawBufferPointer) {

@@ -26,7 +26,7 @@ public enum SigV4Payload: Sendable, Hashable {
     ///
     /// - Throws: The source's error, or `ByteSourceError.endedEarly` if it is short.
     public static func sha256(of source: any ByteSource, chunkSize: Int = 1 << 20) throws -> SigV4Payload {
-        let hasher = SHA256Hasher()
+        let hasher = Digest(.sha256)
         try source.forEachChunk(chunkSize: chunkSize) { hasher.update($0) }
         return .sha256(hex: hasher.finalize().hexString)
     }

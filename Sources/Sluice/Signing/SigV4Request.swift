@@ -56,7 +56,7 @@ public struct SigV4Request: Sendable, Hashable {
         }
         var hostHeader = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         // The port as a client sends it in `Host`: omitted when it is the scheme's default.
-        if let port = endpoint.port, !(scheme == "http" && port == 80), !(scheme == "https" && port == 443) { hostHeader += ":\(port)" }
+        if let port = endpoint.port, !endpoint.hasDefaultPort { hostHeader += ":\(port)" }
         let prefix = endpoint.path // already decoded
         var base = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
         if base == "/" { base = "" }

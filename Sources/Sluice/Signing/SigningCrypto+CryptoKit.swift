@@ -12,17 +12,4 @@ extension SigningCrypto {
         Array(HMAC<CryptoKit.SHA256>.authenticationCode(for: bytes, using: SymmetricKey(data: key)))
     }
 }
-
-/// An incremental SHA-256 (CryptoKit).
-///
-/// - Important: Not thread-safe; `finalize()` is called once.
-final class SHA256Hasher {
-    private var hasher = CryptoKit.SHA256()
-
-    init() {}
-
-    func update(_ bytes: UnsafeRawBufferPointer) { hasher.update(bufferPointer: bytes) }
-
-    func finalize() -> [UInt8] { Array(hasher.finalize()) }
-}
 #endif

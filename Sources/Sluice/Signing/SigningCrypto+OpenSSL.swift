@@ -22,17 +22,4 @@ extension SigningCrypto {
         return outer.withUnsafeBytes { sha256($0) }
     }
 }
-
-/// An incremental SHA-256 (OpenSSL's EVP, which uses SHA-NI where the CPU has it).
-///
-/// - Important: Not thread-safe; `finalize()` is called once.
-final class SHA256Hasher {
-    private let digest = Digest(.sha256)
-
-    init() {}
-
-    func update(_ bytes: UnsafeRawBufferPointer) { digest.update(bytes) }
-
-    func finalize() -> [UInt8] { digest.finalize() }
-}
 #endif

@@ -1,8 +1,6 @@
-#if canImport(CSluiceCrypto)
-import CSluiceCrypto
-#endif
-
-/// An incremental SHA-256 or SHA-1, from the system's OpenSSL.
+/// An incremental SHA-256 or SHA-1, on the platform's crypto library: OpenSSL's libcrypto
+/// on Linux (`Digest+OpenSSL.swift`, SHA-NI where the CPU has it), CryptoKit on Apple
+/// platforms (`Digest+CryptoKit.swift`).
 ///
 /// - Important: Not thread-safe; `finalize()` is called once.
 public final class Digest {
@@ -11,20 +9,15 @@ public final class Digest {
         case sha1 = "SHA1"
     }
 
-    private let context: UnsafeMutableRawPointer
+    private var backend: DigestBackend
 
     public init(_ algorithm: Algorithm) {
-        guard let context = sluice_digest_new(algorithm.rawValue) else {
-            fatalError("OpenSSL has no \(algorithm.rawValue)")
-        }
-        self.context = context
+        backend = DigestBackend(algorithm)
     }
 
-    deinit { sluice_digest_free(context) }
-
     public func update(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        _ = sluice_digest_update(context, base, bytes.count)
+        guard !bytes.isEmpty else { return }
+        backend.update(bytes)
     }
 
     public func update(_ bytes: [UInt8]) {
@@ -33,9 +26,7 @@ public final class Digest {
 
     /// The digest's bytes.
     public func finalize() -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 64)
-        let count = Int(sluice_digest_final(context, &out))
-        return Array(out.prefix(count))
+        backend.finalize()
     }
 
     /// The digest as lowercase hex.

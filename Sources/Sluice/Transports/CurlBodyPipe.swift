@@ -53,7 +53,7 @@ final class CurlBodyPipe: @unchecked Sendable {
 
     let length: BodyLength
     private let storage: UnsafeMutableRawBufferPointer
-    private let state: ConditionLock<State>
+    private let state: Lock<State>
     private let wake: @Sendable () -> Void
     /// Signalled when an interruptible producer thread has ended.
     private let stopped = DispatchSemaphore(value: 0)
@@ -65,7 +65,7 @@ final class CurlBodyPipe: @unchecked Sendable {
     ///   - wake: Called from the producer thread when bytes or the end arrive after an `.empty` pull.
     init(capacity: Int, length: BodyLength, wake: @escaping @Sendable () -> Void) {
         storage = .allocate(byteCount: max(1, capacity), alignment: 16)
-        state = ConditionLock(State(ring: ByteRing(storage: storage)))
+        state = Lock(State(ring: ByteRing(storage: storage)))
         self.length = length
         self.wake = wake
     }

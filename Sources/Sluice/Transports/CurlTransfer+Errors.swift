@@ -16,7 +16,7 @@ extension CurlTransfer {
         if isCancelled { return cancelledError() }
 
         let detail = errorText(code)
-        let target = "\(url.host ?? "?"):\(url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80))"
+        let target = url.hostAndPort
         func make(_ kind: UploadError.Code, _ message: String) -> UploadError {
             UploadError(kind, message, status: status, bytesSent: bytesSent, totalBytes: total, underlying: CurlError(code: code))
         }

@@ -42,7 +42,7 @@ final class CurlTransfer: @unchecked Sendable {
     let progress: @Sendable (Int64) -> Void
     let origin: String
 
-    private let control = ConditionLock(Control())
+    private let control = Lock(Control())
 
     // Owned by the loop's thread.
     var easy: CurlEasy?
@@ -80,7 +80,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.progress = progress
         self.url = request.url
         responseBody = ResponseBodyReceiver(options.responseBody)
-        origin = TransferEngine.origin(of: request.url)
+        origin = request.url.origin
         errorBuffer = .allocate(capacity: Int(SLUICE_CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(SLUICE_CURL_ERROR_SIZE))
     }
@@ -136,7 +136,7 @@ final class CurlTransfer: @unchecked Sendable {
         guard let continuation else { return }
         if let loop {
             var kept: String?
-            if case .success = result { kept = TransferEngine.origin(of: url) }
+            if case .success = result { kept = url.origin }
             engine.finished(self, on: loop, keptConnection: kept, connectionsOpened: connectionsOpened)
         }
         continuation.resume(with: result)

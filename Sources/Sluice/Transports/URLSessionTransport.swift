@@ -103,7 +103,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         var task: URLSessionTask?
     }
 
-    private let state = ConditionLock(State())
+    private let state = Lock(State())
 
     /// URLSession's own idle timeout, a little above the stall timeout: when the body source
     /// is what stalled, the pair's reader gives up first (at the stall timeout) and names it,
@@ -250,7 +250,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     }
 
     static func map(_ error: any Error, bytesSent: Int64, total: Int64?, url: URL) -> UploadError {
-        let host = "\(url.host ?? "?"):\(url.port.map(String.init) ?? (url.scheme == "https" ? "443" : "80"))"
+        let host = url.hostAndPort
         guard let urlError = error as? URLError else {
             return UploadError(.transport, "upload failed: \(error)", bytesSent: bytesSent, totalBytes: total, underlying: error)
         }

@@ -28,7 +28,7 @@ final class TusParallelJob {
         let count = client.options.parallelUploads
         let ranges = UploadPart.plan(length: length, partSize: (length + Int64(count) - 1) / Int64(count))
         let meter = ProgressMeter(total: length, interval: client.options.transfer.progressInterval, report: progress)
-        let sums = ConditionLock([Int64](repeating: 0, count: ranges.count))
+        let sums = Lock([Int64](repeating: 0, count: ranges.count))
         var partClient = client
         partClient.options.transfer.progressInterval = 0
 

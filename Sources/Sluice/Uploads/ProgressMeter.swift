@@ -17,7 +17,7 @@ final class ProgressMeter: Sendable {
     private let interval: Double
     private let report: (@Sendable (UploadProgress) -> Void)?
     private let start = ContinuousClock.now
-    private let state = ConditionLock(State())
+    private let state = Lock(State())
 
     init(total: Int64?, interval: Double, report: (@Sendable (UploadProgress) -> Void)?) {
         self.total = total

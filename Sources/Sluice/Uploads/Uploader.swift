@@ -105,7 +105,7 @@ extension UploadOptions {
 extension UploadResponse {
     /// Throws `UploadError.httpStatus` unless the status is 2xx.
     @discardableResult
-    public func requireSuccess(totalBytes: Int64?) throws -> UploadResponse {
+    public func requireSuccess(totalBytes: Int64? = nil) throws -> UploadResponse {
         guard isSuccess else {
             let text = String(decoding: body.prefix(200), as: UTF8.self)
                 .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""

@@ -145,7 +145,7 @@ private final class Harness: NSObject, StreamDelegate, @unchecked Sendable {
     var received: [UInt8] = []
     var events: [Stream.Event] = []
     var writerClosedByStep = false
-    let queued = ConditionLock<[@Sendable () -> Void]>([])
+    let queued = Lock<[@Sendable () -> Void]>([])
     var steps = 0
     var failed = false
     /// The first disagreement, with the steps that led to it.

@@ -8,7 +8,7 @@ import Testing
 /// Collects a stream's events; a gate instead of sleeps.
 final class EventRecorder: StreamDelegate, @unchecked Sendable {
     // @unchecked: `events` is locked; `onSpace` is set before the stream opens.
-    let events = ConditionLock<[Stream.Event]>([])
+    let events = Lock<[Stream.Event]>([])
     let signal = DispatchSemaphore(value: 0)
     var onSpace: ((OutputStream) -> Void)?
 
@@ -37,7 +37,7 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
         let queue = DispatchQueue(label: "writer")
         pair.deliverOutputEvents(on: queue)
         let recorder = EventRecorder()
-        let offset = ConditionLock(0)
+        let offset = Lock(0)
         recorder.onSpace = { output in
             while true {
                 let start = offset.withLock { $0 }
@@ -202,7 +202,7 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
         let recorder = EventRecorder()
         let pair = BoundStreamPair(capacity: 8)
         let ready = DispatchSemaphore(value: 0)
-        let stop = ConditionLock(false)
+        let stop = Lock(false)
         let thread = Thread {
             pair.outputStream.schedule(in: .current, forMode: .default)
             pair.outputStream.delegate = recorder

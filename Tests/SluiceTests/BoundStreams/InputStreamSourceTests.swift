@@ -42,7 +42,7 @@ import Testing
         let faultOffset: Int64 = 150_001
         let source = FaultySource(base: SyntheticByteSource(length: 400_000), faultOffset: faultOffset, fault: fault)
         let iss = InputStreamSource(source: source, bufferSize: 4096)
-        let finishes = ConditionLock(0)
+        let finishes = Lock(0)
         iss.onFinish { _ in finishes.withLock { $0 += 1 } }
         iss.start()
         let result = await onThread { drain(iss.inputStream, chunk: 65524) }
@@ -67,7 +67,7 @@ import Testing
         for round in 0..<30 {
             let source = SyntheticByteSource(length: 2_000_000, seed: UInt64(round))
             let iss = InputStreamSource(source: source, bufferSize: Int.random(in: 100...70_000, using: &rng))
-            let finishes = ConditionLock(0)
+            let finishes = Lock(0)
             iss.onFinish { _ in finishes.withLock { $0 += 1 } }
             iss.start()
             let stopAfter = Int.random(in: 0...2_000_000, using: &rng)

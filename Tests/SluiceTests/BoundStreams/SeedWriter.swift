@@ -26,7 +26,7 @@ final class SeedWriter: NSObject, StreamDelegate, @unchecked Sendable {
     /// `hasSpaceAvailable` events seen, and `write` calls made (one per event).
     private(set) var spaceEvents = 0
     private(set) var writes = 0
-    private let outcome = ConditionLock<Result<Int64, any Error>?>(nil)
+    private let outcome = Lock<Result<Int64, any Error>?>(nil)
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts the writer's thread: schedules `output` in its run loop, opens it, and runs the

@@ -22,7 +22,7 @@ struct CurlTransportTests {
         let sink = try CurlSink()
         defer { sink.stop() }
         let source = SyntheticByteSource(length: 10 * 1_048_576 + 37, seed: 3)
-        let last = ConditionLock<Int64>(0)
+        let last = Lock<Int64>(0)
         let response = try await send(sink, "/sink", body: .bytes(source)) { sent in last.withLock { $0 = max($0, sent) } }
         let report = try CurlSink.report(response)
         #expect(response.status == 200)

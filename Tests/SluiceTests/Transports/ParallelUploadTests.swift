@@ -44,7 +44,7 @@ struct ParallelUploadTests {
                               headers: [HTTPHeader(name: "X-Part", value: "\(part.number)")])
         }
         upload.concurrency = 4
-        let last = ConditionLock<ParallelProgress?>(nil)
+        let last = Lock<ParallelProgress?>(nil)
         let results = try await TransferEngine.shared.send(upload) { progress in last.withLock { $0 = progress } }
         #expect(results.map(\.part.number) == Array(1...9))
         #expect(results.allSatisfy { $0.attempts == 1 && $0.response.status == 200 })

@@ -37,8 +37,8 @@ struct TransferEngineTests {
         defer { engine.shutdown() }
         let count = 64
         let length: Int64 = 256 << 10
-        let peak = ConditionLock((all: 0, loops: 0))
-        let peakAll = ConditionLock(0)
+        let peak = Lock((all: 0, loops: 0))
+        let peakAll = Lock(0)
         let request = try UploadRequest(url: sink.url("/gather?n=\(count)"), method: "PUT")
         let reports = try await withThrowingTaskGroup(of: CurlSink.Report.self) { group in
             for index in 0..<count {

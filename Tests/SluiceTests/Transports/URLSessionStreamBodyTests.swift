@@ -114,7 +114,7 @@ import Testing
     /// The task's result, or nil if it has not finished within `seconds` (a bound, not a wait
     /// for an event: a hang fails the test instead of hanging it).
     private static func result<T: Sendable>(of task: Task<T, any Error>, within seconds: Int) async -> Result<T, any Error>? {
-        let outcome = ConditionLock<Result<T, any Error>?>(nil)
+        let outcome = Lock<Result<T, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
             let result = await task.result

@@ -43,7 +43,7 @@ struct TusParallelTests {
         let source = SyntheticByteSource(length: (20 << 20) + 12_345, seed: 32)
         var options = options(state: state, chunk: 2 << 20)
         options.parallelUploads = 4
-        let last = ConditionLock<Int64>(0)
+        let last = Lock<Int64>(0)
         let result = try await TusClient(options: options).upload(
             TusSource(source, identity: "synthetic:parallel:\(UUID())"), to: peer.endpoint) { progress in
             last.withLock { $0 = max($0, progress.bytesSent) }

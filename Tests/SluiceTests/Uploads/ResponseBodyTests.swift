@@ -89,7 +89,7 @@ struct ResponseBodyTests {
 
     @Test("the receiver streams final bodies, holds 3xx/401/407 bodies until they are known final")
     func receiverHoldsIntermediateBodies() throws {
-        let seen = ConditionLock([UInt8]())
+        let seen = Lock([UInt8]())
         let receiver = ResponseBodyReceiver(.stream { bytes in seen.withLock { $0 += bytes } })
         func feed(_ text: String) throws { try Array(text.utf8).withUnsafeBytes { try receiver.receive($0) } }
         receiver.begin(status: 307)

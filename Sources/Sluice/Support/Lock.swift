@@ -4,18 +4,21 @@ import Glibc
 import Darwin
 #endif
 
-/// A value guarded by a mutex, with a condition variable to wait for it to change.
+/// Sluice's one lock: a value guarded by a mutex, with a condition variable to wait for it
+/// to change.
 ///
-/// `Synchronization.Mutex` cannot wait; the bound stream's reader must, so this box
-/// pairs a pthread mutex with a condition variable. It is also Sluice's plain lock:
+/// `Synchronization.Mutex` cannot wait; the bound stream's reader must, so this box pairs a
+/// pthread mutex with a condition variable. It is also the plain lock everywhere else:
 /// ThreadSanitizer on Linux (Swift 6.3.1) does not see `Mutex`'s futex and reports every
-/// access under it as a race, while it understands pthread mutexes, so the code tested
-/// under TSan uses this box instead of `Mutex`.
+/// access under it as a race, while it understands pthread mutexes.
 ///
-/// - Important: Waits take a deadline or are woken by `broadcast()`; every state change
-///   that a waiter may be waiting for must broadcast.
-package final class ConditionLock<State>: @unchecked Sendable {
-    // @unchecked: `state` is only touched with `mutex` held.
+/// It is `Sendable` when its value is (as swift-nio's `NIOLockedValueBox`): a lock cannot
+/// make a non-`Sendable` value safe to share, because `withLock` could hand it out.
+///
+/// - Important: `wait(_:)` sleeps until a `broadcast()` (or `withLockBroadcasting`) makes its
+///   condition true; `wait(timeout:_:)` also gives up at its deadline. Every state change a
+///   waiter may be waiting for must broadcast.
+package final class Lock<State> {
     private var state: State
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -98,3 +101,6 @@ package final class ConditionLock<State>: @unchecked Sendable {
         return try body(&state)
     }
 }
+
+// @unchecked: `state` is only touched with `mutex` held.
+extension Lock: @unchecked Sendable where State: Sendable {}

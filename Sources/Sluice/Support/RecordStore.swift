@@ -1,0 +1,106 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A directory of JSON records, one file per key, written durably: to a temporary file in the
+/// same directory, `fsync`ed, renamed over the old one, and the directory `fsync`ed. After
+/// SIGKILL or a power cut a record is the old one or the new one, never a torn one.
+///
+/// The resume state of tus and S3 uploads (`TusStateStore`, `S3StateStore`) lives in these.
+package struct RecordStore<Record: Codable>: Sendable {
+    package let directory: String
+
+    package init(directory: String) {
+        self.directory = directory
+    }
+
+    /// `$XDG_CACHE_HOME/sluice/<name>`, else `$HOME/.cache/sluice/<name>`.
+    package static func defaultDirectory(_ name: String) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/sluice/" + name }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/sluice/" + name
+    }
+
+    /// The file for the record keyed by `parts` (a hash of them: any text is a safe key).
+    package func path(_ parts: String...) -> String {
+        let digest = Digest(.sha256)
+        digest.update(Array(parts.joined(separator: "\n").utf8))
+        return directory + "/" + digest.finalizeHex().prefix(32) + ".json"
+    }
+
+    /// The record at `path`, or nil when there is none.
+    ///
+    /// - Throws: The read or decoding error when the file exists but cannot be read.
+    package func load(at path: String) throws -> Record? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return try JSONDecoder().decode(Record.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// Every record in the directory that can be read, in file-name order.
+    package func all() -> [(path: String, record: Record)] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        return names.sorted().compactMap { name in
+            let path = directory + "/" + name
+            guard name.hasSuffix(".json"), let data = FileManager.default.contents(atPath: path),
+                  let record = try? JSONDecoder().decode(Record.self, from: data) else { return nil }
+            return (path, record)
+        }
+    }
+
+    /// Stores `record` at `path` durably and atomically.
+    ///
+    /// - Throws: `RecordStoreError` naming the system call that failed, or the encoding error.
+    package func save(_ record: Record, at path: String) throws {
+        let temporary = path + ".tmp-\(getpid())"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try Self.writeSynced(try encoder.encode(record), to: temporary)
+            guard rename(temporary, path) == 0 else { throw RecordStoreError(call: "rename", code: errno) }
+            try Self.syncDirectory(directory)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// Removes the record at `path`, if any, and syncs the directory.
+    ///
+    /// - Returns: Whether a record was removed.
+    @discardableResult
+    package func remove(at path: String) -> Bool {
+        guard unlink(path) == 0 else { return false }
+        try? Self.syncDirectory(directory)
+        return true
+    }
+
+    private static func writeSynced(_ data: Data, to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw RecordStoreError(call: "open", code: errno) }
+        defer { close(descriptor) }
+        let failure: Errno? = data.withUnsafeBytes { raw in
+            do throws(Errno) { try Syscall.writeAll(descriptor, raw) } catch { return error }
+            return nil
+        }
+        if let failure { throw RecordStoreError(call: "write", code: failure.code) }
+        guard fsync(descriptor) == 0 else { throw RecordStoreError(call: "fsync", code: errno) }
+    }
+
+    private static func syncDirectory(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw RecordStoreError(call: "open directory", code: errno) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw RecordStoreError(call: "fsync directory", code: errno) }
+    }
+}
+
+/// A system call of `RecordStore` failed.
+package struct RecordStoreError: Error, CustomStringConvertible {
+    package var call: String
+    package var code: Int32
+    package var description: String { "\(call): \(String(cString: strerror(code)))" }
+}
