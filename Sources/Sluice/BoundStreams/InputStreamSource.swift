@@ -84,7 +84,7 @@ public final class InputStreamSource: @unchecked Sendable {
     ///   - readerStallTimeout: See `BoundStreamPair.init(capacity:readerStallTimeout:)`.
     public convenience init(
         source: any ByteSource, range: Range<Int64>? = nil, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil,
-        readerStallTimeout: Double? = nil
+        readerStallTimeout: Duration? = nil
     ) {
         let range = range ?? 0..<source.length
         precondition(range.lowerBound >= 0 && range.upperBound <= source.length, "range outside the source")
@@ -96,12 +96,12 @@ public final class InputStreamSource: @unchecked Sendable {
     /// When `source.length` is known, a source that ends before it is an error.
     public convenience init(
         sequential source: any SequentialByteSource, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil,
-        readerStallTimeout: Double? = nil
+        readerStallTimeout: Duration? = nil
     ) {
         self.init(filler: .sequential(source), bufferSize: bufferSize, queue: queue, readerStallTimeout: readerStallTimeout)
     }
 
-    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Double? = nil) {
+    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Duration? = nil) {
         precondition(bufferSize > 0, "bufferSize must be positive")
         self.filler = filler
         self.bufferSize = bufferSize
