@@ -303,7 +303,7 @@ public final class InputStreamSource: @unchecked Sendable {
         case .random(_, let range):
             return offset == range.upperBound ? .end : .bytes(Int(min(Int64(bufferSize), range.upperBound - offset)))
         case .sequential(let source):
-            guard case .known(let total) = source.length else { return .bytes(bufferSize) }
+            guard let total = source.length.value else { return .bytes(bufferSize) }
             return offset == total ? .end : .bytes(Int(min(Int64(bufferSize), total - offset)))
         }
     }
@@ -324,7 +324,7 @@ public final class InputStreamSource: @unchecked Sendable {
         case .random(_, let range):
             fail(SourceFailure(offset: offset, underlying: ByteSourceError.endedEarly(offset: offset, expected: range.upperBound)))
         case .sequential(let source):
-            if case .known(let total) = source.length {
+            if let total = source.length.value {
                 fail(SourceFailure(offset: offset, underlying: ByteSourceError.endedEarly(offset: offset, expected: total)))
             } else {
                 succeed()
