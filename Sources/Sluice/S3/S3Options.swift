@@ -49,7 +49,7 @@ public struct S3Options: Sendable {
 
     public init() {}
 
-    func validate() throws {
+    func validate() throws(S3Error) {
         guard (1...256).contains(concurrency) else {
             throw S3Error(.invalidOption, "--concurrency must be 1 ... 256, not \(concurrency)")
         }

@@ -48,7 +48,7 @@ public struct TusOptions: Sendable {
 
     public init() {}
 
-    func validate() throws {
+    func validate() throws(TusError) {
         guard parallelUploads >= 1, parallelUploads <= 64 else {
             throw TusError(.invalidOption, "parallel uploads must be 1 ... 64")
         }

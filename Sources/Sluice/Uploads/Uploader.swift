@@ -76,7 +76,7 @@ extension UploadOptions {
     /// Checks every option's range.
     ///
     /// - Throws: `UploadError.invalidOption` naming the option and its range.
-    public func validate() throws {
+    public func validate() throws(UploadError) {
         guard bufferSize >= 1024, bufferSize <= 512 << 20 else {
             throw UploadError(.invalidOption, "buffer size \(bufferSize) is outside 1024 ... \(512 << 20) bytes")
         }
@@ -98,7 +98,7 @@ extension UploadOptions {
 extension UploadResponse {
     /// Throws `UploadError.httpStatus` unless the status is 2xx.
     @discardableResult
-    public func requireSuccess(totalBytes: Int64? = nil) throws -> UploadResponse {
+    public func requireSuccess(totalBytes: Int64? = nil) throws(UploadError) -> UploadResponse {
         guard isSuccess else {
             let text = String(decoding: body.prefix(200), as: UTF8.self)
                 .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
