@@ -19,7 +19,9 @@ import Synchronization
 /// The input side is built for `URLRequest.httpBodyStream` on Linux: `hasBytesAvailable` is
 /// `false` and `read` returns 0 only after the writer closed and every byte was read; until
 /// then `read` waits. It returns -1 with the real `streamError` after `fail(_:)` or
-/// `cancel()`, and wakes at once when either happens.
+/// `cancel()`, and wakes at once when either happens; `hasBytesAvailable` stays `true` then,
+/// so FoundationNetworking (which reads only while it is `true`, and ends the body when it is
+/// `false`) reads the -1 and aborts the request instead of ending a short body cleanly.
 ///
 /// - Important: `cancel()` and `fail(_:)` may be called from any thread, any number of
 ///   times; the first failure wins. `close()` of either stream is idempotent.

@@ -196,8 +196,11 @@ public final class InputStreamSource: @unchecked Sendable {
 
     /// Waits until the source finished: every byte written and the output closed, or a failure.
     ///
-    /// Cancellable: a cancelled awaiting task resumes at once with `CancellationError` (the
-    /// source itself goes on; `cancel()` stops it).
+    /// Cancellable: cancelling the awaiting task cancels the source (as `cancel()`: the pump
+    /// stops, the reader's next read returns -1) and the wait resumes at once with
+    /// `.failure(CancellationError())`, even while the pump is blocked inside a read of a
+    /// sequential source; it never waits for the stream's end. A source that already finished
+    /// gives its result.
     public var result: Result<Int64, any Error> {
         get async {
             let id = state.withLock { state -> Int in
@@ -216,6 +219,8 @@ public final class InputStreamSource: @unchecked Sendable {
                     if let done { continuation.resume(returning: done) }
                 }
             } onCancel: {
+                // Stops the pump; its failure reaches every waiter once the handlers ran.
+                cancel()
                 let waiter = state.withLock { state in
                     guard let waiter = state.waiters.removeValue(forKey: id) else {
                         // Not registered yet (or already resumed): registration sees this.
@@ -317,6 +322,10 @@ public final class InputStreamSource: @unchecked Sendable {
         }
     }
 
+    private func stopAsyncSequence() {
+        if case .sequential(let source as AsyncSequenceSource) = filler { source.cancel() }
+    }
+
     /// The source returned no bytes at `offset`: the end of a sequential source of unknown
     /// length, else a source that ended before its length.
     private func endOfSource(at offset: Int64) {
@@ -336,12 +345,15 @@ public final class InputStreamSource: @unchecked Sendable {
         let total = bytesWritten
         guard let finish = takeFinish(.success(total)) else { return }
         pair.outputStream.close()
+        stopAsyncSequence()
         finish()
     }
 
     private func fail(_ error: any Error) {
         guard let finish = takeFinish(.failure(error)) else { return }
         pair.fail(error)
+        // Wakes a pump waiting inside an async sequence's read, and ends its iterating task.
+        stopAsyncSequence()
         queue.async { [pair] in pair.outputStream.close() }
         finish()
     }

@@ -178,7 +178,11 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             source?.cancel()
             DispatchQueue.global().async { task.cancel() }
         }
-        return try outcome()
+        let result = Result { try outcome() }
+        // The task is over: a source still pumping (the server answered before the last byte)
+        // stops, and an async sequence body's iterating task ends.
+        state.withLock { $0.source }?.cancel()
+        return try result.get()
     }
 
     /// Runs `body` on a dispatch thread and returns its result.
