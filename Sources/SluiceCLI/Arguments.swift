@@ -1,9 +1,9 @@
 import Sluice
 
 /// A usage error: printed as one line, exit status 2.
-struct UsageError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+package struct UsageError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// `-h` or `--help` among a command's options (not after `--`, not as an option's value).

@@ -6,7 +6,7 @@ package enum ByteCount {
     ///
     /// - Throws: `UsageError` for anything else, negatives
     ///   and values that do not fit in 63 bits.
-    package static func parse(_ text: String) throws -> Int64 {
+    package static func parse(_ text: String) throws(UsageError) -> Int64 {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let digitsEnd = trimmed.firstIndex { !($0.isASCII && ($0.isNumber || $0 == ".")) } ?? trimmed.endIndex
         let number = String(trimmed[..<digitsEnd])

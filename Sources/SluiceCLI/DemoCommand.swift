@@ -64,25 +64,21 @@ struct DemoCommand: Subcommand {
         let request = try UploadRequest(url: receiver.url + "demo.bin", method: "PUT")
         var options = UploadOptions()
         options.progressInterval = .milliseconds(200)
-        let printer = ProgressPrinter(style: progress)
         let uploader = Uploader(transport: transport, options: options)
         let start = ContinuousClock.now
-        let task = Task { try await uploader.upload(request, body: .bytes(source)) { printer.report($0) } }
-        let signals = SignalWatcher { _ in task.cancel() }
-        defer { signals.stop() }
+        let result = await ProgressPrinter.run(style: progress) { report in
+            try await uploader.upload(request, body: .bytes(source), progress: report)
+        }
         let response: UploadResponse
         do {
-            response = try await task.value
-            printer.end()
+            response = try result.get()
             try response.requireSuccess(totalBytes: length)
         } catch {
-            printer.end()
             Terminal.error("sluice: demo: upload failed: \(error)")
             if let error = error as? UploadError, error.code == .cancelled { return 130 }
             return 1
         }
-        let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = (ContinuousClock.now - start) / .seconds(1)
         guard let received = receiver.completed.last else {
             Terminal.error("sluice: demo: the receiver recorded no upload")
             return 1

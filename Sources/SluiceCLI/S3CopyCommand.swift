@@ -122,15 +122,12 @@ struct S3CopyCommand {
             Terminal.error("sluice: s3 cp: \(error)")
             return 2
         }
-        let printer = ProgressPrinter(style: progress)
         let client = S3Client(configuration: configuration, options: options)
         let source = self.source
         let location = self.location
-        let task = Task { try await client.upload(source: source, to: location) { printer.report($0) } }
-        let signals = SignalWatcher { _ in task.cancel() }
-        defer { signals.stop() }
-        let result = await task.result
-        printer.end()
+        let result = await ProgressPrinter.run(style: progress) { report in
+            try await client.upload(source: source, to: location, progress: report)
+        }
         switch result {
         case .success(let upload):
             do { try Terminal.output("\(upload.location)\n") } catch {

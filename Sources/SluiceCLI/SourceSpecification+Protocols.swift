@@ -3,17 +3,20 @@ import Sluice
 
 // The tus and S3 clients take sources as types; these open what a SOURCE argument names.
 
+extension SourceSpecification {
+    /// Parses SOURCE, reporting a malformed one as the protocol's own error.
+    init(parsing text: String, orThrow wrap: (UsageError) -> any Error) throws {
+        do { try self.init(parsing: text) } catch { throw wrap(error) }
+    }
+}
+
 extension TusClient {
     /// Uploads what SOURCE names (a path or `synthetic:SIZE[:SEED]`) to the creation endpoint,
     /// resuming a stored upload of the same source when there is one.
     func upload(
         source: String, to endpoint: URL, progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> TusUploadResult {
-        let specification: SourceSpecification
-        do { specification = try SourceSpecification(parsing: source) } catch {
-            throw TusError(.source, "\(error)", underlying: error)
-        }
-        let opened = try TusSource.open(specification)
+        let opened = try TusSource.open(SourceSpecification(parsing: source, orThrow: { TusError(.source, "\($0)", underlying: $0) }))
         defer { opened.close() }
         return try await upload(opened, to: endpoint, progress: progress)
     }
@@ -73,11 +76,7 @@ extension S3Client {
     func upload(
         source: String, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> S3UploadResult {
-        let specification: SourceSpecification
-        do { specification = try SourceSpecification(parsing: source) } catch {
-            throw S3Error(.source, "\(error)", underlying: error)
-        }
-        switch specification {
+        switch try SourceSpecification(parsing: source, orThrow: { S3Error(.source, "\($0)", underlying: $0) }) {
         case .standardInput:
             let target = try location.resolvingKey(forSourceNamed: nil)
             return try await uploadStream(FileDescriptorStream.standardInput, to: target, progress: progress)

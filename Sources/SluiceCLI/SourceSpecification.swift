@@ -9,7 +9,7 @@ enum SourceSpecification: Sendable, Equatable {
     /// Parses a SOURCE argument.
     ///
     /// - Throws: `UsageError` for a malformed synthetic size or seed.
-    init(parsing text: String) throws {
+    init(parsing text: String) throws(UsageError) {
         if text == "-" {
             self = .standardInput
             return

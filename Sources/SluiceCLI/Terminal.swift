@@ -138,3 +138,19 @@ struct ProgressPrinter: Sendable {
         if style == .bar { Terminal.errorText("\n") }
     }
 }
+
+extension ProgressPrinter {
+    /// Runs `work` in a task that draws progress in `style` and is cancelled by SIGINT or
+    /// SIGTERM; returns its result once the task ended and the progress line is finished.
+    static func run<Value: Sendable>(
+        style: Style, _ work: @escaping @Sendable (_ report: @escaping @Sendable (UploadProgress) -> Void) async throws -> Value
+    ) async -> Result<Value, any Error> {
+        let printer = ProgressPrinter(style: style)
+        let task = Task { try await work { printer.report($0) } }
+        let signals = SignalWatcher { _ in task.cancel() }
+        defer { signals.stop() }
+        let result = await task.result
+        printer.end()
+        return result
+    }
+}

@@ -95,18 +95,10 @@ struct TusCommand: Subcommand {
                 return 1
             }
         case .upload(let source, let endpoint):
-            let printer = ProgressPrinter(style: progress)
-            let options = self.options
-            let transport = self.transport
-            let task = Task {
-                try await TusClient(transport: transport, options: options).upload(source: source, to: endpoint) {
-                    printer.report($0)
-                }
+            let client = TusClient(transport: transport, options: options)
+            let result = await ProgressPrinter.run(style: progress) { report in
+                try await client.upload(source: source, to: endpoint, progress: report)
             }
-            let signals = SignalWatcher { _ in task.cancel() }
-            defer { signals.stop() }
-            let result = await task.result
-            printer.end()
             switch result {
             case .success(let upload):
                 do {

@@ -145,15 +145,10 @@ struct UploadCommand: Subcommand {
                      progress: ProgressPrinter.Style) async -> Int32 {
         var options = options
         options.responseBody = .stream { try Terminal.output($0) }
-        let printer = ProgressPrinter(style: progress)
         let uploader = Uploader(transport: transport, options: options)
-        let task = Task {
-            try await uploader.upload(request, body: body) { printer.report($0) }
+        let result = await ProgressPrinter.run(style: progress) { report in
+            try await uploader.upload(request, body: body, progress: report)
         }
-        let signals = SignalWatcher { _ in task.cancel() }
-        defer { signals.stop() }
-        let result = await task.result
-        printer.end()
         do {
             let response = try result.get()
             try response.requireSuccess(totalBytes: body.length.value)

@@ -33,7 +33,7 @@ enum SigV4Encoding {
         var bytes = text.utf8.makeIterator()
         while let byte = bytes.next() {
             guard byte == UInt8(ascii: "%") else { out.append(byte); continue }
-            guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else {
+            guard let high = bytes.next().flatMap(HTTPSyntax.hexValue), let low = bytes.next().flatMap(HTTPSyntax.hexValue) else {
                 throw SigV4Error(.invalidURL, "'\(text)' has a '%' not followed by two hex digits")
             }
             out.append(high << 4 | low)
@@ -42,15 +42,6 @@ enum SigV4Encoding {
             throw SigV4Error(.invalidURL, "'\(text)' does not decode to UTF-8")
         }
         return decoded
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 
     /// Splits an encoded query into decoded items (`a=1&b&c=` gives `a=1`, `b=`, `c=`).
