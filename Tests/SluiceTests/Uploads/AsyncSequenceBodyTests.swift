@@ -85,13 +85,16 @@ import Testing
         #expect(receiver.completed.isEmpty)
     }
 
-    /// 256 MiB from a sequence that could produce it all at once: the transport pulls a chunk
-    /// only when it has room, so what was pulled never runs far ahead of what was sent.
+    /// 256 MiB (curl) or 32 MiB (URLSession) from a sequence that could produce it all at
+    /// once: the transport pulls a chunk only when it has room, so what was pulled never runs
+    /// far ahead of what was sent. (URLSession on Linux drives every task of the process from
+    /// one shared queue: a long upload there starves the timing-sensitive URLSession tests
+    /// that run in parallel, hence the smaller body.)
     @Test(arguments: TransportKind.allCases)
     func aLargeSequenceIsPulledOnlyWhenThereIsRoom(transport: TransportKind) async throws {
         let receiver = try LoopbackReceiver(log: { _ in })
         defer { receiver.stop() }
-        let total: Int64 = 256 << 20
+        let total: Int64 = transport == .curl ? 256 << 20 : 32 << 20
         let block = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
         let tracker = AheadTracker()
         let chunks = RepeatedChunks(block: block, count: Int(total) / block.count, tracker: tracker)
@@ -108,10 +111,10 @@ import Testing
         let expected = try #require(await onThread { try? Digest.sha256(of: RepeatedBlockSource(block: block, length: total)) })
         #expect(received.bytes == total && received.sha256 == expected)
         // Ring (256 KiB) + one chunk (64 KiB) + libcurl's or URLSession's buffers + progress
-        // lag: a few MiB. A sequence drained without backpressure runs 256 MiB ahead.
+        // lag: a few MiB. A sequence drained without backpressure runs the whole body ahead.
         let ahead = tracker.maximumAhead
         print("aLargeSequenceIsPulledOnlyWhenThereIsRoom(\(transport)): at most \(ahead) bytes pulled ahead of the bytes sent")
-        #expect(ahead < 64 << 20, "pulled up to \(ahead) bytes ahead of what was sent")
+        #expect(ahead < total / 4, "pulled up to \(ahead) bytes ahead of what was sent")
     }
 }
 
