@@ -44,6 +44,9 @@ public struct S3Options: Sendable {
     public var maximumRetryDelay: Duration = .seconds(8)
     /// Stream parts per size step (`S3PartPlan.partsPerStep`); tests use fewer to see parts grow.
     var streamStepParts: Int?
+    /// The most parts a stream may have; nil for S3's 10,000. Tests lower it to reach the
+    /// limit with a few parts of S3's 5 MiB minimum (10,000 of them are 50 GiB).
+    var partLimit: Int?
     /// Buffers, timeouts and TLS of each request.
     public var transfer = UploadOptions()
 
@@ -51,14 +54,14 @@ public struct S3Options: Sendable {
 
     func validate() throws(S3Error) {
         guard (1...256).contains(concurrency) else {
-            throw S3Error(.invalidOption, "--concurrency must be 1 ... 256, not \(concurrency)")
+            throw S3Error(.invalidOption, "concurrency must be 1 ... 256, not \(concurrency)")
         }
         guard retries >= 0 else { throw S3Error(.invalidOption, "retries must not be negative") }
         for delay in [retryDelay, maximumRetryDelay] where delay < .zero || delay > UploadOptions.maximumTimeout {
             throw S3Error(.invalidOption, "retry delay \(delay) is outside 0 ... \(UploadOptions.maximumTimeout) (365 days)")
         }
         if payloadSigning == .trailer, checksum == nil {
-            throw S3Error(.invalidOption, "--payload-signing trailer needs a checksum (--checksum crc32c, crc32 or sha256)")
+            throw S3Error(.invalidOption, "trailer payload signing needs a checksum (crc32c, crc32 or sha256)")
         }
         if let partSize { try S3PartPlan.validate(partSize: partSize) }
         for (key, _) in metadata where key.isEmpty || key.contains(where: { $0.isWhitespace || $0 == ":" }) {

@@ -31,6 +31,10 @@ extension CurlTransfer {
         let context = Unmanaged.passUnretained(self).toOpaque()
 
         try easy.set(SLUICE_CURLOPT_URL, string: request.url.absoluteString)
+        // The path goes out as given, `.` and `..` segments and `//` included (libcurl would
+        // remove dot segments): it may be signed (SigV4, presigned URLs) or name an S3 key,
+        // which is opaque. Resolving a relative reference (a redirect) is where dot segments go.
+        try easy.set(SLUICE_CURLOPT_PATH_AS_IS, true)
         try easy.set(SLUICE_CURLOPT_ERRORBUFFER, pointer: errorBuffer)
         try easy.set(SLUICE_CURLOPT_NOSIGNAL, true)
         try easy.set(SLUICE_CURLOPT_TCP_NODELAY, true)
