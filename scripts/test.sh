@@ -34,6 +34,10 @@ SCRATCH=(--scratch-path "${SLUICE_SCRATCH_PATH:-.build}")
 TSAN_SCRATCH=(--scratch-path "${SLUICE_TSAN_SCRATCH_PATH:-.build-tsan}")
 STARTED_AT=$SECONDS
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice-test.XXXXXX")
+# What the tests leave in a temporary directory (tus stores, receiver stores, pytest's
+# tmp_path: hundreds of MiB per run) goes under $TMP and is removed with it at exit.
+mkdir -p "$TMP/tmp"
+export TMPDIR="$TMP/tmp"
 RESULTS=()
 FAILED=0
 SWIFT_CLOSING=""

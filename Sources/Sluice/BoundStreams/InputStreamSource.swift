@@ -290,7 +290,13 @@ public final class InputStreamSource: @unchecked Sendable {
             let want: Int
             switch remaining(at: offset) {
             case .end:
-                succeed()
+                // A sequential source of known length must end there: one byte more is enough
+                // to see one that holds more (never a body cut at the declared length).
+                if case .sequential = filler, let failure = probePastTheEnd(at: offset) {
+                    fail(failure)
+                } else {
+                    succeed()
+                }
                 return
             case .bytes(let count):
                 want = count
@@ -341,6 +347,17 @@ public final class InputStreamSource: @unchecked Sendable {
         case .sequential(let source):
             guard let total = source.length.value else { return .bytes(bufferSize) }
             return offset == total ? .end : .bytes(Int(min(Int64(bufferSize), total - offset)))
+        }
+    }
+
+    /// Reads one byte past a sequential source's declared end: nil when it ended there.
+    private func probePastTheEnd(at offset: Int64) -> SourceFailure? {
+        var byte: UInt8 = 0
+        do {
+            let count = try withUnsafeMutableBytes(of: &byte) { try read(into: $0, at: offset) }
+            return count == 0 ? nil : SourceFailure(offset: offset, underlying: ByteSourceError.longerThanDeclared(expected: offset))
+        } catch {
+            return SourceFailure(offset: offset, underlying: error)
         }
     }
 

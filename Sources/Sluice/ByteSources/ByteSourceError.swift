@@ -16,6 +16,8 @@ public enum ByteSourceError: Error, Sendable, Equatable, CustomStringConvertible
     case system(operation: String, path: String, errno: Int32)
     /// The source holds fewer bytes than it promised.
     case endedEarly(offset: Int64, expected: Int64)
+    /// A sequential source gave more bytes than the length it declared.
+    case longerThanDeclared(expected: Int64)
     /// An offset outside `0 ... length` was asked for.
     case offsetOutOfRange(offset: Int64, length: Int64)
     /// A size, range or source description could not be parsed.
@@ -33,6 +35,8 @@ public enum ByteSourceError: Error, Sendable, Equatable, CustomStringConvertible
             return "\(path): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
         case .endedEarly(let offset, let expected):
             return "source ended at byte \(offset) of \(expected)"
+        case .longerThanDeclared(let expected):
+            return "the source holds more than its declared \(expected) bytes"
         case .offsetOutOfRange(let offset, let length):
             return "offset \(offset) is outside 0...\(length)"
         case .invalidSpecification(let text): return text

@@ -152,6 +152,37 @@ import Testing
         #expect(result.bytes.allSatisfy { $0 == 5 })
     }
 
+    /// A sequential source that holds more than it declared is an error, on both pairs: never a
+    /// body cut at the declared length and called complete. One that holds exactly that much is not.
+    @Test(arguments: [(InputStreamSource.Streams.sluicePair, 5001), (.foundation, 5001), (.sluicePair, 5000), (.foundation, 5000)])
+    func sequentialSourceOfKnownLengthThatHoldsMoreFails(streams: InputStreamSource.Streams, holding count: Int) async throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let bytes = [UInt8](repeating: 7, count: count)
+        #expect(bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, count) } == count)
+        close(fds[1])
+        defer { close(fds[0]) }
+        let iss = InputStreamSource(filler: .sequential(FileDescriptorStream(fd: fds[0], length: .known(5000), name: "pipe")),
+                                    bufferSize: 300, queue: nil, streams: streams)
+        iss.start()
+        let drained = Task.detached { drain(iss.inputStream) }
+        let outcome = await iss.result
+        if count == 5000 {
+            #expect(try outcome.get() == 5000)
+            #expect(await drained.value.bytes.count == 5000)
+        } else {
+            guard case .failure(let error) = outcome else {
+                Issue.record("a source holding \(count) bytes of a declared 5000 finished successfully")
+                return
+            }
+            let failure = try #require(error as? InputStreamSource.SourceFailure)
+            #expect(failure.offset == 5000)
+            #expect(failure.underlying as? ByteSourceError == .longerThanDeclared(expected: 5000))
+            iss.inputStream.close()
+            _ = await drained.value
+        }
+    }
+
     /// Runs `sourceLeakChild` alone in a child process and expects it to pass.
     @Test(.enabled(if: !Isolated.inChild)) func leavesNoThreadOrDescriptorBehind() async throws {
         let (status, output) = try await Isolated.run("sourceLeakChild")
