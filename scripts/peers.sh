@@ -86,7 +86,8 @@ sluice_peers_install() {
         apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null || return 1
     fi
     for spec in tuspyserver:tuspyserver uvicorn:uvicorn fastapi:fastapi tusclient:tuspy \
-                multipart:python-multipart pytest:pytest crc32c:crc32c botocore:botocore boto3:boto3; do
+                multipart:python-multipart pytest:pytest crc32c:crc32c botocore:botocore boto3:boto3 \
+                moto.server:moto[server]; do
         module=${spec%%:*}
         sluice_python_has "$module" || missing+=("${spec#*:}")
     done

@@ -5,7 +5,7 @@ import Sluice
 struct S3CommonOptions {
     var overrides = S3ConfigurationOverrides()
 
-    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style"]
+    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style", "--ca-bundle"]
     static let usage = """
       --endpoint-url URL         a custom endpoint (MinIO, SeaweedFS, R2 …); else AWS_ENDPOINT_URL_S3,
                                  AWS_ENDPOINT_URL, the profile's endpoint_url, then AWS
@@ -13,6 +13,7 @@ struct S3CommonOptions {
       --profile P                a profile of ~/.aws/credentials and ~/.aws/config (else AWS_PROFILE)
       --addressing-style auto|path|virtual
                                  auto: path style for custom endpoints, virtual-hosted for AWS
+      --ca-bundle FILE           CAs to trust for https (PEM); else AWS_CA_BUNDLE, the profile's ca_bundle
     """
 
     /// Takes `name` if it is one of the common options.
@@ -21,6 +22,7 @@ struct S3CommonOptions {
         case "--endpoint-url": overrides.endpointURL = value
         case "--region": overrides.region = value
         case "--profile": overrides.profile = value
+        case "--ca-bundle": overrides.caBundle = value
         case "--addressing-style":
             guard let style = S3AddressingStyle(rawValue: value) else {
                 throw UsageError("unknown addressing style '\(value)': use auto, path or virtual")
@@ -139,7 +141,7 @@ struct S3CopyCommand {
         case .failure(let error):
             let error = error as? S3Error ?? S3Error(.transport, "\(error)")
             let resumable = source != "-" && error.uploadID != nil && error.code != .sourceChanged
-            var line = error.message
+            var line = error.message + Self.flagHint(for: error)
             if error.code == .cancelled {
                 line = "interrupted"
                 if resumable, let id = error.uploadID {
@@ -157,6 +159,18 @@ struct S3CopyCommand {
             // Refused before any byte was sent (bad input, a plan S3 cannot take): 2.
             let usage: [S3Error.Code] = [.invalidLocation, .invalidOption, .configuration, .credentials, .tooManyParts, .partTooLarge, .objectTooLarge]
             return usage.contains(error.code) && error.uploadID == nil ? 2 : 1
+        }
+    }
+}
+
+extension S3CopyCommand {
+    /// The option that changes what the library's message asks for, if there is one.
+    static func flagHint(for error: S3Error) -> String {
+        switch error.code {
+        case .tooManyParts: return " (--part-size)"
+        case .sourceChanged, .state: return " (--restart)"
+        case .server where ["PermanentRedirect", "AuthorizationHeaderMalformed"].contains(error.serverCode ?? ""): return " (--region)"
+        default: return ""
         }
     }
 }

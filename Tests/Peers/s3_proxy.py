@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""A TCP proxy on 127.0.0.1 for S3 tests: counts the bytes clients send upstream and can
-reset one connection in the middle of a request body.
+"""Proxies on 127.0.0.1 for S3 tests. CountingProxy (TCP) counts the bytes clients send
+upstream and can reset one connection in the middle of a request body; FaultProxy (HTTP,
+below) injects S3 errors, resets and rewritten answers per part or action.
 
 Used in-process by Tests/e2e/test_s3_cli.py:
 
@@ -13,12 +14,17 @@ Used in-process by Tests/e2e/test_s3_cli.py:
 It forwards bytes unchanged: SigV4 signs the Host header the client sent (the proxy's
 address), and the server checks it against the same header, so signatures stay valid.
 """
+import http.client
 import socket
 import struct
 import threading
+import urllib.parse
 
 
-class CountingProxy:
+class _LoopbackProxy:
+    """A listener on 127.0.0.1 (a free port) whose connections `_connected` serves; `close`
+    closes it and every socket it tracks."""
+
     def __init__(self, upstream_port, upstream_host="127.0.0.1"):
         self.upstream = (upstream_host, upstream_port)
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -27,23 +33,9 @@ class CountingProxy:
         self.listener.listen(128)
         self.port = self.listener.getsockname()[1]
         self.lock = threading.Lock()
-        self._client_bytes = 0
-        self._reset_at = None
-        self.resets = 0
-        self.connections = 0
         self.closed = False
         self.sockets = set()
         threading.Thread(target=self._accept, daemon=True).start()
-
-    @property
-    def client_bytes(self):
-        with self.lock:
-            return self._client_bytes
-
-    def reset_after(self, count):
-        """Resets (RST) the connection carrying the count-th client byte from now on, once."""
-        with self.lock:
-            self._reset_at = self._client_bytes + count
 
     def close(self):
         self.closed = True
@@ -65,16 +57,40 @@ class CountingProxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            try:
-                server = socket.create_connection(self.upstream)
-            except OSError:
-                client.close()
-                continue
             with self.lock:
-                self.connections += 1
-                self.sockets.update((client, server))
-            threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
+                self.sockets.add(client)
+            self._connected(client)
+
+
+class CountingProxy(_LoopbackProxy):
+    def __init__(self, upstream_port, upstream_host="127.0.0.1"):
+        self._client_bytes = 0
+        self._reset_at = None
+        self.resets = 0
+        self.connections = 0
+        super().__init__(upstream_port, upstream_host)
+
+    @property
+    def client_bytes(self):
+        with self.lock:
+            return self._client_bytes
+
+    def reset_after(self, count):
+        """Resets (RST) the connection carrying the count-th client byte from now on, once."""
+        with self.lock:
+            self._reset_at = self._client_bytes + count
+
+    def _connected(self, client):
+        try:
+            server = socket.create_connection(self.upstream)
+        except OSError:
+            client.close()
+            return
+        with self.lock:
+            self.connections += 1
+            self.sockets.add(server)
+        threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
+        threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
 
     @staticmethod
     def _rst(sock):
@@ -113,3 +129,173 @@ class CountingProxy:
                 target.shutdown(socket.SHUT_WR)
             except OSError:
                 pass
+
+
+class FaultProxy(_LoopbackProxy):
+    """An HTTP/1.1 proxy on 127.0.0.1 in front of an S3 server that reads each request whole
+    and forwards it upstream (one keep-alive upstream connection per client connection), so
+    that it can answer in the server's place, reset a connection in the middle of a body, or
+    rewrite the server's answer. Request heads and bodies go upstream unchanged (the Host
+    header included, so SigV4 signatures stay valid); `Expect: 100-continue` is answered here.
+
+        proxy = FaultProxy(upstream_port)
+        proxy.fail_part(3, 503, "SlowDown", times=1)    # part 3's first attempt gets a 503 SlowDown
+        proxy.reset_part(3, after=1 << 20, times=1)     # part 3's first attempt is reset after 1 MiB of body
+        proxy.rewrite["complete"] = edit                # edit(status, headers, body) -> (status, headers, body)
+        proxy.attempts                                  # {part number: requests that carried it}
+        proxy.part_bytes                                # {part number: body bytes received}
+
+    Actions: "create", "part", "complete", "put", "abort", "list", "other".
+    """
+
+    def __init__(self, upstream_port, upstream_host="127.0.0.1"):
+        self.attempts = {}
+        self.part_bytes = {}
+        self.actions = []
+        self.injected = 0
+        self.rewrite = {}
+        self._failures = {}
+        self._resets = {}
+        super().__init__(upstream_port, upstream_host)
+
+    def fail_part(self, number, status, code, times=1):
+        """Answers the next `times` attempts of part `number` with `status` and S3 error `code`
+        (after reading the body, as S3 does); times=None: every attempt."""
+        with self.lock:
+            self._failures[number] = [status, code, times]
+
+    def reset_part(self, number, after, times=1):
+        """Resets (RST) the next `times` attempts of part `number` after `after` body bytes."""
+        with self.lock:
+            self._resets[number] = [after, times]
+
+    def _connected(self, client):
+        threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    @staticmethod
+    def _action(method, query):
+        if method == "PUT" and "partNumber" in query:
+            return "part"
+        if method == "POST" and "uploads" in query:
+            return "create"
+        if method == "POST" and "uploadId" in query:
+            return "complete"
+        if method == "DELETE" and "uploadId" in query:
+            return "abort"
+        if method == "GET" and "uploadId" in query:
+            return "list"
+        if method == "PUT":
+            return "put"
+        return "other"
+
+    @staticmethod
+    def _take(rules, number):
+        """The rule for part `number` if it still applies (and counts it), else None."""
+        rule = rules.get(number)
+        if rule is None or rule[-1] == 0:
+            return None
+        if rule[-1] is not None:
+            rule[-1] -= 1
+        return rule
+
+    def _serve(self, client):
+        rfile = client.makefile("rb")
+        upstream = None
+        try:
+            while True:
+                line = rfile.readline(65537)
+                if not line:
+                    return
+                method, target, _ = line.decode("latin-1").split(" ", 2)
+                headers = []
+                while True:
+                    header = rfile.readline(65537)
+                    if header in (b"\r\n", b"\n", b""):
+                        break
+                    name, value = header.decode("latin-1").split(":", 1)
+                    headers.append((name.strip(), value.strip()))
+                lowered = {name.lower(): value for name, value in headers}
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(target).query, keep_blank_values=True)
+                action = self._action(method, query)
+                number = int(query["partNumber"][0]) if action == "part" else None
+                with self.lock:
+                    self.actions.append(action)
+                    if number is not None:
+                        self.attempts[number] = self.attempts.get(number, 0) + 1
+                    failure = self._take(self._failures, number) if number is not None else None
+                    reset = self._take(self._resets, number) if number is not None else None
+                    if failure or reset:
+                        self.injected += 1
+                if lowered.get("expect", "").lower() == "100-continue":
+                    client.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+                chunked = "chunked" in lowered.get("transfer-encoding", "").lower()
+                length = int(lowered.get("content-length", "0") or 0)
+                if reset is not None:
+                    body = rfile.read(min(reset[0], length))
+                    self._count(number, len(body))
+                    CountingProxy._rst(client)
+                    return
+                body = self._read_chunked(rfile) if chunked else rfile.read(length)
+                self._count(number, len(body))
+                if failure is not None:
+                    status, code = failure[0], failure[1]
+                    document = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>injected by "
+                                "FaultProxy</Message><RequestId>fault</RequestId></Error>" % code).encode()
+                    self._answer(client, status, [("Content-Type", "application/xml")], document)
+                    continue
+                if upstream is None:
+                    upstream = http.client.HTTPConnection(*self.upstream, timeout=120)
+                upstream.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
+                for name, value in headers:
+                    if name.lower() != "expect":
+                        upstream.putheader(name, value)
+                upstream.endheaders(body)
+                response = upstream.getresponse()
+                answer = response.read()
+                status = response.status
+                kept = [(name, value) for name, value in response.getheaders()
+                        if name.lower() not in ("content-length", "transfer-encoding", "connection")]
+                if response.will_close:
+                    upstream.close()
+                    upstream = None
+                edit = self.rewrite.get(action)
+                if edit is not None:
+                    status, kept, answer = edit(status, kept, answer)
+                self._answer(client, status, kept, answer)
+        except (OSError, ValueError):
+            pass
+        finally:
+            if upstream is not None:
+                upstream.close()
+            try:
+                client.close()
+            except OSError:
+                pass
+
+    def _count(self, number, count):
+        if number is not None:
+            with self.lock:
+                self.part_bytes[number] = self.part_bytes.get(number, 0) + count
+
+    @staticmethod
+    def _read_chunked(rfile):
+        raw = b""
+        while True:
+            size_line = rfile.readline(65537)
+            raw += size_line
+            size = int(size_line.split(b";")[0].strip(), 16)
+            if size == 0:
+                while True:
+                    trailer = rfile.readline(65537)
+                    raw += trailer
+                    if trailer in (b"\r\n", b"\n", b""):
+                        return raw
+            raw += rfile.read(size + 2)
+
+    @staticmethod
+    def _answer(client, status, headers, body):
+        reason = http.client.responses.get(status, "Status")
+        head = "HTTP/1.1 %d %s\r\n" % (status, reason)
+        head += "".join("%s: %s\r\n" % (name, value) for name, value in headers)
+        head += "Content-Length: %d\r\n\r\n" % len(body)
+        client.sendall(head.encode("latin-1") + body)

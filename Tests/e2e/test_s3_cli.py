@@ -18,14 +18,15 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import uuid
 
 import pytest
 
-from conftest import REPO, checksum, sluice_bin
+from conftest import REPO, checksum, sluice_bin, stop
 
 sys.path.insert(0, os.path.join(REPO, "Tests", "Peers"))
-from s3_proxy import CountingProxy  # noqa: E402
+from s3_proxy import CountingProxy, FaultProxy  # noqa: E402
 
 boto3 = pytest.importorskip("boto3")
 from botocore.config import Config  # noqa: E402
@@ -407,3 +408,242 @@ def test_content_type_and_metadata_reach_the_object(s3, env, size):
     assert head["ContentType"] == "text/x-sluice; charset=utf-8"
     assert head["Metadata"] == {"origin": "sluice", "run": "a b=c"}
     assert head["ContentLength"] == size
+
+
+# --- Faults injected per part by Tests/Peers/s3_proxy.py's FaultProxy in front of SeaweedFS ---
+
+
+@pytest.fixture
+def fault_proxy(weed, env):
+    """(FaultProxy in front of weed, env pointing sluice at it)."""
+    _, port, _, _ = weed
+    proxy = FaultProxy(port)
+    try:
+        yield proxy, dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port)
+    finally:
+        proxy.close()
+
+
+PARTS_SPEC = "synthetic:%d:6" % (26 * MIB)   # 5 MiB parts: 5 full ones and 1 MiB
+
+
+@pytest.mark.parametrize("fault", ["503 SlowDown", "500 InternalError", "reset"])
+def test_a_slowdown_5xx_or_reset_on_one_part_retries_that_part_alone(s3, fault_proxy, fault):
+    proxy, env = fault_proxy
+    if fault == "reset":
+        proxy.reset_part(3, after=2 * MIB + 11)
+    else:
+        status, code = fault.split()
+        proxy.fail_part(3, int(status), code)
+    name = key()
+    status, _, err = sluice(env, "s3", "cp", PARTS_SPEC, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB",
+                            "--concurrency", "3", timeout=120)
+    assert status == 0, err
+    assert proxy.injected == 1
+    assert "in 6 parts" in err and "1 retries" in err, err
+    # Part 3 alone went twice; every other part once, and no other request was repeated.
+    assert proxy.attempts == {1: 1, 2: 1, 3: 2, 4: 1, 5: 1, 6: 1}, proxy.attempts
+    assert proxy.actions.count("create") == 1 and proxy.actions.count("complete") == 1, proxy.actions
+    sent = dict(proxy.part_bytes)
+    first_try = 2 * MIB + 11 if fault == "reset" else sent[2]
+    assert sent[3] == sent[2] + first_try, sent   # part 3: one whole body plus the failed attempt's bytes
+    assert object_sha256(s3, name) == checksum(PARTS_SPEC)
+
+
+def test_a_persistent_slowdown_fails_in_one_line_within_bounded_time(s3, fault_proxy):
+    proxy, env = fault_proxy
+    proxy.fail_part(2, 503, "SlowDown", times=None)
+    name = key()
+    started = time.monotonic()
+    status, out, err = sluice(env, "s3", "cp", PARTS_SPEC, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB",
+                              "--concurrency", "3", "--retries", "3", timeout=120)
+    elapsed = time.monotonic() - started
+    assert status == 1, err
+    assert out == "" and err.count("\n") == 1 and err.startswith("sluice: s3 cp: "), err
+    assert "503" in err and "SlowDown" in err and "part 2" in err, err
+    assert proxy.attempts[2] == 4, proxy.attempts      # the first attempt and 3 retries, then no more
+    assert proxy.actions.count("complete") == 0
+    # Backoff 0.25 + 0.5 + 1 s; generous for a loaded machine, far below an unbounded loop.
+    assert elapsed < 60, elapsed
+    assert s3.list_objects_v2(Bucket=BUCKET, Prefix=name).get("KeyCount", 0) == 0
+
+
+# --- What Complete and UploadPart say back is checked ---
+
+
+def _rewrite_xml(tag, replace):
+    def edit(status, headers, body):
+        text = body.decode()
+        found = re.search(r"<%s>([^<]*)</%s>" % (tag, tag), text)
+        assert found, "no <%s> in %s" % (tag, text)
+        new = replace(found.group(1))
+        return status, headers, text.replace(found.group(0), "<%s>%s</%s>" % (tag, new, tag)).encode()
+    return edit
+
+
+def _other_crc32c(value):
+    """Another well-formed CRC32C value (base64 of 4 bytes), composite suffix kept."""
+    plain, dash, suffix = value.partition("-")
+    return ("AAAAAA==" if plain != "AAAAAA==" else "AAAAAQ==") + dash + suffix
+
+
+@pytest.mark.parametrize("what", ["composite checksum", "part count"])
+def test_a_wrong_answer_from_complete_fails_in_one_line(s3, fault_proxy, what):
+    proxy, env = fault_proxy
+    if what == "composite checksum":
+        proxy.rewrite["complete"] = _rewrite_xml("ChecksumCRC32C", _other_crc32c)
+    else:
+        proxy.rewrite["complete"] = _rewrite_xml("ETag", lambda etag: re.sub(r"-6(&#34;|&quot;|\")$", r"-7\1", etag))
+    name = key()
+    status, out, err = sluice(env, "s3", "cp", PARTS_SPEC, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", timeout=120)
+    assert status == 1, err
+    assert out == "" and err.count("\n") == 1 and err.startswith("sluice: s3 cp: "), err
+    if what == "composite checksum":
+        assert "the server's CRC32C of the object is AAAAA" in err and "the parts sent give" in err, err
+    else:
+        assert "the server assembled 7 parts, 6 were sent" in err, err
+
+
+def test_a_wrong_part_checksum_from_upload_part_fails_in_one_line(s3, fault_proxy):
+    proxy, env = fault_proxy
+
+    def edit(status, headers, body):
+        changed = [(n, _other_crc32c(v) if n.lower() == "x-amz-checksum-crc32c" else v) for n, v in headers]
+        assert changed != headers, "SeaweedFS returned no x-amz-checksum-crc32c for the part"
+        return status, changed, body
+    proxy.rewrite["part"] = edit
+    name = key()
+    status, out, err = sluice(env, "s3", "cp", PARTS_SPEC, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", timeout=120)
+    assert status == 1, err
+    assert out == "" and err.count("\n") == 1, err
+    assert "CRC32C of part" in err and "the bytes sent give" in err, err
+    assert proxy.actions.count("complete") == 0
+
+
+# --- Keys are opaque: dot segments and // reach the server as given ---
+
+
+@pytest.fixture(scope="module")
+def moto_s3():
+    """moto's S3 server (it stores keys as given; SeaweedFS, a file system underneath, refuses
+    `.` and `..` segments and folds `//`): (endpoint URL, boto3 client)."""
+    server_module = pytest.importorskip("moto.server")
+    port = free_port()
+    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        url = "http://127.0.0.1:%d" % port
+        client = boto3.client("s3", endpoint_url=url, aws_access_key_id="AKIDMOTO", aws_secret_access_key="moto",
+                              region_name="us-east-1", config=Config(s3={"addressing_style": "path"}))
+        client.create_bucket(Bucket="opaque-keys")
+        yield url, client
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("size", [1000, 11 * MIB])
+def test_keys_with_dot_segments_and_double_slashes_round_trip(moto_s3, env, size):
+    url, client = moto_s3
+    env = dict(env, AWS_ENDPOINT_URL=url, AWS_ACCESS_KEY_ID="AKIDMOTO", AWS_SECRET_ACCESS_KEY="moto")
+    prefix = "k%d/" % size
+    names = [prefix + "a/../b", "./x%d" % size, prefix + "a//b", prefix + "c/./d"]
+    spec = "synthetic:%d:8" % size
+    for name in names:
+        status, _, err = sluice(env, "s3", "cp", spec, "s3://opaque-keys/" + name, "--part-size", "5MiB", timeout=120)
+        assert status == 0, (name, err)
+    listed = {o["Key"] for o in client.list_objects_v2(Bucket="opaque-keys").get("Contents", [])}
+    assert set(names) <= listed, listed
+    # Nothing landed under a normalised name.
+    assert not {prefix + "b", "x%d" % size, prefix + "c/d"} & listed, listed
+    for name in names:
+        body = client.get_object(Bucket="opaque-keys", Key=name)["Body"].read()
+        assert (hashlib.sha256(body).hexdigest(), len(body)) == checksum(spec), name
+
+
+# --- https: nginx with TLS in front of SeaweedFS, trusted through --ca-bundle / AWS_CA_BUNDLE ---
+
+
+@pytest.fixture(scope="module")
+def tls_weed(weed, tmp_path_factory):
+    """(https URL of an nginx with TLS proxying to weed, its self-signed certificate, access log)."""
+    if not os.path.exists("/usr/sbin/nginx") or not shutil.which("openssl"):
+        pytest.skip("nginx or openssl missing: run through scripts/test.sh")
+    _, weed_port, _, _ = weed
+    d = tmp_path_factory.mktemp("s3-tls")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", d / "key.pem", "-out", d / "cert.pem"],
+                   check=True, capture_output=True)
+    (d / "body").mkdir()
+    port = free_port()
+    # The Host header the client signed goes upstream unchanged; bodies stream through.
+    (d / "nginx.conf").write_text("""
+daemon off; master_process off; worker_processes 1; pid %(d)s/nginx.pid;
+error_log %(d)s/error.log warn;
+events { worker_connections 256; }
+http {
+    log_format s3 '$request_method $request_uri $server_protocol $status $http_x_amz_content_sha256 $http_x_amz_trailer';
+    access_log %(d)s/access.log s3;
+    client_body_temp_path %(d)s/body; proxy_temp_path %(d)s/body; fastcgi_temp_path %(d)s/body;
+    uwsgi_temp_path %(d)s/body; scgi_temp_path %(d)s/body;
+    client_max_body_size 0;
+    server {
+        listen 127.0.0.1:%(port)d ssl http2;
+        ssl_certificate %(d)s/cert.pem; ssl_certificate_key %(d)s/key.pem;
+        location / {
+            proxy_pass http://127.0.0.1:%(weed)d;
+            proxy_set_header Host 127.0.0.1:%(port)d;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_request_buffering off;
+            proxy_buffering off;
+            proxy_read_timeout 300s;
+        }
+    }
+}
+""" % {"d": d, "port": port, "weed": weed_port})
+    proc = subprocess.Popen(["/usr/sbin/nginx", "-c", str(d / "nginx.conf"), "-p", str(d)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        if not wait_port(port, 10):
+            pytest.fail("nginx did not start: %s" % proc.stderr.read().decode())
+        yield "https://127.0.0.1:%d" % port, str(d / "cert.pem"), d / "access.log"
+    finally:
+        stop(proc)
+
+
+@pytest.mark.parametrize("size,parts", [(3 * MIB + 1, None), (21 * MIB + 5, 5)])
+def test_https_streams_unsigned_payload_with_a_crc32c_trailer(s3, env, tls_weed, size, parts):
+    url, cert, log = tls_weed
+    env = dict(env, AWS_ENDPOINT_URL=url)
+    name = key()
+    spec = "synthetic:%d:13" % size
+    status, _, err = sluice(env, "s3", "cp", spec, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--ca-bundle", cert,
+                            timeout=120)
+    assert status == 0, err
+    assert ("in %d parts" % parts if parts else "in one PutObject") in err and "verified" in err, err
+    assert object_sha256(s3, name) == checksum(spec)
+    encoded = urllib.parse.quote(name)
+    puts = [line.split() for line in log.read_text().splitlines() if line.startswith("PUT ") and encoded in line]
+    assert len(puts) == (parts or 1), puts
+    for _, _, protocol, code, payload, trailer in puts:
+        assert code == "200" and payload == "STREAMING-UNSIGNED-PAYLOAD-TRAILER" and trailer == "x-amz-checksum-crc32c", puts
+
+
+def test_https_trust_from_aws_ca_bundle_and_clear_failures(env, tls_weed):
+    url, cert, _ = tls_weed
+    env = dict(env, AWS_ENDPOINT_URL=url)
+    target = "s3://%s/%s" % (BUCKET, key())
+    status, _, err = sluice(dict(env, AWS_CA_BUNDLE=cert), "s3", "cp", "synthetic:6MiB", target, "--part-size", "5MiB", timeout=60)
+    assert status == 0, err
+    # Not trusted: one line naming the certificate problem.
+    status, _, err = sluice(env, "s3", "cp", "synthetic:1000", target, timeout=60)
+    assert status == 1 and err.count("\n") == 1, err
+    assert "certificate" in err.lower(), err
+    # A wrong secret over https: the header signature is still checked.
+    for source in ["synthetic:100", "synthetic:11MiB"]:
+        started = time.monotonic()
+        status, _, err = sluice(dict(env, AWS_SECRET_ACCESS_KEY="wrong"), "s3", "cp", source, target, "--part-size", "5MiB",
+                                "--ca-bundle", cert, timeout=60)
+        assert status == 1 and err.count("\n") == 1, err
+        assert "403" in err and "SignatureDoesNotMatch" in err, err
+        assert time.monotonic() - started < 30

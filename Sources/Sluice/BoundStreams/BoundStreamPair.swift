@@ -34,6 +34,8 @@ public final class BoundStreamPair: @unchecked Sendable {
 
     /// Internal for tests, which look at the state without waiting.
     let core: Core
+    /// The delegate `InputStreamSource` pumps through, kept here: the stream holds it weakly.
+    let pumpDelegate = Lock<ClosureStreamDelegate?>(nil)
 
     /// - Parameters:
     ///   - capacity: The ring's size in bytes, at least 1.

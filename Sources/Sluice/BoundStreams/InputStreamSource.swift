@@ -50,9 +50,8 @@ public final class InputStreamSource: @unchecked Sendable {
     public let bufferSize: Int
 
     private let filler: Filler
-    private let pair: BoundStreamPair
+    private let channel: any PumpChannel
     private let queue: DispatchQueue
-    private let delegateBox: Delegate
 
     private struct State {
         var started = false
@@ -101,18 +100,40 @@ public final class InputStreamSource: @unchecked Sendable {
         self.init(filler: .sequential(source), bufferSize: bufferSize, queue: queue, readerStallTimeout: readerStallTimeout)
     }
 
-    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Double? = nil) {
+    /// Which bound pair the source writes into.
+    enum Streams: Sendable {
+        /// Sluice's `BoundStreamPair`: filled straight from the source, with a reader stall timeout.
+        case sluicePair
+        /// Foundation's `Stream.getBoundStreams`, through its public API (`FoundationStreamChannel`).
+        case foundation
+
+        /// Foundation's own pair where it has one (Apple platforms), Sluice's elsewhere.
+        static var platformDefault: Streams {
+            #if canImport(Darwin)
+            return .foundation
+            #else
+            return .sluicePair
+            #endif
+        }
+    }
+
+    let streams: Streams
+
+    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Double? = nil,
+         streams: Streams = .platformDefault) {
         precondition(bufferSize > 0, "bufferSize must be positive")
         self.filler = filler
         self.bufferSize = bufferSize
-        self.pair = BoundStreamPair(capacity: bufferSize, readerStallTimeout: readerStallTimeout)
-        self.inputStream = pair.inputStream
+        self.streams = streams
+        switch streams {
+        case .sluicePair: channel = BoundStreamPair(capacity: bufferSize, readerStallTimeout: readerStallTimeout)
+        case .foundation: channel = FoundationStreamChannel(bufferSize: bufferSize)
+        }
+        self.inputStream = channel.inputStream
         self.queue = queue ?? DispatchQueue(label: "sluice.InputStreamSource")
-        self.delegateBox = Delegate()
         var start: Int64 = 0
         if case .random(_, let range) = filler { start = range.lowerBound }
         self.state = Lock(State(sourceOffset: start))
-        delegateBox.owner = self
     }
 
     /// Whether a fresh stream can be made for a replay.
@@ -130,11 +151,14 @@ public final class InputStreamSource: @unchecked Sendable {
     }
 
     /// Body bytes the reader has taken so far.
-    public var bytesRead: Int64 { pair.bytesRead }
+    ///
+    /// Over Foundation's pair (Apple platforms), the bytes handed to the pair: the reader has
+    /// taken them all once it saw the end.
+    public var bytesRead: Int64 { channel.bytesRead }
 
     /// The error the pair failed with (a cancel, a source failure, `ProducerStalled`), as soon
     /// as it failed, even while the pumping queue is still blocked in a source's read.
-    public var pairFailure: (any Error)? { pair.failure }
+    public var pairFailure: (any Error)? { channel.failure }
 
     /// Whether the source is what holds the body up right now: every byte it gave was read,
     /// and the pump is waiting inside a read of the source.
@@ -156,9 +180,7 @@ public final class InputStreamSource: @unchecked Sendable {
             return true
         }
         guard first else { return }
-        pair.deliverOutputEvents(on: queue)
-        pair.outputStream.delegate = delegateBox
-        pair.outputStream.open()
+        channel.open(on: queue) { [weak self] event in self?.handle(event) }
     }
 
     /// Cancels: the reader's pending and next reads return -1 with `CancellationError`,
@@ -166,7 +188,7 @@ public final class InputStreamSource: @unchecked Sendable {
     public func cancel() {
         fail(CancellationError())
         // Also after a successful finish: a reader still draining the ring stops too.
-        pair.cancel()
+        channel.cancelReader()
     }
 
     /// A fresh source over the same bytes, for a replay from its first byte (or `offset`).
@@ -180,8 +202,8 @@ public final class InputStreamSource: @unchecked Sendable {
         guard start >= range.lowerBound, start <= range.upperBound else {
             throw UploadError(.invalidOption, "replay offset \(start) is outside the body's bytes \(range.lowerBound)...\(range.upperBound)")
         }
-        return InputStreamSource(source: source, range: start..<range.upperBound, bufferSize: bufferSize,
-                                 readerStallTimeout: pair.core.readerStallTimeout)
+        return InputStreamSource(filler: .random(source, range: start..<range.upperBound), bufferSize: bufferSize,
+                                 queue: nil, readerStallTimeout: channel.readerStallTimeout, streams: streams)
     }
 
     /// Registers `handler` to run once when the source finishes (at once if it has).
@@ -231,12 +253,13 @@ public final class InputStreamSource: @unchecked Sendable {
 
     // MARK: - Events (on `queue`)
 
-    fileprivate func handle(_ event: Stream.Event) {
+    private func handle(_ event: Stream.Event) {
+        dispatchPrecondition(condition: .onQueue(queue))
         switch event {
         case .hasSpaceAvailable:
             pump()
         case .errorOccurred:
-            fail(pair.failure ?? CancellationError())
+            fail(channel.failure ?? CancellationError())
         case .endEncountered:
             fail(ReaderClosedEarly(bytesWritten: bytesWritten))
         default:
@@ -250,6 +273,14 @@ public final class InputStreamSource: @unchecked Sendable {
     private func pump() {
         while true {
             if state.withLock({ $0.result != nil }) { return }
+            // Bytes taken from the source but not yet written (Foundation's pair) go first.
+            switch channel.flush() {
+            case true?: break
+            case false?: return
+            case nil:
+                fail(channel.failure ?? ReaderClosedEarly(bytesWritten: bytesWritten))
+                return
+            }
             let offset = state.withLock { $0.sourceOffset }
             let want: Int
             switch remaining(at: offset) {
@@ -261,7 +292,7 @@ public final class InputStreamSource: @unchecked Sendable {
             }
             var failure: (any Error)?
             var ended = false
-            let filled = pair.fill(limit: want) { region in
+            let filled = channel.fill(limit: want) { region in
                 guard !region.isEmpty else { return 0 }
                 do {
                     let count = try read(into: region, at: offset)
@@ -273,7 +304,7 @@ public final class InputStreamSource: @unchecked Sendable {
                 }
             }
             if filled < 0 {
-                fail(pair.failure ?? ReaderClosedEarly(bytesWritten: bytesWritten))
+                fail(channel.failure ?? ReaderClosedEarly(bytesWritten: bytesWritten))
                 return
             }
             if let failure {
@@ -335,14 +366,13 @@ public final class InputStreamSource: @unchecked Sendable {
     private func succeed() {
         let total = bytesWritten
         guard let finish = takeFinish(.success(total)) else { return }
-        pair.outputStream.close()
+        channel.finish()
         finish()
     }
 
     private func fail(_ error: any Error) {
         guard let finish = takeFinish(.failure(error)) else { return }
-        pair.fail(error)
-        queue.async { [pair] in pair.outputStream.close() }
+        channel.abandon(with: error, queue: queue)
         finish()
     }
 
@@ -371,15 +401,6 @@ public final class InputStreamSource: @unchecked Sendable {
                 }
                 for waiter in waiters { waiter.resume(returning: result) }
             }
-        }
-    }
-
-    /// The output stream's delegate; the stream holds it weakly, the source holds it strongly.
-    private final class Delegate: StreamDelegate {
-        weak var owner: InputStreamSource?
-
-        func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
-            owner?.handle(eventCode)
         }
     }
 }

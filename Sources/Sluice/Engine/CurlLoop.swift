@@ -1,6 +1,7 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
+import Synchronization
 
 /// One event loop of the transfer engine: a thread and a libcurl multi handle that drive any
 /// number of transfers at once, and keep their connections for the next request.
@@ -28,6 +29,13 @@ final class CurlLoop: @unchecked Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     /// The transfers on the multi handle, by easy handle (loop thread only).
     private var attached: [OpaquePointer: CurlTransfer] = [:]
+    /// The loop thread's `pthread_self()`, set first thing on it.
+    private let threadID = Atomic<UInt>(0)
+
+    /// Whether the caller runs on this loop's thread: what "loop thread only" claims rely on.
+    var isCurrentThread: Bool {
+        threadID.load(ordering: .acquiring) == UInt(pthread_self())
+    }
 
     init(index: Int) throws {
         guard curlGlobalInitialization == SLUICE_CURLE_OK else {
@@ -72,6 +80,7 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     private func run() {
+        threadID.store(UInt(pthread_self()), ordering: .releasing)
         var running: Int32 = 0
         while true {
             let (started, poked, stopping) = inbox.withLock { inbox in

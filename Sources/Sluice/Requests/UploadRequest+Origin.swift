@@ -31,6 +31,14 @@ extension UploadRequest {
 }
 
 extension URL {
+    /// Whether the URL is http or https with a host: what any request of Sluice's needs. One
+    /// rule for requests, redirects and signed endpoints, read through `URLComponents`.
+    package var isHTTPWithHost: Bool {
+        guard let components = URLComponents(url: self, resolvingAgainstBaseURL: true),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        return components.host?.isEmpty == false
+    }
+
     /// The port a connection to this URL uses: the written one, else the scheme's default
     /// (80 for http, 443 for https); nil for other schemes without a port.
     package var effectivePort: Int? {

@@ -41,10 +41,7 @@ public struct UploadRequest: Sendable {
     /// - Throws: `UploadError.invalidURL` unless the URL is http or https with a host and a
     ///   port from 1 to 65535; `UploadError.invalidOption` for a method that is not a token.
     public init(url: URL, method: String = "POST", headers: [HTTPHeader] = []) throws(UploadError) {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty else {
-            throw UploadError.invalidURL(url.absoluteString)
-        }
+        guard url.isHTTPWithHost else { throw UploadError.invalidURL(url.absoluteString) }
         if let port = url.port, !(1...65535).contains(port) {
             throw UploadError(.invalidURL, "invalid URL '\(url.absoluteString)': port \(port) is not from 1 to 65535")
         }

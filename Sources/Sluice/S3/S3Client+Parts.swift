@@ -77,13 +77,7 @@ extension S3Client {
         return try results.map { result in
             counters.sent(result.response.bytesSent)
             let number = result.part.number
-            guard let eTag = result.response.header("ETag"), !eTag.isEmpty else {
-                throw S3Error(.malformedResponse, "the server's answer to UploadPart of part \(number) has no ETag",
-                              uploadID: uploadID, partNumber: number)
-            }
-            var checksums: [S3ChecksumAlgorithm: String] = [:]
-            if let checksum = try requests[number]?.sentChecksum() { checksums[checksum.algorithm.s3Algorithm] = checksum.base64 }
-            return S3CompletedPart(partNumber: number, eTag: eTag, checksums: checksums)
+            return try Self.completedPart(number, response: result.response, sent: try requests[number]?.sentChecksum(), uploadID: uploadID)
         }
     }
 

@@ -81,7 +81,7 @@ extension S3Client {
 
     func makeSigner() throws -> SigV4Signer {
         guard let credentials = configuration.credentials else {
-            throw S3Error(.credentials, "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or use a profile (--profile, ~/.aws/credentials)")
+            throw S3Error(.credentials, "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or use a profile (AWS_PROFILE, ~/.aws/credentials)")
         }
         return SigV4Signer(credentials: credentials, region: configuration.region)
     }
@@ -275,11 +275,27 @@ extension S3Client {
                           query: [SigV4QueryItem("partNumber", "\(number)"), SigV4QueryItem("uploadId", uploadID)],
                           action: "UploadPart", uploadID: uploadID, partNumber: number)
         let answer = try await send(call, body: .bytes(body), counters: counters, progress: progress)
-        guard let eTag = answer.response.header("ETag"), !eTag.isEmpty else {
+        return try Self.completedPart(number, response: answer.response, sent: answer.checksum, uploadID: uploadID)
+    }
+
+    /// Part `number` as Complete lists it, from the server's answer to `UploadPart` and the
+    /// checksum of the bytes sent.
+    ///
+    /// - Throws: `S3Error.malformedResponse` without an ETag; `S3Error.verification` when the
+    ///   server returns the part's checksum and it differs from the one of the bytes sent.
+    static func completedPart(_ number: Int, response: UploadResponse, sent: Checksum?, uploadID: String) throws -> S3CompletedPart {
+        guard let eTag = response.header("ETag"), !eTag.isEmpty else {
             throw S3Error(.malformedResponse, "the server's answer to UploadPart of part \(number) has no ETag", uploadID: uploadID, partNumber: number)
         }
         var checksums: [S3ChecksumAlgorithm: String] = [:]
-        if let checksum = answer.checksum { checksums[checksum.algorithm.s3Algorithm] = checksum.base64 }
+        if let sent {
+            let name = sent.algorithm.s3Algorithm.rawValue
+            if let theirs = response.header(sent.algorithm.headerName), theirs != sent.base64 {
+                throw S3Error(.verification, "the server's \(name) of part \(number) is \(theirs), the bytes sent give \(sent.base64)",
+                              uploadID: uploadID, partNumber: number)
+            }
+            checksums[sent.algorithm.s3Algorithm] = sent.base64
+        }
         return S3CompletedPart(partNumber: number, eTag: eTag, checksums: checksums)
     }
 

@@ -56,6 +56,7 @@ extension S3Client {
         counters: S3Counters, meter: S3PartProgress
     ) async throws -> [(part: S3CompletedPart, length: Int64)] {
         let concurrency = options.concurrency
+        let partLimit = options.partLimit ?? S3PartPlan.maximumParts
         return try await withThrowingTaskGroup(of: (S3CompletedPart, Int64, S3PartBuffer).self) { group in
             var results: [(part: S3CompletedPart, length: Int64)] = []
             var free: [S3PartBuffer] = []
@@ -98,8 +99,10 @@ extension S3Client {
                 if count == 0 {
                     current = nil
                 } else {
-                    guard number <= S3PartPlan.maximumParts else {
-                        throw S3Error(.tooManyParts, "the stream is longer than S3's 10,000 parts carry under this plan (\(plan.streamCapacity) bytes\(plan.equalParts ? " with --equal-parts" : "")): use a larger --part-size", uploadID: uploadID)
+                    guard number <= partLimit else {
+                        let limit = partLimit == S3PartPlan.maximumParts ? "S3's limit of 10,000 parts" : "the limit of \(partLimit) parts"
+                        let shape = plan.equalParts ? "equal parts of \(plan.partSize) bytes" : "parts growing from \(plan.partSize) bytes"
+                        throw S3Error(.tooManyParts, "the stream goes past \(limit) (\(plan.streamCapacity(parts: partLimit)) bytes in \(shape)): use a larger part size", uploadID: uploadID)
                     }
                     current = next
                 }

@@ -78,7 +78,7 @@ extension S3Client {
                 record = nil
             } else if let change = source.fingerprint.difference(from: stored.fingerprint) {
                 throw S3Error(.sourceChanged,
-                              "the source changed since upload \(stored.uploadID) of \(location) began (\(change)): use --restart to abort it and start again",
+                              "the source changed since upload \(stored.uploadID) of \(location) began (\(change)): restart the upload to abort it and start again",
                               uploadID: stored.uploadID)
             } else {
                 do {

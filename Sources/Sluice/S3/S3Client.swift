@@ -36,6 +36,7 @@ public struct S3Client: Sendable {
     public init(configuration: S3Configuration, options: S3Options = S3Options(), transport: any UploadTransport) {
         self.configuration = configuration
         self.options = options
+        if self.options.transfer.caFile == nil { self.options.transfer.caFile = configuration.caBundle }
         self.transport = transport
     }
 

@@ -35,31 +35,36 @@ public struct S3ConfigurationOverrides: Sendable, Equatable {
     public var region: String?
     public var endpointURL: String?
     public var addressingStyle: S3AddressingStyle?
+    /// A PEM file of CAs to trust for https endpoints.
+    public var caBundle: String?
 
-    public init(profile: String? = nil, region: String? = nil, endpointURL: String? = nil, addressingStyle: S3AddressingStyle? = nil) {
+    public init(profile: String? = nil, region: String? = nil, endpointURL: String? = nil, addressingStyle: S3AddressingStyle? = nil,
+                caBundle: String? = nil) {
         self.profile = profile
         self.region = region
         self.endpointURL = endpointURL
         self.addressingStyle = addressingStyle
+        self.caBundle = caBundle
     }
 }
 
 /// Where to send S3 requests and with which credentials, resolved as the AWS CLI resolves them.
 ///
 /// Precedence, first found wins (the AWS CLI's documented order):
-/// - profile: `--profile`, `AWS_DEFAULT_PROFILE`, `AWS_PROFILE`, `default` (botocore's order).
+/// - profile: the override, `AWS_DEFAULT_PROFILE`, `AWS_PROFILE`, `default` (botocore's order).
 /// - credentials: `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`) —
-///   skipped when `--profile` is given, as botocore does —, then the profile in the
+///   skipped when a profile override is given, as botocore does —, then the profile in the
 ///   credentials file (`AWS_SHARED_CREDENTIALS_FILE`, `~/.aws/credentials`, `[NAME]`), then
 ///   the profile in the config file (`AWS_CONFIG_FILE`, `~/.aws/config`, `[profile NAME]` or
 ///   `[default]`). A key id without its secret is an error, not a fall-through; a secret
 ///   without a key id is ignored (botocore's rules).
-/// - region: `--region`, `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's `region`, `us-east-1`.
-/// - endpoint: `--endpoint-url`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, `s3 = endpoint_url`
+/// - region: the override, `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's `region`, `us-east-1`.
+/// - endpoint: the override, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, `s3 = endpoint_url`
 ///   in the profile's `[services NAME]` section, the profile's `endpoint_url`, then AWS.
 ///   `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true` (or `ignore_configured_endpoint_urls`) keeps
-///   only `--endpoint-url`.
-/// - addressing: `--addressing-style`, then the profile's nested `s3 = addressing_style`, then `auto`.
+///   only the override.
+/// - addressing: the override, then the profile's nested `s3 = addressing_style`, then `auto`.
+/// - CA bundle: the override, `AWS_CA_BUNDLE`, the profile's `ca_bundle`, else the system's.
 public struct S3Configuration: Sendable, Equatable {
     public var credentials: S3Credentials?
     public var region: String
@@ -68,14 +73,18 @@ public struct S3Configuration: Sendable, Equatable {
     public var addressingStyle: S3AddressingStyle
     /// The profile that was read.
     public var profile: String
+    /// A PEM file of CAs trusted for https, or nil for the system's trust store. `S3Client`
+    /// uses it unless its `S3Options.transfer.caFile` names another.
+    public var caBundle: String?
 
     public init(credentials: S3Credentials?, region: String = "us-east-1", endpoint: URL? = nil,
-                addressingStyle: S3AddressingStyle = .auto, profile: String = "default") {
+                addressingStyle: S3AddressingStyle = .auto, profile: String = "default", caBundle: String? = nil) {
         self.credentials = credentials
         self.region = region
         self.endpoint = endpoint
         self.addressingStyle = addressingStyle
         self.profile = profile
+        self.caBundle = caBundle
     }
 
     /// Resolves the configuration from `overrides`, `environment` and the shared files.
@@ -156,7 +165,10 @@ public struct S3Configuration: Sendable, Equatable {
             }
             style = parsed
         }
-        return S3Configuration(credentials: credentials, region: region, endpoint: endpoint, addressingStyle: style, profile: profileName)
+        let caBundle = (overrides.caBundle ?? nonEmpty("AWS_CA_BUNDLE") ?? profile["ca_bundle"]?.text.flatMap { $0.isEmpty ? nil : $0 })
+            .map(expand)
+        return S3Configuration(credentials: credentials, region: region, endpoint: endpoint, addressingStyle: style, profile: profileName,
+                               caBundle: caBundle)
     }
 
     private static func credentials(_ section: [String: S3ConfigFile.Value], origin: String) throws -> S3Credentials? {

@@ -22,7 +22,7 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         public static let credentials = Code(.credentials)
         /// An option out of range or malformed.
         public static let invalidOption = Code(.invalidOption)
-        /// The plan needs more than 10,000 parts (`--part-size` too small, or `--equal-parts` on a long stream).
+        /// The plan needs more than 10,000 parts (a part size too small, or equal parts on a long stream).
         public static let tooManyParts = Code(.tooManyParts)
         /// A part would be larger than S3's 5 GiB limit.
         public static let partTooLarge = Code(.partTooLarge)

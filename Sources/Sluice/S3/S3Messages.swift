@@ -172,11 +172,13 @@ public struct S3UploadsPage: Sendable, Equatable {
 }
 
 extension S3XMLElement {
-    /// Parses an answer that should have root `expected`; an `Error` root is thrown as the server's error.
+    /// Parses an answer that should have root `expected` (or `<what>Response`, which moto's
+    /// S3 server sends for Complete; botocore reads the children whatever the root); an
+    /// `Error` root is thrown as the server's error.
     static func parseAnswer(_ data: Data, what: String, expected: String) throws -> S3XMLElement {
         let root = try parse(data, what: what)
         if root.name == "Error" { throw S3ServerError(element: root).error(status: 200, action: what) }
-        guard root.name == expected else {
+        guard root.name == expected || root.name == what + "Response" else {
             throw S3Error(.malformedResponse, "the server's \(what) answer is <\(root.name)>, expected <\(expected)>")
         }
         return root

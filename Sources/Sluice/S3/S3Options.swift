@@ -43,6 +43,9 @@ public struct S3Options: Sendable {
     public var maximumRetryDelay: Double = 8
     /// Stream parts per size step (`S3PartPlan.partsPerStep`); tests use fewer to see parts grow.
     var streamStepParts: Int?
+    /// The most parts a stream may have; nil for S3's 10,000. Tests lower it to reach the
+    /// limit with a few parts of S3's 5 MiB minimum (10,000 of them are 50 GiB).
+    var partLimit: Int?
     /// Buffers, timeouts and TLS of each request.
     public var transfer = UploadOptions()
 
@@ -50,11 +53,11 @@ public struct S3Options: Sendable {
 
     func validate() throws {
         guard (1...256).contains(concurrency) else {
-            throw S3Error(.invalidOption, "--concurrency must be 1 ... 256, not \(concurrency)")
+            throw S3Error(.invalidOption, "concurrency must be 1 ... 256, not \(concurrency)")
         }
         guard retries >= 0 else { throw S3Error(.invalidOption, "retries must not be negative") }
         if payloadSigning == .trailer, checksum == nil {
-            throw S3Error(.invalidOption, "--payload-signing trailer needs a checksum (--checksum crc32c, crc32 or sha256)")
+            throw S3Error(.invalidOption, "trailer payload signing needs a checksum (crc32c, crc32 or sha256)")
         }
         if let partSize { try S3PartPlan.validate(partSize: partSize) }
         for (key, _) in metadata where key.isEmpty || key.contains(where: { $0.isWhitespace || $0 == ":" }) {

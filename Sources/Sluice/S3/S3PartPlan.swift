@@ -48,7 +48,7 @@ public struct S3PartPlan: Sendable, Equatable, Codable {
             let needed = Self.divideRoundingUp(length, partSize)
             guard needed <= Int64(Self.maximumParts) else {
                 let fitting = Self.roundUpToMiB(Self.divideRoundingUp(length, Int64(Self.maximumParts)))
-                throw S3Error(.tooManyParts, "\(length) bytes in parts of \(partSize) needs \(needed) parts; S3 allows 10,000: use --part-size \(fitting >> 20)MiB or more")
+                throw S3Error(.tooManyParts, "\(length) bytes in parts of \(partSize) needs \(needed) parts; S3 allows 10,000: use a part size of \(fitting >> 20) MiB or more")
             }
             size = partSize
         } else {
@@ -124,9 +124,10 @@ public struct S3PartPlan: Sendable, Equatable, Codable {
     }
 
     /// The most bytes a stream can carry in 10,000 parts under this plan.
-    public var streamCapacity: Int64 {
-        offset(ofPart: Self.maximumParts) + nominalSize(ofPart: Self.maximumParts)
-    }
+    public var streamCapacity: Int64 { streamCapacity(parts: Self.maximumParts) }
+
+    /// The most bytes a stream can carry in `parts` parts under this plan.
+    func streamCapacity(parts: Int) -> Int64 { offset(ofPart: parts) + nominalSize(ofPart: parts) }
 
     static func divideRoundingUp(_ a: Int64, _ b: Int64) -> Int64 { a == 0 ? 0 : (a - 1) / b + 1 }
     static func roundUpToMiB(_ value: Int64) -> Int64 { divideRoundingUp(value, 1 << 20) << 20 }

@@ -92,7 +92,7 @@ public struct S3ServerError: Sendable, Equatable {
         case "ExpiredToken", "TokenRefreshRequired":
             return "the session token has expired (\(code))"
         case "PermanentRedirect", "AuthorizationHeaderMalformed":
-            return "the bucket is in another region (\(code))\(detail): use --region"
+            return "the bucket is in another region (\(code))\(detail): give the bucket's region"
         default:
             return "\(code)\(detail)"
         }

@@ -120,7 +120,7 @@ public struct S3StateStore: Sendable {
             }
             return record
         } catch {
-            throw S3Error(.state, "cannot read the resume state \(path): \(error) (remove it, or use --restart)", underlying: error)
+            throw S3Error(.state, "cannot read the resume state \(path): \(error) (remove it, or restart the upload)", underlying: error)
         }
     }
 

@@ -50,8 +50,7 @@ public struct SigV4Request: Sendable, Hashable {
     ///   - path: The decoded path.
     /// - Throws: `SigV4Error.invalidURL` unless the endpoint is http(s) with a host.
     public init(method: String, endpoint: URL, path: String, query: [SigV4QueryItem] = [], headers: [SigV4Header] = []) throws {
-        guard let scheme = endpoint.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = endpoint.host, !host.isEmpty else {
+        guard endpoint.isHTTPWithHost, let scheme = endpoint.scheme?.lowercased(), let host = endpoint.host else {
             throw SigV4Error(.invalidURL, "'\(endpoint.absoluteString)' is not an http(s) URL with a host")
         }
         var hostHeader = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host

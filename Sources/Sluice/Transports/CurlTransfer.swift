@@ -146,6 +146,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Configures the handle and adds it to `multi`; a result when the transfer ends at once.
     func begin(on multi: OpaquePointer) -> Result<UploadResponse, any Error>? {
+        assert(control.withLock { $0.loop?.isCurrentThread ?? true }, "a transfer begins on its loop's thread")
         self.multi = multi
         if isCancelled { return .failure(cancelledError()) }
         do {
@@ -196,8 +197,7 @@ final class CurlTransfer: @unchecked Sendable {
             let status = easy.long(SLUICE_CURLINFO_RESPONSE_CODE)
             if [301, 302, 307, 308].contains(status),
                let location = easy.string(SLUICE_CURLINFO_REDIRECT_URL),
-               let next = URL(string: location),
-               let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https" {
+               let next = URL(string: location), next.isHTTPWithHost {
                 guard redirects < options.maximumRedirects else {
                     throw UploadError(
                         .tooManyRedirects, "more than \(options.maximumRedirects) redirects, the last to \(location)",

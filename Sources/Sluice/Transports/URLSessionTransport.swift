@@ -17,7 +17,17 @@ import FoundationNetworking
 ///
 /// - Important: Each `send` uses its own session, invalidated when it ends.
 public struct URLSessionTransport: UploadTransport {
-    public init() {}
+    /// The bound pair bodies go through: Foundation's own where it has one (Apple platforms).
+    let streams: InputStreamSource.Streams
+
+    public init() {
+        self.init(streams: .platformDefault)
+    }
+
+    /// - Parameter streams: `.foundation` on Linux runs the Apple-platform path here (tests).
+    init(streams: InputStreamSource.Streams) {
+        self.streams = streams
+    }
 
     public func send(
         _ request: UploadRequest, body: UploadBody, options: UploadOptions,
@@ -47,7 +57,7 @@ public struct URLSessionTransport: UploadTransport {
             let mayAuthenticate = request.sendsCredentials(to: url, options: options)
             let response = try await URLSessionAttempt(
                 url: url, request: request, authorization: mayAuthenticate ? authorization : nil, body: body,
-                options: options, responseBody: responseBody, progress: progress
+                options: options, streams: streams, responseBody: responseBody, progress: progress
             ).run()
             if response.status == 307 || response.status == 308, let location = response.header("Location") {
                 redirects += 1
@@ -84,6 +94,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     private let authorization: String?
     private let body: UploadBody
     private let options: UploadOptions
+    private let streams: InputStreamSource.Streams
     private let responseBody: ResponseBodyReceiver
     private let progress: @Sendable (Int64) -> Void
 
@@ -122,12 +133,13 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     }
 
     init(url: URL, request: UploadRequest, authorization: String?, body: UploadBody, options: UploadOptions,
-         responseBody: ResponseBodyReceiver, progress: @escaping @Sendable (Int64) -> Void) {
+         streams: InputStreamSource.Streams, responseBody: ResponseBodyReceiver, progress: @escaping @Sendable (Int64) -> Void) {
         self.url = url
         self.request = request
         self.authorization = authorization
         self.body = body
         self.options = options
+        self.streams = streams
         self.responseBody = responseBody
         self.progress = progress
     }
@@ -294,17 +306,21 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         switch body.storage {
         case .random(let source, let start):
             let fresh = InputStreamSource(
-                source: source, range: start..<source.length, bufferSize: options.bufferSize, readerStallTimeout: options.stallTimeout)
+                filler: .random(source, range: start..<source.length), bufferSize: options.bufferSize, queue: nil,
+                readerStallTimeout: options.stallTimeout, streams: streams)
             let old = state.withLock { state -> InputStreamSource? in
                 defer { state.source = fresh }
                 return state.source
             }
             old?.cancel()
+            watch(fresh)
             fresh.start()
             return fresh.inputStream
         case .sequential(let source):
-            let fresh = InputStreamSource(sequential: source, bufferSize: options.bufferSize, readerStallTimeout: options.stallTimeout)
+            let fresh = InputStreamSource(filler: .sequential(source), bufferSize: options.bufferSize, queue: nil,
+                                          readerStallTimeout: options.stallTimeout, streams: streams)
             state.withLock { $0.source = fresh }
+            watch(fresh)
             fresh.start()
             return fresh.inputStream
         case .stream(let length, let make):
@@ -313,11 +329,23 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             // blocks stalls only that queue; a cancel wakes URLSession's reader at once.
             let queue = DispatchQueue(label: "sluice.stream-body")
             let caller = InputStreamByteSource(make(), length: length)
-            let fresh = InputStreamSource(sequential: caller, bufferSize: options.bufferSize, queue: queue, readerStallTimeout: options.stallTimeout)
+            let fresh = InputStreamSource(filler: .sequential(caller), bufferSize: options.bufferSize, queue: queue,
+                                          readerStallTimeout: options.stallTimeout, streams: streams)
             fresh.onFinish { _ in queue.async { caller.close() } }
             state.withLock { $0.source = fresh }
+            watch(fresh)
             fresh.start()
             return fresh.inputStream
+        }
+    }
+
+    /// Foundation's pair cannot fail its reader (Apple platforms): a source that fails ends
+    /// the task instead, so URLSession never sees the end of a short body.
+    private func watch(_ source: InputStreamSource) {
+        guard source.streams == .foundation else { return }
+        source.onFinish { [state] result in
+            guard case .failure = result, let task = state.withLock({ $0.task }) else { return }
+            DispatchQueue.global().async { task.cancel() }
         }
     }
 

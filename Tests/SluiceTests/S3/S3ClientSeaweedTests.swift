@@ -84,6 +84,33 @@ struct S3ClientSeaweedTests {
         #expect(try await peer.stored(key: target.key).status == 404)
     }
 
+    /// S3's 10,000 parts of at least 5 MiB are 50 GiB: the limit is lowered to 3 (a test-only
+    /// knob) to reach it with 5 MiB parts against the real server.
+    @Test func anEqualPartsStreamPastThePartLimitFailsNamingItAndIsAborted() async throws {
+        let client = try client {
+            $0.partSize = 5 << 20
+            $0.equalParts = true
+            $0.partLimit = 3
+            $0.concurrency = 2
+        }
+        let target = try location()
+        do {
+            _ = try await client.uploadStream(SyntheticStream(length: 15 << 20 + 1, seed: 4), to: target)
+            Issue.record("a stream past the part limit was reported as uploaded")
+        } catch let error as S3Error {
+            #expect(error.code == .tooManyParts)
+            #expect(error.message.contains("the limit of 3 parts (15728640 bytes in equal parts of 5242880 bytes)"), "\(error.message)")
+            #expect(error.message.contains("was aborted"), "\(error.message)")
+            #expect(error.uploadID != nil)
+        }
+        #expect(try await client.listMultipartUploads(target).isEmpty, "nothing is left to bill")
+        #expect(try await peer.stored(key: target.key).status == 404)
+        // Exactly at the limit, the stream completes.
+        let result = try await client.uploadStream(SyntheticStream(length: 15 << 20, seed: 4), to: target)
+        #expect(result.partCount == 3)
+        #expect(try await peer.stored(key: target.key).size == 15 << 20)
+    }
+
     @Test func aFailingSourceKeepsTheStateAndTheSameSourceResumes() async throws {
         let length: Int64 = 23 << 20 + 5
         let good = SyntheticByteSource(length: length, seed: 8)

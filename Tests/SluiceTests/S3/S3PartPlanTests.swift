@@ -72,7 +72,7 @@ struct S3PartPlanTests {
         } catch let error as S3Error {
             #expect(error.code == .tooManyParts)
             #expect(error.message.contains("10001 parts"), "\(error.message)")
-            #expect(error.message.contains("--part-size 6MiB"), "\(error.message)")
+            #expect(error.message.contains("part size of 6 MiB"), "\(error.message)")
         }
         #expect(throws: S3Error.self) { try S3PartPlan(length: 1, partSize: 5 * mib - 1) }
         #expect(throws: S3Error.self) { try S3PartPlan(length: 1, partSize: 5 * gib + 1) }

@@ -78,6 +78,11 @@ struct S3XMLTests {
         #expect(done.eTag == "\"3858f62230ac3c915f300c664312c11f-3\"")
         #expect(done.eTagPartCount == 3)
         #expect(done.checksums == [.crc32c: "AAAAAA==-3"])
+        // moto's server names the root CompleteMultipartUploadResponse; another root is refused.
+        let moto = Self.completed.replacingOccurrences(of: "CompleteMultipartUploadResult", with: "CompleteMultipartUploadResponse")
+        #expect(try S3CompletedUpload(xml: Data(moto.utf8)).eTagPartCount == 3)
+        let other = Self.completed.replacingOccurrences(of: "CompleteMultipartUploadResult", with: "ListPartsResult")
+        #expect(throws: S3Error.self) { try S3CompletedUpload(xml: Data(other.utf8)) }
         do {
             _ = try S3CompletedUpload(xml: Data(Self.completedWithError.utf8))
             Issue.record("a 200 with an error document was taken for success")

@@ -36,6 +36,16 @@ struct CurlTransportTests {
         #expect(response.header("Content-Type") == "application/json")
     }
 
+    @Test("the path goes out as given: dot segments and // are not removed (S3 keys, signed paths)")
+    func pathAsIs() async throws {
+        let sink = try CurlSink()
+        defer { sink.stop() }
+        for path in ["/a/../b", "/./x", "/a//b", "/c/./d?q=1"] {
+            let report = try CurlSink.report(try await send(sink, path, body: .bytes(SyntheticByteSource(length: 3, seed: 1))))
+            #expect(report.path == path)
+        }
+    }
+
     @Test("a start offset sends the rest of the source")
     func startOffset() async throws {
         let sink = try CurlSink()
