@@ -77,6 +77,9 @@ def main():
         ("sluice --transport urlsession", [sluice, "upload", path, args.url, "-X", "PUT", "--transport", "urlsession", "--progress", "none"]),
         ("URLSession httpBodyStream (InputStream(fileAtPath:))", [baseline, "stream", path, args.url]),
         ("URLSession uploadTask(fromFile:)", [baseline, "file", path, args.url]),
+        # The same bytes from a pipe (unknown length, chunked): `cat FILE | ... -`.
+        ("cat FILE | curl -T -", ["sh", "-c", 'cat "$0" | curl -sS -f -T - "$1"', path, args.url]),
+        ("cat FILE | sluice upload -", ["sh", "-c", 'cat "$0" | "$2" upload - "$1" -X PUT --progress none', path, args.url, sluice]),
     ]
     sweep = args.sweep.split()
     if args.cacert:
@@ -119,6 +122,15 @@ def main():
         rss = statistics.median(r[2] for r in results[name])
         print("| %s | %.2f | %.2f | %.2f | %.0f | %.1f MiB |" % (
             name, wall / base_wall, cpu / base_cpu, wall / us_wall, size / wall / 1e6, rss / 1024))
+
+    pipe_runs = results.get("cat FILE | curl -T -")
+    if pipe_runs:
+        pipe_wall = statistics.median(r[0] for r in pipe_runs)
+        pipe_cpu = statistics.median(r[1] for r in pipe_runs)
+        runs = results["cat FILE | sluice upload -"]
+        print()
+        print("From stdin: `cat FILE | sluice upload - URL` / `cat FILE | curl -T - URL` (both chunked, cat's CPU included): "
+              "wall %.2f, CPU %.2f" % (statistics.median(r[0] for r in runs) / pipe_wall, statistics.median(r[1] for r in runs) / pipe_cpu))
 
     if sweep:
         us_cpu = statistics.median(r[1] for r in results["URLSession httpBodyStream (InputStream(fileAtPath:))"])

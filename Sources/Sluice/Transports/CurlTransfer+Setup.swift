@@ -39,9 +39,9 @@ extension CurlTransfer {
         try easy.set(SLUICE_CURLOPT_NOSIGNAL, true)
         try easy.set(SLUICE_CURLOPT_TCP_NODELAY, true)
         try easy.set(SLUICE_CURLOPT_HTTP_VERSION, Int(SLUICE_CURL_HTTP_VERSION_2TLS))
-        try easy.set(SLUICE_CURLOPT_CONNECTTIMEOUT_MS, UploadOptions.wholeUnits(options.connectTimeout, scale: 1000))
+        try easy.set(SLUICE_CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.wholeUnits(of: .milliseconds(1)))
         try easy.set(SLUICE_CURLOPT_LOW_SPEED_LIMIT, 1)
-        try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, UploadOptions.wholeUnits(options.stallTimeout))
+        try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, options.stallTimeout.wholeUnits(of: .seconds(1)))
         try easy.set(SLUICE_CURLOPT_EXPECT_100_TIMEOUT_MS, Self.expectContinueTimeoutMilliseconds)
         try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, min(max(options.bufferSize, 16 << 10), Self.uploadBufferLimit))
         try easy.set(SLUICE_CURLOPT_BUFFERSIZE, 64 << 10)
@@ -118,12 +118,35 @@ extension CurlTransfer {
         case .sequential(let source as FileDescriptorStream):
             // No producer thread and no ring: read straight into curl's buffer.
             reader = .descriptor(source)
+            Self.enlargePipe(source.fd)
         case .sequential(let source):
             startPipe(.sequential(source), length: length)
         case .stream(_, let make):
             startPipe(.stream(make), length: length)
         }
         return chunked
+    }
+
+    /// The pipe buffer asked for a pipe body (stdin): 1 MiB, Linux's default ceiling for an
+    /// unprivileged process (/proc/sys/fs/pipe-max-size).
+    ///
+    /// The default 64 KiB pipe holds one read of curl's buffer, so the writer (`cat FILE |`)
+    /// and sluice take turns; with 1 MiB both run. Measured (`cat 1GiB | sluice upload - URL`
+    /// against `cat 1GiB | curl -T - URL`, nginx `return 204`, 9 and 11 interleaved rounds, AMD
+    /// EPYC, 2 cores): 0.97-1.07 with the default pipe, 0.73-0.85 with 1 MiB (curl given a
+    /// 1 MiB pipe gains about as much: 0.89).
+    static let pipeBufferSize: Int32 = 1 << 20
+
+    /// Asks for a `pipeBufferSize` buffer when `fd` is a pipe (best effort: an older kernel, a
+    /// lower limit leave it as it is). Only ever grows it; anything but a pipe is left alone.
+    static func enlargePipe(_ fd: Int32) {
+        #if os(Linux)
+        let getPipeSize: Int32 = 1032, setPipeSize: Int32 = 1031  // F_GETPIPE_SZ, F_SETPIPE_SZ (<linux/fcntl.h>)
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return }
+        let current = fcntl(fd, getPipeSize)
+        if current >= 0, current < pipeBufferSize { _ = fcntl(fd, setPipeSize, pipeBufferSize) }
+        #endif
     }
 
     private func startPipe(_ producer: CurlBodyPipe.Producer, length: BodyLength) {

@@ -11,7 +11,7 @@ import Testing
         defer { receiver.stop() }
         let source = SyntheticByteSource(length: 256 << 20, seed: 21)
         var options = UploadOptions()
-        options.progressInterval = 0.01
+        options.progressInterval = .milliseconds(10)
         let uploader = Uploader(transport: transport, options: options)
         let request = try UploadRequest(url: receiver.url + "u.bin", method: "PUT")
         let (updates, task) = uploader.uploadWithProgress(request, body: .bytes(source))
@@ -44,7 +44,7 @@ import Testing
         let request = try UploadRequest(url: receiver.url + "stall", method: "PUT")
         let progressed = AsyncStream<Void>.makeStream()
         var options = UploadOptions()
-        options.progressInterval = 0
+        options.progressInterval = .zero
         let task = Task {
             try await Uploader(transport: transport, options: options).upload(request, body: body) { progress in
                 if progress.bytesSent > 0 { progressed.continuation.yield() }
@@ -67,6 +67,31 @@ import Testing
         }
         #expect(error.code == .cancelled)
     }
+
+    #if os(Linux)
+    /// A pipe body (stdin) on the curl transport gets a 1 MiB pipe buffer, so that the writer
+    /// and sluice run side by side instead of taking turns over 64 KiB; the bytes are unchanged.
+    @Test(.timeLimit(.minutes(1)))
+    func aPipeBodyGetsALargerPipeBuffer() async throws {
+        let receiver = try LoopbackReceiver()
+        defer { receiver.stop() }
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        let getPipeSize: Int32 = 1032  // F_GETPIPE_SZ
+        #expect(fcntl(fds[0], getPipeSize) == 64 << 10)
+        let bytes = (0..<60_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        #expect(bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) } == bytes.count)
+        close(fds[1])
+        let request = try UploadRequest(url: receiver.url + "pipe.bin", method: "PUT")
+        let response = try await Uploader(transport: .curl).upload(request, body: .sequential(FileDescriptorStream(fd: fds[0], name: "pipe")))
+        #expect(response.status == 200)
+        #expect(fcntl(fds[0], getPipeSize) == CurlTransfer.pipeBufferSize)
+        let received = try #require(receiver.completed.last)
+        #expect(received.bytes == Int64(bytes.count))
+        #expect(received.sha256 == (try Digest.sha256(of: MemoryByteSource(bytes))))
+    }
+    #endif
 
     @Test func invalidOptionsAndRequestsAreRefusedUpFront() async throws {
         #expect(throws: UploadError.self) { try UploadRequest(url: "ftp://127.0.0.1/x") }
