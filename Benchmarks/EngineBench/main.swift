@@ -28,7 +28,7 @@ func threads() -> (all: Int, sluice: Int) {
 
 func seconds(since start: ContinuousClock.Instant) -> Double {
     let elapsed = ContinuousClock.now - start
-    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return elapsed / .seconds(1)
 }
 
 func engine(_ arguments: [String], _ index: Int) -> TransferEngine {

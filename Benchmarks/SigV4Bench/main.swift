@@ -35,7 +35,7 @@ case "crc32c":
         }
     }
     let elapsed = ContinuousClock.now - start
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let seconds = elapsed / .seconds(1)
     print("seconds=\(seconds) bytes=\(done) crc=\(String(crc, radix: 16)) hardware=\(CRC.crc32cUsesHardware)")
 
 case "upload":
@@ -70,7 +70,7 @@ case "upload":
         let start = ContinuousClock.now
         while offset < body.length { offset += Int64(try body.read(into: buffer, at: offset)) }
         let elapsed = ContinuousClock.now - start
-        print("seconds=\(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) bytes=\(offset)")
+        print("seconds=\(elapsed / .seconds(1)) bytes=\(offset)")
         exit(0)
     }
     var options = UploadOptions()
@@ -79,7 +79,7 @@ case "upload":
     let response = try await Uploader(transport: .curl, options: options).upload(upload, body: .bytes(body))
     let elapsed = ContinuousClock.now - start
     guard response.isSuccess else { fail("server answered \(response.status)") }
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let seconds = elapsed / .seconds(1)
     print("seconds=\(seconds) bytes=\(response.bytesSent)")
 
 default:

@@ -78,11 +78,12 @@ struct Arguments {
 extension Arguments {
     /// Parses a timeout in seconds: a finite number more than 0 and at most
     /// `UploadOptions.maximumTimeout` (inf, nan, 1e300 and negatives are usage errors).
-    static func seconds(_ value: String, option: String) throws -> Double {
-        guard let seconds = Double(value), seconds.isFinite, seconds > 0, seconds <= UploadOptions.maximumTimeout else {
-            throw UsageError("\(option) needs a number of seconds, more than 0 and at most \(Int(UploadOptions.maximumTimeout)), got '\(value)'")
+    static func seconds(_ value: String, option: String) throws -> Duration {
+        let limit = UploadOptions.maximumTimeout / .seconds(1)
+        guard let seconds = Double(value), seconds.isFinite, seconds > 0, seconds <= limit else {
+            throw UsageError("\(option) needs a number of seconds, more than 0 and at most \(Int(limit)), got '\(value)'")
         }
-        return seconds
+        return .seconds(seconds)
     }
 
     /// Parses a whole count in `range`.

@@ -63,7 +63,7 @@ struct DemoCommand: Subcommand {
         try Terminal.output("sluice demo: uploading synthetic:\(length):\(seed) (\(Terminal.bytes(length))) to \(receiver.url)demo.bin with \(transport.rawValue)" + "\n")
         let request = try UploadRequest(url: receiver.url + "demo.bin", method: "PUT")
         var options = UploadOptions()
-        options.progressInterval = 0.2
+        options.progressInterval = .milliseconds(200)
         let uploader = Uploader(transport: transport, options: options)
         let start = ContinuousClock.now
         let result = await ProgressPrinter.run(style: progress) { report in

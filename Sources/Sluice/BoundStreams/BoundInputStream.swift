@@ -40,8 +40,8 @@ final class BoundInputStream: InputStream {
         }
         let reservation: StateMachine.ReadReservation
         if let timeout = core.readerStallTimeout {
-            guard let ready = core.lock.wait(timeout: timeout, ready) else {
-                core.fail(BoundStreamPair.ProducerStalled(seconds: timeout))
+            guard let ready = core.lock.wait(timeout: timeout.inSeconds, ready) else {
+                core.fail(BoundStreamPair.ProducerStalled(timeout: timeout))
                 return -1
             }
             reservation = ready

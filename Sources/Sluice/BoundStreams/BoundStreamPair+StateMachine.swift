@@ -226,9 +226,11 @@ extension BoundStreamPair {
         /// (or after a failure or its own close).
         var readerHasBytesAvailable: Bool {
             switch state {
-            case .failed, .readerClosed, .finished: return false
+            case .readerClosed, .finished: return false
             case .writerClosed: return !ring.isEmpty
-            case .writerNotOpen, .streaming: return true
+            // A failed pair too: a reader that asks only while bytes are "available" (as
+            // FoundationNetworking does) must read the -1, not take `false` for the end.
+            case .writerNotOpen, .streaming, .failed: return true
             }
         }
 

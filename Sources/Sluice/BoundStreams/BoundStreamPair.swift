@@ -13,13 +13,17 @@ import Synchronization
 /// the ring is free (Apple's contract: a writer that writes once per event, whatever the
 /// size, is always called again); an event whose handler did not write is not repeated.
 /// It hears `endEncountered` when the reader closed first, and `errorOccurred` when the pair
-/// failed. Events go to the run loop the stream is scheduled in, or to the dispatch queue
-/// given to `deliverOutputEvents(on:)`. The state behind it is one enum (`StateMachine`).
+/// failed. Events go to the run loop the stream is scheduled in (which, as with Apple's
+/// streams, keeps running while the stream is scheduled there and open: `RunLoop.run()` waits
+/// for its events), or to the dispatch queue given to `deliverOutputEvents(on:)`. The state
+/// behind it is one enum (`StateMachine`).
 ///
 /// The input side is built for `URLRequest.httpBodyStream` on Linux: `hasBytesAvailable` is
 /// `false` and `read` returns 0 only after the writer closed and every byte was read; until
 /// then `read` waits. It returns -1 with the real `streamError` after `fail(_:)` or
-/// `cancel()`, and wakes at once when either happens.
+/// `cancel()`, and wakes at once when either happens; `hasBytesAvailable` stays `true` then,
+/// so FoundationNetworking (which reads only while it is `true`, and ends the body when it is
+/// `false`) reads the -1 and aborts the request instead of ending a short body cleanly.
 ///
 /// - Important: `cancel()` and `fail(_:)` may be called from any thread, any number of
 ///   times; the first failure wins. `close()` of either stream is idempotent.
@@ -39,12 +43,12 @@ public final class BoundStreamPair: @unchecked Sendable {
 
     /// - Parameters:
     ///   - capacity: The ring's size in bytes, at least 1.
-    ///   - readerStallTimeout: When set, a reader that waited this many seconds for a byte
+    ///   - readerStallTimeout: When set, a reader that waited this long for a byte
     ///     fails the pair with `ProducerStalled` instead of waiting on: its thread (URLSession's
     ///     shared queue on Linux) is never held longer by a producer that stopped.
-    public init(capacity: Int, readerStallTimeout: Double? = nil) {
+    public init(capacity: Int, readerStallTimeout: Duration? = nil) {
         precondition(capacity > 0, "capacity must be positive")
-        let core = Core(capacity: capacity, readerStallTimeout: readerStallTimeout.map { max(0.001, $0) })
+        let core = Core(capacity: capacity, readerStallTimeout: readerStallTimeout.map { max(.milliseconds(1), $0) })
         self.core = core
         self.capacity = capacity
         let output = BoundOutputStream(core: core)
@@ -93,10 +97,11 @@ public final class BoundStreamPair: @unchecked Sendable {
 }
 
 extension BoundStreamPair {
-    /// The reader waited `seconds` and the writer produced nothing (see `readerStallTimeout`).
+    /// The reader waited `timeout` and the writer produced nothing (see `readerStallTimeout`).
     public struct ProducerStalled: Error, Sendable, CustomStringConvertible {
-        public var seconds: Double
-        public var description: String { "the body source produced nothing for \(String(format: "%g", seconds)) s" }
+        public var timeout: Duration
+        public init(timeout: Duration) { self.timeout = timeout }
+        public var description: String { "the body source produced nothing for \(String(format: "%g", timeout.inSeconds)) s" }
     }
 
     /// Shared by both streams: the state behind a condition lock, and event delivery.
@@ -104,14 +109,14 @@ extension BoundStreamPair {
         // @unchecked: `output` is set once in BoundStreamPair.init before the pair is shared;
         // `lock` guards all mutable state; `storage` is freed in deinit only.
         let lock: Lock<StateMachine>
-        let readerStallTimeout: Double?
+        let readerStallTimeout: Duration?
         /// How many times a reader went to wait (found no byte, no end, no failure): a probe
         /// for tests that must know a reader is blocked before they wake it.
         let readerWaits = Atomic<Int>(0)
         private let storage: UnsafeMutableRawBufferPointer
         weak var output: BoundOutputStream?
 
-        init(capacity: Int, readerStallTimeout: Double?) {
+        init(capacity: Int, readerStallTimeout: Duration?) {
             self.readerStallTimeout = readerStallTimeout
             storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
             lock = Lock(StateMachine(ring: ByteRing(storage: storage)))

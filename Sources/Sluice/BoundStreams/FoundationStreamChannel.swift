@@ -122,7 +122,7 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
 
     var bytesRead: Int64 { state.withLock { $0.written } }
 
-    var readerStallTimeout: Double? { nil }
+    var readerStallTimeout: Duration? { nil }
 
     /// Unschedules the stream (closing it first when `closing`: the reader sees the end after
     /// the last byte) and ends the run loop's thread, on that thread. Idempotent.

@@ -83,7 +83,7 @@ public final class InputStreamSource: @unchecked Sendable {
     ///   - readerStallTimeout: See `BoundStreamPair.init(capacity:readerStallTimeout:)`.
     public convenience init(
         source: any ByteSource, range: Range<Int64>? = nil, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil,
-        readerStallTimeout: Double? = nil
+        readerStallTimeout: Duration? = nil
     ) {
         let range = range ?? 0..<source.length
         precondition(range.lowerBound >= 0 && range.upperBound <= source.length, "range outside the source")
@@ -95,7 +95,7 @@ public final class InputStreamSource: @unchecked Sendable {
     /// When `source.length` is known, a source that ends before it is an error.
     public convenience init(
         sequential source: any SequentialByteSource, bufferSize: Int = 64 * 1024, queue: DispatchQueue? = nil,
-        readerStallTimeout: Double? = nil
+        readerStallTimeout: Duration? = nil
     ) {
         self.init(filler: .sequential(source), bufferSize: bufferSize, queue: queue, readerStallTimeout: readerStallTimeout)
     }
@@ -119,7 +119,7 @@ public final class InputStreamSource: @unchecked Sendable {
 
     let streams: Streams
 
-    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Double? = nil,
+    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Duration? = nil,
          streams: Streams = .platformDefault) {
         precondition(bufferSize > 0, "bufferSize must be positive")
         self.filler = filler
@@ -218,8 +218,11 @@ public final class InputStreamSource: @unchecked Sendable {
 
     /// Waits until the source finished: every byte written and the output closed, or a failure.
     ///
-    /// Cancellable: a cancelled awaiting task resumes at once with `CancellationError` (the
-    /// source itself goes on; `cancel()` stops it).
+    /// Cancellable: cancelling the awaiting task cancels the source (as `cancel()`: the pump
+    /// stops, the reader's next read returns -1) and the wait resumes at once with
+    /// `.failure(CancellationError())`, even while the pump is blocked inside a read of a
+    /// sequential source; it never waits for the stream's end. A source that already finished
+    /// gives its result.
     public var result: Result<Int64, any Error> {
         get async {
             let id = state.withLock { state -> Int in
@@ -238,6 +241,8 @@ public final class InputStreamSource: @unchecked Sendable {
                     if let done { continuation.resume(returning: done) }
                 }
             } onCancel: {
+                // Stops the pump; its failure reaches every waiter once the handlers ran.
+                cancel()
                 let waiter = state.withLock { state in
                     guard let waiter = state.waiters.removeValue(forKey: id) else {
                         // Not registered yet (or already resumed): registration sees this.
@@ -334,7 +339,7 @@ public final class InputStreamSource: @unchecked Sendable {
         case .random(_, let range):
             return offset == range.upperBound ? .end : .bytes(Int(min(Int64(bufferSize), range.upperBound - offset)))
         case .sequential(let source):
-            guard case .known(let total) = source.length else { return .bytes(bufferSize) }
+            guard let total = source.length.value else { return .bytes(bufferSize) }
             return offset == total ? .end : .bytes(Int(min(Int64(bufferSize), total - offset)))
         }
     }
@@ -348,6 +353,10 @@ public final class InputStreamSource: @unchecked Sendable {
         }
     }
 
+    private func stopAsyncSequence() {
+        if case .sequential(let source as AsyncSequenceSource) = filler { source.cancel() }
+    }
+
     /// The source returned no bytes at `offset`: the end of a sequential source of unknown
     /// length, else a source that ended before its length.
     private func endOfSource(at offset: Int64) {
@@ -355,7 +364,7 @@ public final class InputStreamSource: @unchecked Sendable {
         case .random(_, let range):
             fail(SourceFailure(offset: offset, underlying: ByteSourceError.endedEarly(offset: offset, expected: range.upperBound)))
         case .sequential(let source):
-            if case .known(let total) = source.length {
+            if let total = source.length.value {
                 fail(SourceFailure(offset: offset, underlying: ByteSourceError.endedEarly(offset: offset, expected: total)))
             } else {
                 succeed()
@@ -367,12 +376,15 @@ public final class InputStreamSource: @unchecked Sendable {
         let total = bytesWritten
         guard let finish = takeFinish(.success(total)) else { return }
         channel.finish()
+        stopAsyncSequence()
         finish()
     }
 
     private func fail(_ error: any Error) {
         guard let finish = takeFinish(.failure(error)) else { return }
         channel.abandon(with: error, queue: queue)
+        // Wakes a pump waiting inside an async sequence's read, and ends its iterating task.
+        stopAsyncSequence()
         finish()
     }
 

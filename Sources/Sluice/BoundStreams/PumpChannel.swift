@@ -33,7 +33,7 @@ protocol PumpChannel: AnyObject, Sendable {
     /// Bytes handed to the reader's side so far.
     var bytesRead: Int64 { get }
     /// The reader's stall timeout, when the channel has one (Sluice's pair only).
-    var readerStallTimeout: Double? { get }
+    var readerStallTimeout: Duration? { get }
 }
 
 extension BoundStreamPair: PumpChannel {
@@ -56,7 +56,7 @@ extension BoundStreamPair: PumpChannel {
 
     func cancelReader() { cancel() }
 
-    var readerStallTimeout: Double? { core.readerStallTimeout }
+    var readerStallTimeout: Duration? { core.readerStallTimeout }
 }
 
 /// A stream delegate that calls a closure.

@@ -1,22 +1,3 @@
-/// A body's length: known up front, or learned only at the end.
-public enum BodyLength: Sendable, Hashable, CustomStringConvertible {
-    case known(Int64)
-    case unknown
-
-    /// The byte count when known.
-    public var value: Int64? {
-        if case .known(let count) = self { return count }
-        return nil
-    }
-
-    public var description: String {
-        switch self {
-        case .known(let count): return "\(count)"
-        case .unknown: return "unknown"
-        }
-    }
-}
-
 /// Random-access bytes of a known length: a file, an asset, a generated stream.
 ///
 /// Random-access sources can be replayed (a redirect, an auth challenge, a resumed

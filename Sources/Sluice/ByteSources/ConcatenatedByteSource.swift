@@ -9,7 +9,7 @@ public struct ConcatenatedByteSource: ByteSource {
 
     /// - Throws: `ByteSourceError.invalidSpecification` when the total length does not fit
     ///   in `Int64` (or a part reports a negative length).
-    public init(_ parts: [any ByteSource]) throws {
+    public init(_ parts: [any ByteSource]) throws(ByteSourceError) {
         self.parts = parts
         var starts: [Int64] = []
         starts.reserveCapacity(parts.count + 1)

@@ -26,7 +26,7 @@ public struct FileDescriptorStream: SequentialByteSource {
     /// Standard input.
     public static var standardInput: FileDescriptorStream { FileDescriptorStream(fd: 0) }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(ByteSourceError) -> Int {
         do {
             return try Syscall.read(fd, buffer)
         } catch {

@@ -5,7 +5,7 @@ public struct SliceByteSource: ByteSource {
     public var length: Int64 { Int64(range.count) }
 
     /// - Throws: `ByteSourceError.offsetOutOfRange` when `range` is not inside `base`.
-    public init(_ base: any ByteSource, range: Range<Int64>) throws {
+    public init(_ base: any ByteSource, range: Range<Int64>) throws(ByteSourceError) {
         guard range.lowerBound >= 0 else {
             throw ByteSourceError.offsetOutOfRange(offset: range.lowerBound, length: base.length)
         }

@@ -70,9 +70,10 @@ public struct ParallelUpload: Sendable {
     public var concurrency = 8
     /// Attempts after the first for one part (transient failures and `.retry` verdicts).
     public var retries = 4
-    /// Backoff before a part's next attempt: `retryDelay * 2^(n-1)`, at most `maximumRetryDelay` seconds.
-    public var retryDelay = 0.1
-    public var maximumRetryDelay = 5.0
+    /// Backoff before a part's next attempt: `retryDelay * 2^(n-1)`, at most `maximumRetryDelay`
+    /// (and at most `UploadOptions.maximumTimeout`).
+    public var retryDelay: Duration = .milliseconds(100)
+    public var maximumRetryDelay: Duration = .seconds(5)
     /// Transfer options for every part (timeouts, TLS, credentials).
     public var options = UploadOptions()
     /// Builds a part's request and body; called before each attempt.
@@ -213,8 +214,8 @@ extension TransferEngine {
                                   status: failure.status, bytesSent: failure.bytesSent, totalBytes: part.length, underlying: failure)
             }
             tracker.retried()
-            let delay = min(upload.maximumRetryDelay, upload.retryDelay * Double(1 << min(attempt - 1, 20)))
-            do { try await Task.sleep(for: .seconds(delay)) } catch {
+            let delay = Duration.backoff(base: upload.retryDelay, maximum: upload.maximumRetryDelay, attempt: attempt)
+            do { try await Task.sleep(for: delay) } catch {
                 throw UploadError(.cancelled, "the upload was cancelled during \(part)", totalBytes: part.length)
             }
         }

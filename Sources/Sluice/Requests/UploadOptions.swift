@@ -17,16 +17,16 @@ public struct UploadOptions: Sendable {
     /// What happens to response bodies: kept up to a limit (the default, 16 MiB) or streamed
     /// to a sink as they arrive.
     public var responseBody = ResponseBodyHandling.collect(limit: ResponseBodyHandling.defaultLimit)
-    /// Fail when no byte moves for this long, in seconds.
-    public var stallTimeout: Double = 60
-    /// Fail when a connection takes longer than this, in seconds.
-    public var connectTimeout: Double = 30
+    /// Fail when no byte moves for this long; more than zero, at most `maximumTimeout`.
+    public var stallTimeout: Duration = .seconds(60)
+    /// Fail when a connection takes longer than this; more than zero, at most `maximumTimeout`.
+    public var connectTimeout: Duration = .seconds(30)
     /// PEM file with extra trusted CAs for https.
     public var caFile: String?
     /// Skip TLS verification (tests against self-signed servers only).
     public var insecure = false
-    /// Minimum seconds between progress reports.
-    public var progressInterval: Double = 0.1
+    /// Minimum time between progress reports; zero reports every change.
+    public var progressInterval: Duration = .milliseconds(100)
 
     public init() {}
 

@@ -208,8 +208,8 @@ extension S3Client {
                 }
                 consecutive += 1
                 counters?.retried()
-                let delay = min(options.maximumRetryDelay, options.retryDelay * Double(1 << min(consecutive - 1, 20)))
-                do { try await Task.sleep(for: .seconds(delay)) } catch {
+                let delay = Duration.backoff(base: options.retryDelay, maximum: options.maximumRetryDelay, attempt: consecutive)
+                do { try await Task.sleep(for: delay) } catch {
                     throw S3Error(.cancelled, "cancelled while waiting to retry \(call.action)", uploadID: call.uploadID, partNumber: call.partNumber)
                 }
             }
@@ -334,7 +334,7 @@ extension S3Client {
                       consecutive < options.retries else { throw error }
                 consecutive += 1
                 counters.retried()
-                try? await Task.sleep(for: .seconds(min(options.maximumRetryDelay, options.retryDelay * Double(1 << consecutive))))
+                try? await Task.sleep(for: .backoff(base: options.retryDelay, maximum: options.maximumRetryDelay, attempt: consecutive + 1))
                 try Task.checkCancellation()
             }
         }

@@ -13,7 +13,7 @@ final class S3PartProgress: Sendable {
     private let state = Mutex(State())
     private let meter: ProgressMeter
 
-    init(total: Int64?, interval: Double, report: (@Sendable (UploadProgress) -> Void)?) {
+    init(total: Int64?, interval: Duration, report: (@Sendable (UploadProgress) -> Void)?) {
         meter = ProgressMeter(total: total, interval: interval, report: report)
     }
 
@@ -230,8 +230,7 @@ extension S3Client {
     }
 
     static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let duration = ContinuousClock.now - start
-        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        (ContinuousClock.now - start).inSeconds
     }
 
     // MARK: - Abort

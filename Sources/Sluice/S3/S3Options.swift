@@ -38,9 +38,10 @@ public struct S3Options: Sendable {
     public var equalParts = false
     /// Transient failures of one request retried before the upload fails.
     public var retries = 5
-    /// First backoff delay, in seconds; doubled for every retry in a row, up to `maximumRetryDelay`.
-    public var retryDelay: Double = 0.25
-    public var maximumRetryDelay: Double = 8
+    /// First backoff delay; doubled for every retry in a row, up to `maximumRetryDelay`.
+    public var retryDelay: Duration = .milliseconds(250)
+    /// Longest backoff delay; at most `UploadOptions.maximumTimeout`.
+    public var maximumRetryDelay: Duration = .seconds(8)
     /// Stream parts per size step (`S3PartPlan.partsPerStep`); tests use fewer to see parts grow.
     var streamStepParts: Int?
     /// The most parts a stream may have; nil for S3's 10,000. Tests lower it to reach the
@@ -51,11 +52,14 @@ public struct S3Options: Sendable {
 
     public init() {}
 
-    func validate() throws {
+    func validate() throws(S3Error) {
         guard (1...256).contains(concurrency) else {
             throw S3Error(.invalidOption, "concurrency must be 1 ... 256, not \(concurrency)")
         }
         guard retries >= 0 else { throw S3Error(.invalidOption, "retries must not be negative") }
+        for delay in [retryDelay, maximumRetryDelay] where delay < .zero || delay > UploadOptions.maximumTimeout {
+            throw S3Error(.invalidOption, "retry delay \(delay) is outside 0 ... \(UploadOptions.maximumTimeout) (365 days)")
+        }
         if payloadSigning == .trailer, checksum == nil {
             throw S3Error(.invalidOption, "trailer payload signing needs a checksum (crc32c, crc32 or sha256)")
         }

@@ -77,7 +77,7 @@ public struct S3PartPlan: Sendable, Equatable, Codable {
         self.stepParts = stepParts
     }
 
-    static func validate(partSize: Int64) throws {
+    static func validate(partSize: Int64) throws(S3Error) {
         guard partSize >= Self.minimumPartSize else {
             throw S3Error(.invalidOption, "part size \(partSize) is below S3's minimum of 5 MiB (\(Self.minimumPartSize) bytes)")
         }

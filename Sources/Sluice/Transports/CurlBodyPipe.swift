@@ -11,8 +11,10 @@ import Foundation
 /// - Important: `pull(into:)` is called from the curl thread only; the producer runs on its
 ///   own thread. `cancel()` may be called from any thread and returns at once. A producer
 ///   reading a file descriptor (`FileDescriptorStream`: stdin, a pipe) waits in `poll` with an
-///   eventfd that `cancel()` signals, so it ends at once and `join()` waits for it; any other
-///   producer blocked in a read ends by itself when its read returns (`join()` does not wait).
+///   eventfd that `cancel()` signals, so it ends at once and `join()` waits for it; an
+///   `AsyncSequence` body (`AsyncSequenceSource`) is cancelled, which wakes its read at once;
+///   any other producer blocked in a read ends by itself when its read returns (`join()` does
+///   not wait).
 final class CurlBodyPipe: @unchecked Sendable {
     // @unchecked: `storage` is split by `state.ring` (behind its lock) into a filled span that
     // only the consumer reads and a free span that only the single producer writes.
@@ -47,6 +49,8 @@ final class CurlBodyPipe: @unchecked Sendable {
         /// A pipe (read end, write end) that `cancel()` writes to, to interrupt a producer
         /// waiting in `poll`; closed by the producer thread when it ends.
         var cancelEvent: (read: Int32, write: Int32)?
+        /// An async sequence body, cancelled with the pipe.
+        var interrupt: AsyncSequenceSource?
     }
 
     private struct Interrupted: Error {}
@@ -84,6 +88,9 @@ final class CurlBodyPipe: @unchecked Sendable {
                 state.withLock { $0.cancelEvent = (fds[0], fds[1]) }
                 joinable = true
             }
+        }
+        if case .sequential(let source as AsyncSequenceSource) = producer {
+            state.withLock { $0.interrupt = source }
         }
         let descriptor = interruptible
         let thread = Thread { [self] in
@@ -150,23 +157,33 @@ final class CurlBodyPipe: @unchecked Sendable {
         state.withLock { !$0.ring.isEmpty || $0.end != nil }
     }
 
-    /// Whether the producer finished cleanly and every byte was pulled.
-    var isDrained: Bool {
+    /// Whether the whole body was pulled: every byte, and the producer finished cleanly; or,
+    /// for a known length, every declared byte while the producer has not failed (it may still
+    /// be confirming the end: libcurl asks for no byte past the length, and the server can
+    /// answer first, which an async sequence's last round trip often loses).
+    func isComplete(pulled: Int64) -> Bool {
         state.withLock { state in
-            guard case .finished = state.end else { return false }
-            return state.ring.isEmpty
+            guard state.ring.isEmpty else { return false }
+            switch state.end {
+            case .finished?: return true
+            case .failed?: return false
+            case nil: return length.value == pulled
+            }
         }
     }
 
     /// Stops the producer at its next step; returns at once.
     func cancel() {
-        state.withLockBroadcasting { state in
+        let interrupt = state.withLockBroadcasting { state in
             state.cancelled = true
             if let event = state.cancelEvent {
                 var one: UInt8 = 1
                 _ = write(event.write, &one, 1)
             }
+            return state.interrupt
         }
+        // An async sequence's read waits for its iterating task: cancel both.
+        interrupt?.cancel()
     }
 
     /// After `cancel()`: waits until an interruptible producer thread has ended (at once, since

@@ -39,7 +39,7 @@ extension CurlTransfer {
             if paused, pausedDescriptor != nil || { if case .pipe(let pipe) = reader { return !pipe.isReadable }; return false }() {
                 // libcurl's stall clock ran while the transfer waited for the producer: the
                 // source, not the server, went quiet.
-                let seconds = max(1, Int(min(options.stallTimeout, 1e9).rounded(.up)))
+                let seconds = options.stallTimeout.wholeUnits(of: .seconds(1))
                 return UploadError(
                     .timedOut, "the source produced nothing for \(seconds) s (stall timeout; the server at \(target) was waiting)",
                     status: status, bytesSent: bytesSent, totalBytes: total, underlying: CurlError(code: code))

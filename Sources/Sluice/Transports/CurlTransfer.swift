@@ -252,7 +252,7 @@ final class CurlTransfer: @unchecked Sendable {
         switch reader {
         case .none: complete = true
         case .random(_, _, let length): complete = bytesSent == length && position == length
-        case .pipe(let pipe): complete = pipe.isDrained && bytesSent == position
+        case .pipe(let pipe): complete = pipe.isComplete(pulled: position) && bytesSent == position
         case .descriptor(let stream):
             // A known length is complete at its last byte (libcurl asks for no more).
             complete = (stream.length.value.map { position == $0 } ?? descriptorEnded) && bytesSent == position

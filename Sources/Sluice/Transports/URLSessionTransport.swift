@@ -119,17 +119,18 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
     /// URLSession's own idle timeout, a little above the stall timeout: when the body source
     /// is what stalled, the pair's reader gives up first (at the stall timeout) and names it,
     /// instead of URLSession's generic "timed out talking to …" winning the race under load.
-    static func requestTimeout(stallTimeout: Double) -> Double {
-        stallTimeout + max(1, stallTimeout / 4)
+    static func requestTimeout(stallTimeout: Duration) -> TimeInterval {
+        let seconds = min(stallTimeout, UploadOptions.maximumTimeout).inSeconds
+        return seconds + max(1, seconds / 4)
     }
 
     /// The body source stalled when the pair's reader gave up waiting for it (URLSession's
     /// queue is shared: it must not wait longer), or when URLSession's own timeout won that
     /// race (under load) while the pump still waits inside the source with every byte read.
-    static func stalledSource(_ source: InputStreamSource, error: (any Error)?, stallTimeout: Double) -> BoundStreamPair.ProducerStalled? {
+    static func stalledSource(_ source: InputStreamSource, error: (any Error)?, stallTimeout: Duration) -> BoundStreamPair.ProducerStalled? {
         if let stalled = source.pairFailure as? BoundStreamPair.ProducerStalled { return stalled }
         guard (error as? URLError)?.code == .timedOut, source.isWaitingOnSource else { return nil }
-        return BoundStreamPair.ProducerStalled(seconds: stallTimeout)
+        return BoundStreamPair.ProducerStalled(timeout: stallTimeout)
     }
 
     init(url: URL, request: UploadRequest, authorization: String?, body: UploadBody, options: UploadOptions,
@@ -189,7 +190,11 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             source?.cancel()
             DispatchQueue.global().async { task.cancel() }
         }
-        return try outcome()
+        let result = Result { try outcome() }
+        // The task is over: a source still pumping (the server answered before the last byte)
+        // stops, and an async sequence body's iterating task ends.
+        state.withLock { $0.source }?.cancel()
+        return try result.get()
     }
 
     /// Runs `body` on a dispatch thread and returns its result.

@@ -30,7 +30,7 @@ final class TusParallelJob {
         let meter = ProgressMeter(total: length, interval: client.options.transfer.progressInterval, report: progress)
         let sums = Lock([Int64](repeating: 0, count: ranges.count))
         var partClient = client
-        partClient.options.transfer.progressInterval = 0
+        partClient.options.transfer.progressInterval = .zero
 
         var partials: [TusSource] = []
         for part in ranges {
@@ -77,7 +77,7 @@ final class TusParallelJob {
             offsetConflicts: results.reduce(0) { $0 + $1.offsetConflicts },
             checksumMismatches: results.reduce(0) { $0 + $1.checksumMismatches },
             usedChecksums: results.contains { $0.usedChecksums }, previousUploadGone: nil,
-            elapsed: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            elapsed: elapsed.inSeconds)
     }
 
     /// `POST endpoint` with `Upload-Concat: final;...`; returns the final upload's URL.

@@ -7,8 +7,8 @@ import Foundation
 /// count again, so a long upload over a flaky network is not capped by its total failures.
 struct TusRetrier {
     let limit: Int
-    let baseDelay: Double
-    let maximumDelay: Double
+    let baseDelay: Duration
+    let maximumDelay: Duration
     private(set) var consecutive = 0
     private(set) var total = 0
 
@@ -55,8 +55,8 @@ struct TusRetrier {
             throw TusError(.retriesExhausted, "\(action) failed \(consecutive) times in a row, last: \(cause)",
                            uploadURL: uploadURL, offset: offset, totalBytes: length, underlying: error)
         }
-        let delay = min(maximumDelay, baseDelay * Double(1 << min(consecutive - 1, 20)))
-        do { try await Task.sleep(for: .seconds(delay)) } catch {
+        let delay = Duration.backoff(base: baseDelay, maximum: maximumDelay, attempt: consecutive)
+        do { try await Task.sleep(for: delay) } catch {
             throw TusError(.cancelled, "cancelled while waiting to retry \(action)", uploadURL: uploadURL, offset: offset,
                            totalBytes: length)
         }

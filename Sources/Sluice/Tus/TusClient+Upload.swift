@@ -78,7 +78,7 @@ final class TusUploadJob {
             uploadURL: url, length: length, resumedFrom: resumedFrom, created: created, bytesSent: bytesSent,
             dataRequests: dataRequests, retries: retrier.total, offsetConflicts: offsetConflicts,
             checksumMismatches: checksumMismatches, usedChecksums: usesChecksums, previousUploadGone: previousUploadGone,
-            elapsed: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            elapsed: elapsed.inSeconds)
     }
 
     /// Picks up the stored upload of this source, if any: checks the fingerprint, asks the

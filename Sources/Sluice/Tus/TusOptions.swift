@@ -19,10 +19,10 @@ public struct TusOptions: Sendable {
     /// Transient failures in a row (reset, refused, timeout, no answer, 5xx, 423) retried
     /// before giving up; the count starts again whenever the server's offset moves forward.
     public var retries = 5
-    /// First backoff delay in seconds; doubled per consecutive failure up to `maximumRetryDelay`.
-    public var retryDelay: Double = 0.25
-    /// Longest backoff delay in seconds.
-    public var maximumRetryDelay: Double = 8
+    /// First backoff delay; doubled per consecutive failure up to `maximumRetryDelay`.
+    public var retryDelay: Duration = .milliseconds(250)
+    /// Longest backoff delay; at most `UploadOptions.maximumTimeout`.
+    public var maximumRetryDelay: Duration = .seconds(8)
     /// Send `Upload-Checksum: sha1 ...` with every PATCH when the server lists the
     /// checksum extension with sha1.
     public var usesChecksums = true
@@ -48,7 +48,7 @@ public struct TusOptions: Sendable {
 
     public init() {}
 
-    func validate() throws {
+    func validate() throws(TusError) {
         guard parallelUploads >= 1, parallelUploads <= 64 else {
             throw TusError(.invalidOption, "parallel uploads must be 1 ... 64")
         }
@@ -62,8 +62,11 @@ public struct TusOptions: Sendable {
         guard retries >= 0, checksumRetries >= 0 else {
             throw TusError(.invalidOption, "retry counts must not be negative")
         }
-        guard retryDelay >= 0, maximumRetryDelay >= 0, checksumChunkSize >= 1, creationUploadLimit >= 0 else {
-            throw TusError(.invalidOption, "retry delays and sizes must not be negative")
+        for delay in [retryDelay, maximumRetryDelay] where delay < .zero || delay > UploadOptions.maximumTimeout {
+            throw TusError(.invalidOption, "retry delay \(delay) is outside 0 ... \(UploadOptions.maximumTimeout) (365 days)")
+        }
+        guard checksumChunkSize >= 1, creationUploadLimit >= 0 else {
+            throw TusError(.invalidOption, "sizes must not be negative")
         }
         do { try transfer.validate() } catch { throw TusError(.invalidOption, "\(error)", underlying: error) }
     }

@@ -3,7 +3,7 @@ import Foundation
 /// Turns raw byte counts into throttled `UploadProgress` with a smoothed rate.
 ///
 /// - Important: `update` may be called from any thread, as often as the transport likes;
-///   `report` runs outside the lock, at most every `interval` seconds, plus once in `finish`.
+///   `report` runs outside the lock, at most once per `interval`, plus once in `finish`.
 final class ProgressMeter: Sendable {
     private struct State {
         var lastReport: Double = -1
@@ -19,15 +19,14 @@ final class ProgressMeter: Sendable {
     private let start = ContinuousClock.now
     private let state = Lock(State())
 
-    init(total: Int64?, interval: Double, report: (@Sendable (UploadProgress) -> Void)?) {
+    init(total: Int64?, interval: Duration, report: (@Sendable (UploadProgress) -> Void)?) {
         self.total = total
-        self.interval = interval
+        self.interval = interval.inSeconds
         self.report = report
     }
 
     private var elapsed: Double {
-        let duration = ContinuousClock.now - start
-        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        (ContinuousClock.now - start).inSeconds
     }
 
     func update(_ bytesSent: Int64) {

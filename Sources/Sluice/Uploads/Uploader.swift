@@ -34,7 +34,7 @@ public struct Uploader: Sendable {
     /// - Parameters:
     ///   - request: URL, method, headers.
     ///   - body: Any byte source, stream or sequential source.
-    ///   - progress: Called at most every `options.progressInterval` seconds, and once at the end.
+    ///   - progress: Called at most once per `options.progressInterval`, and once at the end.
     /// - Returns: The response, whatever its status, once the whole body was sent.
     /// - Throws: `UploadError`.
     public func upload(
@@ -70,42 +70,35 @@ public struct Uploader: Sendable {
 }
 
 extension UploadOptions {
-    /// The longest timeout accepted, in seconds: 365 days.
-    public static let maximumTimeout: Double = 31_536_000
+    /// The longest timeout accepted: 365 days.
+    public static let maximumTimeout: Duration = .seconds(365 * 86_400)
 
     /// Checks every option's range.
     ///
     /// - Throws: `UploadError.invalidOption` naming the option and its range.
-    public func validate() throws {
+    public func validate() throws(UploadError) {
         guard bufferSize >= 1024, bufferSize <= 512 << 20 else {
             throw UploadError(.invalidOption, "buffer size \(bufferSize) is outside 1024 ... \(512 << 20) bytes")
         }
         guard maximumRedirects >= 0 else { throw UploadError(.invalidOption, "maximum redirects must not be negative") }
-        for (name, seconds) in [("stall timeout", stallTimeout), ("connect timeout", connectTimeout)] {
-            guard seconds.isFinite, seconds > 0, seconds <= Self.maximumTimeout else {
-                throw UploadError(.invalidOption, "\(name) \(seconds) is outside 0 < seconds <= \(Int(Self.maximumTimeout)) (365 days)")
+        for (name, timeout) in [("stall timeout", stallTimeout), ("connect timeout", connectTimeout)] {
+            guard timeout > .zero, timeout <= Self.maximumTimeout else {
+                throw UploadError(.invalidOption, "\(name) \(timeout) is outside 0 < timeout <= \(Self.maximumTimeout) (365 days)")
             }
         }
-        guard progressInterval.isFinite, progressInterval >= 0 else {
-            throw UploadError(.invalidOption, "progress interval \(progressInterval) must be a finite number of seconds, 0 or more")
+        guard progressInterval >= .zero, progressInterval <= Self.maximumTimeout else {
+            throw UploadError(.invalidOption, "progress interval \(progressInterval) is outside 0 ... \(Self.maximumTimeout) (365 days)")
         }
         if case .collect(let limit) = responseBody, limit < 0 {
             throw UploadError(.invalidOption, "response body limit \(limit) must not be negative")
         }
-    }
-
-    /// `seconds` as whole units of `1 / scale` s, rounded up, within 1 ... `maximumTimeout`:
-    /// never traps, whatever the Double (a transport may be called without `validate`).
-    static func wholeUnits(_ seconds: Double, scale: Double = 1) -> Int {
-        let bounded = seconds.isNaN ? maximumTimeout : min(max(seconds, 0), maximumTimeout)
-        return max(1, Int((bounded * scale).rounded(.up)))
     }
 }
 
 extension UploadResponse {
     /// Throws `UploadError.httpStatus` unless the status is 2xx.
     @discardableResult
-    public func requireSuccess(totalBytes: Int64? = nil) throws -> UploadResponse {
+    public func requireSuccess(totalBytes: Int64? = nil) throws(UploadError) -> UploadResponse {
         guard isSuccess else {
             let text = String(decoding: body.prefix(200), as: UTF8.self)
                 .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""

@@ -146,6 +146,9 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
             #expect(pair.inputStream.streamError as? Boom == Boom())
         }
         #expect(pair.inputStream.streamStatus == .error)
+        // FoundationNetworking reads only while `hasBytesAvailable` and takes `false` for the
+        // end of the body: after a failure it stays true, so its next read gets -1 and aborts.
+        #expect(pair.inputStream.hasBytesAvailable)
         #expect(await onThread { recorder.wait(for: .errorOccurred) })
         let bytes: [UInt8] = [1]
         #expect(bytes.withUnsafeBufferPointer { pair.outputStream.write($0.baseAddress!, maxLength: 1) } == -1)

@@ -185,14 +185,20 @@ import Testing
         // leaked one (a pump stuck in a read) never goes back. Wait for the pool to settle.
         let settled = await onThread { () -> Int in
             let deadline = DispatchTime.now() + 30
-            while threadCount() - threadsBefore > 8 && DispatchTime.now() < deadline { usleep(100_000) }
-            return threadCount()
+            var count = threadCount()  // one reading, tested and returned: the pool moves between two
+            while count - threadsBefore > 8 && DispatchTime.now() < deadline {
+                usleep(100_000)
+                count = threadCount()
+            }
+            return count
         }
         #expect(settled - threadsBefore <= 8, "threads \(threadsBefore) -> \(settled)")
     }
 
-    /// A task awaiting `result` of a source that never finishes resumes once cancelled.
-    @Test func awaitingTheResultIsCancellable() async throws {
+    /// A task awaiting `result` of a source that never finishes (nobody reads) resumes once
+    /// cancelled, and the cancel stops the source: it finishes with `CancellationError` and
+    /// the reader's next read fails instead of waiting.
+    @Test func awaitingTheResultIsCancellableAndStopsTheSource() async throws {
         let iss = InputStreamSource(source: SyntheticByteSource(length: 1_000_000), bufferSize: 1000)
         iss.start()  // Nobody reads: it never finishes by itself.
         let waiter = Task { await iss.result }
@@ -206,12 +212,51 @@ import Testing
             }
             #expect(error is CancellationError)
         }
-        #expect(iss.finishedFailure == nil && iss.finishedBytes == nil, "cancelling a wait must not finish the source")
-        iss.cancel()
+        #expect(iss.finishedFailure is CancellationError, "cancelling the wait stops the source")
+        #expect(iss.finishedBytes == nil)
+        let drained = await onThread { drain(iss.inputStream) }
+        #expect(drained.error is CancellationError, "the reader sees the cancel: \(String(describing: drained.error))")
+        #expect(drained.bytes.count <= 1000)
+        // Awaiting a finished source gives its result, cancelled or not.
         guard case .failure(let error) = await iss.result else {
             Issue.record("a cancelled source succeeded")
             return
         }
         #expect(error is CancellationError)
+    }
+
+    /// The pump is blocked inside a sequential source's read that never returns by itself:
+    /// a cancelled wait still returns at once, without waiting for the stream's end.
+    @Test func awaitingTheResultOfAPumpBlockedInARead() async throws {
+        let entered = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let iss = InputStreamSource(sequential: BlockingSource(entered: entered, gate: gate), bufferSize: 4096)
+        iss.start()
+        // Nobody needs to read: the pump blocks in the source's first read.
+        await onThread { entered.wait() }  // Gate: the pump is inside read.
+        #expect(iss.isWaitingOnSource)
+        let waiter = Task { await iss.result }
+        waiter.cancel()
+        guard case .failure(let error) = await waiter.value else {
+            Issue.record("a cancelled wait returned a success")
+            gate.signal()
+            return
+        }
+        #expect(error is CancellationError)
+        #expect(iss.finishedFailure is CancellationError)
+        gate.signal()  // Lets the pump's read return; it finds the source finished and stops.
+    }
+}
+
+/// A sequential source whose first read blocks until `gate` is signalled, then ends.
+private struct BlockingSource: SequentialByteSource {
+    let entered: DispatchSemaphore
+    let gate: DispatchSemaphore
+    var length: BodyLength { .unknown }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        entered.signal()
+        gate.wait()
+        return 0
     }
 }

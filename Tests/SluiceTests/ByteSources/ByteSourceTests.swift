@@ -22,6 +22,17 @@ import Testing
         }
     }
 
+    /// `BodyLength` is a struct with static members: compared, hashed and read through `value`.
+    @Test func bodyLengthIsAValueWithStaticMembers() {
+        #expect(BodyLength.known(5).value == 5)
+        #expect(BodyLength.known(0) == .known(0))
+        #expect(BodyLength.known(0) != .unknown)
+        #expect(BodyLength.unknown.value == nil)
+        #expect(Set<BodyLength>([.known(1), .known(1), .unknown, .unknown]).count == 2)
+        #expect("\(BodyLength.known(42))" == "42" && "\(BodyLength.unknown)" == "unknown")
+        #expect(UploadBody.bytes(MemoryByteSource([1, 2, 3])).length == .known(3))
+    }
+
     @Test func sizesParse() throws {
         #expect(try ByteCount.parse("123") == 123)
         #expect(try ByteCount.parse("64MiB") == 64 << 20)

@@ -117,7 +117,8 @@ struct FileLifetimeTests {
             do {
                 _ = try UploadBody.bytes(source, from: bad)
                 Issue.record("offset \(bad) accepted")
-            } catch let error as UploadError {
+            } catch {
+                // Typed: `bytes(_:from:)` throws only `UploadError`.
                 #expect(error.code == .invalidOption)
             }
         }

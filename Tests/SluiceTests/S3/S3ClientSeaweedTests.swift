@@ -31,7 +31,7 @@ struct S3ClientSeaweedTests {
     func client(_ configure: (inout S3Options) -> Void = { _ in }) throws -> S3Client {
         var options = S3Options()
         options.stateDirectory = try s3TemporaryDirectory("s3-client-state")
-        options.retryDelay = 0.01
+        options.retryDelay = .milliseconds(10)
         configure(&options)
         let configuration = S3Configuration(credentials: peer.credentials, region: peer.region, endpoint: peer.endpoint)
         return S3Client(configuration: configuration, options: options)

@@ -15,7 +15,7 @@ struct CurlProducerTests {
         let source = StallingSource(prefix: 100_000)
         defer { source.release() }
         var options = UploadOptions()
-        options.stallTimeout = 1
+        options.stallTimeout = .seconds(1)
         let request = try UploadRequest(url: sink.url("/sink"), method: "POST")
         let error = await #expect(throws: UploadError.self) {
             try await CurlTransport().send(request, body: .sequential(source), options: options) { _ in }

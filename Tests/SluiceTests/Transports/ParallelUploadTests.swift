@@ -103,7 +103,7 @@ struct ParallelUploadTests {
             try UploadRequest(url: base + (part.number == 2 ? "/fail/2" : "/part/\(part.number)"), method: "PUT")
         }
         upload.retries = 2
-        upload.retryDelay = 0.01
+        upload.retryDelay = .milliseconds(10)
         let error = await #expect(throws: UploadError.self) { try await TransferEngine.shared.send(upload) }
         #expect(error?.message == "part 2 (bytes 1048576-2097151) failed after 3 attempts (status 500): the server answered 500")
         #expect(error?.status == 500)

@@ -47,7 +47,7 @@ import Testing
     @Test func aBlockingStreamIsCancelledAndReleasesURLSession() async throws {
         let receiver = try LoopbackReceiver(log: { _ in })
         defer { receiver.stop() }
-        let (stuck, gate) = try await Self.startBlockedUpload(to: receiver, stallTimeout: 60)
+        let (stuck, gate) = try await Self.startBlockedUpload(to: receiver, stallTimeout: .seconds(60))
         defer { gate.signal() }
         let other = Self.startSmallUpload(to: receiver)
         stuck.cancel()
@@ -68,7 +68,7 @@ import Testing
     @Test func aBlockingStreamEndsInAStallTimeoutNamingTheSource() async throws {
         let receiver = try LoopbackReceiver(log: { _ in })
         defer { receiver.stop() }
-        let (stuck, gate) = try await Self.startBlockedUpload(to: receiver, stallTimeout: 1)
+        let (stuck, gate) = try await Self.startBlockedUpload(to: receiver, stallTimeout: .seconds(1))
         defer { gate.signal() }
         let other = Self.startSmallUpload(to: receiver)
         switch await Self.result(of: stuck, within: 30) {
@@ -88,7 +88,7 @@ import Testing
     /// Starts an upload whose `.stream` body yields 100,000 bytes and then blocks in `read`
     /// until the returned gate is signalled; returns once it is blocked there.
     private static func startBlockedUpload(
-        to receiver: LoopbackReceiver, stallTimeout: Double
+        to receiver: LoopbackReceiver, stallTimeout: Duration
     ) async throws -> (Task<UploadResponse, any Error>, DispatchSemaphore) {
         let blocked = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)

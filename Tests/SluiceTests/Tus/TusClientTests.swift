@@ -13,11 +13,11 @@ struct TusClientTests {
         var options = TusOptions()
         options.stateDirectory = state
         options.chunkSize = chunk
-        options.retryDelay = 0.05
-        options.maximumRetryDelay = 0.5
-        options.transfer.stallTimeout = 20
+        options.retryDelay = .milliseconds(50)
+        options.maximumRetryDelay = .milliseconds(500)
+        options.transfer.stallTimeout = .seconds(20)
         // Every progress tick reaches the test, so a cancel lands near its threshold.
-        options.transfer.progressInterval = 0
+        options.transfer.progressInterval = .zero
         return options
     }
 

@@ -13,9 +13,9 @@ struct TusParallelTests {
         var options = TusOptions()
         options.stateDirectory = state
         options.chunkSize = chunk
-        options.retryDelay = 0.05
-        options.maximumRetryDelay = 0.5
-        options.transfer.progressInterval = 0
+        options.retryDelay = .milliseconds(50)
+        options.maximumRetryDelay = .milliseconds(500)
+        options.transfer.progressInterval = .zero
         return options
     }
 

@@ -119,19 +119,39 @@ struct ResponseBodyTests {
 
     @Test("timeouts and limits out of range are invalidOption, never a trap")
     func absurdOptions() async throws {
-        for seconds in [Double.infinity, 1e300, 9.3e18, -1, 0, .nan, UploadOptions.maximumTimeout * 2] {
+        let absurd: [Duration] = [.seconds(Int64.max), .seconds(1e15), .seconds(-1), .nanoseconds(-1), .zero,
+                                  UploadOptions.maximumTimeout * 2, UploadOptions.maximumTimeout + .nanoseconds(1)]
+        for timeout in absurd {
             var options = UploadOptions()
-            options.stallTimeout = seconds
+            options.stallTimeout = timeout
             #expect(throws: UploadError.self) { try options.validate() }
             options = UploadOptions()
-            options.connectTimeout = seconds
+            options.connectTimeout = timeout
             #expect(throws: UploadError.self) { try options.validate() }
-            #expect(UploadOptions.wholeUnits(seconds, scale: 1000) >= 1)
+            // What libcurl gets when a transport is called without validate(): never a trap.
+            #expect(timeout.wholeUnits(of: .milliseconds(1)) >= 1)
+            #expect(timeout.wholeUnits(of: .seconds(1)) <= 365 * 86_400)
+            // Backoff delays: at most the cap, never negative, never an overflow.
+            for attempt in [1, 2, 64, Int.max] {
+                let delay = Duration.backoff(base: timeout, maximum: timeout, attempt: attempt)
+                #expect(delay >= .zero && delay <= UploadOptions.maximumTimeout)
+            }
+            if timeout < .zero || timeout > UploadOptions.maximumTimeout {
+                var tus = TusOptions()
+                tus.maximumRetryDelay = timeout
+                #expect(throws: TusError.self) { try tus.validate() }
+                var s3 = S3Options()
+                s3.retryDelay = timeout
+                #expect(throws: S3Error.self) { try s3.validate() }
+            }
         }
         var options = UploadOptions()
         options.responseBody = .collect(limit: -1)
         let error = #expect(throws: UploadError.self) { try options.validate() }
         #expect(error?.code == .invalidOption)
+        options = UploadOptions()
+        options.progressInterval = .seconds(-1)
+        #expect(throws: UploadError.self) { try options.validate() }
         options = UploadOptions()
         options.stallTimeout = UploadOptions.maximumTimeout
         try options.validate()

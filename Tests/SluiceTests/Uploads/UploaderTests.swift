@@ -11,7 +11,7 @@ import Testing
         defer { receiver.stop() }
         let source = SyntheticByteSource(length: 256 << 20, seed: 21)
         var options = UploadOptions()
-        options.progressInterval = 0.01
+        options.progressInterval = .milliseconds(10)
         let uploader = Uploader(transport: transport, options: options)
         let request = try UploadRequest(url: receiver.url + "u.bin", method: "PUT")
         let (updates, task) = uploader.uploadWithProgress(request, body: .bytes(source))
@@ -44,7 +44,7 @@ import Testing
         let request = try UploadRequest(url: receiver.url + "stall", method: "PUT")
         let progressed = AsyncStream<Void>.makeStream()
         var options = UploadOptions()
-        options.progressInterval = 0
+        options.progressInterval = .zero
         let task = Task {
             try await Uploader(transport: transport, options: options).upload(request, body: body) { progress in
                 if progress.bytesSent > 0 { progressed.continuation.yield() }
