@@ -13,14 +13,28 @@ final class BoundOutputStream: OutputStream {
         // out under the lock and used on the target they belong to.
         weak var delegate: (any StreamDelegate)?
         var queue: DispatchQueue?
-        var runLoops: [(RunLoop, RunLoop.Mode)] = []
+        var runLoops: [Scheduled] = []
+        /// Closed: no longer scheduled anywhere; a later `schedule` is ignored.
+        var closed = false
         /// For tests that deliver events themselves, one at a time, in an order they choose.
         var enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+    }
+
+    /// A run loop and mode the stream is scheduled in, with the timer that keeps that run
+    /// loop running while it is.
+    private struct Scheduled {
+        let runLoop: RunLoop
+        let mode: RunLoop.Mode
+        let keepAlive: Timer
     }
 
     init(core: BoundStreamPair.Core) {
         self.core = core
         super.init(toMemory: ())
+    }
+
+    deinit {
+        unscheduleAll()
     }
 
     #if canImport(Darwin)
@@ -48,12 +62,38 @@ final class BoundOutputStream: OutputStream {
         delivery.withLock { $0.enqueue = enqueue }
     }
 
+    /// Apple's stream is a source of the run loop it is scheduled in: a thread that runs
+    /// that run loop (`RunLoop.current.run()`, as the seed's program does) waits for the
+    /// stream's events until the stream is closed or removed. Events come here as timers,
+    /// which exist only while one is due, so a run loop holding nothing else would return at
+    /// once (and its thread end, and no event ever reach the delegate): a timer that never
+    /// fires stands in for the source, from `schedule` until `remove` or `close`.
     override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
-        delivery.withLock { $0.runLoops.append((aRunLoop, mode)) }
+        delivery.withLock { delivery in
+            guard !delivery.closed, !delivery.runLoops.contains(where: { $0.runLoop === aRunLoop && $0.mode == mode }) else { return }
+            let keepAlive = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
+            delivery.runLoops.append(Scheduled(runLoop: aRunLoop, mode: mode, keepAlive: keepAlive))
+            aRunLoop.add(keepAlive, forMode: mode)
+        }
     }
 
     override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
-        delivery.withLock { $0.runLoops.removeAll { $0.0 === aRunLoop && $0.1 == mode } }
+        delivery.withLock { delivery in
+            delivery.runLoops.removeAll { scheduled in
+                guard scheduled.runLoop === aRunLoop && scheduled.mode == mode else { return false }
+                scheduled.keepAlive.invalidate()
+                return true
+            }
+        }
+    }
+
+    /// Leaves every run loop (as Apple's stream does when it closes).
+    private func unscheduleAll() {
+        delivery.withLock { delivery in
+            delivery.closed = true
+            for scheduled in delivery.runLoops { scheduled.keepAlive.invalidate() }
+            delivery.runLoops = []
+        }
     }
 
     override func open() {
@@ -63,6 +103,7 @@ final class BoundOutputStream: OutputStream {
 
     override func close() {
         core.lock.withLockBroadcasting { $0.closeWriter() }
+        unscheduleAll()
     }
 
     override var hasSpaceAvailable: Bool {
@@ -124,10 +165,10 @@ final class BoundOutputStream: OutputStream {
         let (queue, runLoops, enqueue) = delivery.withLock { ($0.queue, $0.runLoops, $0.enqueue) }
         if let enqueue { enqueue { work.run() } }
         if let queue { queue.async { work.run() } }
-        for (runLoop, mode) in runLoops {
+        for scheduled in runLoops {
             // A timer added from another thread wakes the run loop; perform(_:) would not.
             let timer = Timer(timeInterval: 0, repeats: false) { _ in work.run() }
-            runLoop.add(timer, forMode: mode)
+            scheduled.runLoop.add(timer, forMode: scheduled.mode)
         }
     }
 

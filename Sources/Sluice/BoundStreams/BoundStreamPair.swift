@@ -13,8 +13,10 @@ import Synchronization
 /// the ring is free (Apple's contract: a writer that writes once per event, whatever the
 /// size, is always called again); an event whose handler did not write is not repeated.
 /// It hears `endEncountered` when the reader closed first, and `errorOccurred` when the pair
-/// failed. Events go to the run loop the stream is scheduled in, or to the dispatch queue
-/// given to `deliverOutputEvents(on:)`. The state behind it is one enum (`StateMachine`).
+/// failed. Events go to the run loop the stream is scheduled in (which, as with Apple's
+/// streams, keeps running while the stream is scheduled there and open: `RunLoop.run()` waits
+/// for its events), or to the dispatch queue given to `deliverOutputEvents(on:)`. The state
+/// behind it is one enum (`StateMachine`).
 ///
 /// The input side is built for `URLRequest.httpBodyStream` on Linux: `hasBytesAvailable` is
 /// `false` and `read` returns 0 only after the writer closed and every byte was read; until

@@ -190,8 +190,7 @@ public struct S3Configuration: Sendable, Equatable {
 
     /// Accepts `http(s)://host[:port][/prefix]`; a bare `host:port` is refused, as the AWS CLI does.
     static func parseEndpoint(_ text: String) throws -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil else {
+        guard let url = URL(string: text), url.isHTTPWithHost, url.query == nil, url.fragment == nil else {
             throw S3Error(.configuration, "invalid endpoint URL '\(text)': expected http:// or https:// with a host")
         }
         return url

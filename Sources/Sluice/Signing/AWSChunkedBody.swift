@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A body encoded as `aws-chunked` on the fly: a random-access `ByteSource` whose bytes are the
 /// encoding of another source, chunk signatures and trailer checksum computed as it is read.
 ///
@@ -15,7 +13,7 @@ public final class AWSChunkedBody: ByteSource {
     public let source: any ByteSource
     public let encoding: AWSChunkedEncoding
     let signer: AWSChunkSigner?
-    private let cursor: Mutex<AWSChunkedCursor>
+    private let cursor: Lock<AWSChunkedCursor>
 
     /// - Parameters:
     ///   - source: The decoded bytes; its length must be `encoding.decodedLength`.
@@ -33,7 +31,7 @@ public final class AWSChunkedBody: ByteSource {
         self.encoding = encoding
         self.signer = signer
         let readAhead = encoding.isSigned ? AWSChunkReadAhead.make(source: source, encoding: encoding) : nil
-        cursor = Mutex(AWSChunkedCursor(encoding: encoding, seed: signer?.seedSignature ?? "", readAhead: readAhead))
+        cursor = Lock(AWSChunkedCursor(encoding: encoding, seed: signer?.seedSignature ?? "", readAhead: readAhead))
     }
 
     public var length: Int64 { encoding.encodedLength }
@@ -90,7 +88,7 @@ public final class AWSChunkedBody: ByteSource {
 
 /// The chain state of an `AWSChunkedBody`: chunks hashed so far, the last signature, the
 /// running checksum, and the one section held in memory.
-// @unchecked Sendable: only ever touched inside AWSChunkedBody's mutex.
+// @unchecked Sendable: only ever touched inside AWSChunkedBody's lock.
 final class AWSChunkedCursor: @unchecked Sendable {
     let encoding: AWSChunkedEncoding
     let seed: String

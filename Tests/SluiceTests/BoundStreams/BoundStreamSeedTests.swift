@@ -9,7 +9,11 @@ import Testing
 /// `write` per `hasSpaceAvailable`, from a fixed buffer smaller than, equal to or larger than
 /// the pair's capacity.
 @Suite(.timeLimit(.minutes(2))) struct BoundStreamSeedTests {
-    struct Stalled: Error {}
+    /// The watchdog found the pair stuck; `state` is the pair's state machine at that moment.
+    struct Stalled: Error, CustomStringConvertible {
+        var state: String
+        var description: String { "stuck: \(state)" }
+    }
 
     @Test(arguments: [
         (65536, 65536), (65536, 4096), (65536, 65535), (65536, 65537), (65536, 200_000),
@@ -21,7 +25,7 @@ import Testing
         let pair = BoundStreamPair(capacity: capacity)
         let writer = SeedWriter(output: pair.outputStream, source: source, bufferSize: writeBuffer)
         let outcome = await drainWithWatchdog(pair, writer: writer)
-        #expect(outcome.error == nil, "capacity \(capacity), one write of up to \(writeBuffer) per event: stalled after \(outcome.bytes.count) of \(length) bytes")
+        #expect(outcome.error == nil, "capacity \(capacity), one write of up to \(writeBuffer) per event: stalled after \(outcome.bytes.count) of \(length) bytes: \(String(describing: outcome.error))")
         #expect(outcome.bytes.count == Int(length))
         #expect(outcome.bytes == (try source.bytes(in: 0..<length)))
         #expect(try await writer.result().get() == length)
@@ -35,18 +39,31 @@ import Testing
         let pair = BoundStreamPair(capacity: capacity)
         let writer = SeedWriter(output: pair.outputStream, source: source, bufferSize: capacity)
         let outcome = await drainWithWatchdog(pair, writer: writer)
-        #expect(outcome.error == nil, "capacity \(capacity): the end never came after \(outcome.bytes.count) bytes")
+        #expect(outcome.error == nil, "capacity \(capacity): the end never came after \(outcome.bytes.count) bytes: \(String(describing: outcome.error))")
         #expect(outcome.bytes == (try source.bytes(in: 0..<Int64(capacity))))
     }
 
-    /// Reads `pair` to its end; if that takes more than 30 s, fails the pair (so the test fails
-    /// with a message instead of hanging).
-    private func drainWithWatchdog(_ pair: BoundStreamPair, writer: SeedWriter) async -> (bytes: [UInt8], error: (any Error)?) {
+    /// Reads `pair` to its end. When the reader takes no byte for `stuckAfter` seconds while
+    /// the writer has not finished (a lost wakeup, not a slow machine: any progress resets the
+    /// clock), fails the pair so the test fails with the pair's state instead of hanging.
+    private func drainWithWatchdog(
+        _ pair: BoundStreamPair, writer: SeedWriter, stuckAfter: Double = 15
+    ) async -> (bytes: [UInt8], error: (any Error)?) {
         let drained = DispatchSemaphore(value: 0)
         let watchdog = Thread {
-            if drained.wait(timeout: .now() + 30) == .timedOut {
-                writer.stop(Stalled())
-                pair.fail(Stalled())
+            var last = pair.bytesRead
+            var quietSince = DispatchTime.now()
+            while drained.wait(timeout: .now() + 0.25) == .timedOut {
+                let now = pair.bytesRead
+                if now != last {
+                    last = now
+                    quietSince = .now()
+                } else if DispatchTime.now().uptimeNanoseconds - quietSince.uptimeNanoseconds > UInt64(stuckAfter * 1e9) {
+                    let stalled = Stalled(state: pair.core.lock.withLock { "\($0.state), \($0.ring.freeSpace) of \($0.ring.capacity) free, \($0.totalWritten) written, \($0.totalRead) read" })
+                    writer.stop(stalled)
+                    pair.fail(stalled)
+                    return
+                }
             }
         }
         watchdog.start()

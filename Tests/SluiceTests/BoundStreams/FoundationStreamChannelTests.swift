@@ -115,10 +115,12 @@ import Testing
         // a leaked thread shows here too. Warm-up threads still ending may make it fewer.
         let settled = await onThread { () -> (threads: Int, fds: Int) in
             let deadline = DispatchTime.now() + 30
-            while (threadCount() - threadsBefore > 8 || openFileDescriptorCount() > fdsBefore) && DispatchTime.now() < deadline {
+            var counts = (threads: threadCount(), fds: openFileDescriptorCount())  // tested as returned
+            while (counts.threads - threadsBefore > 8 || counts.fds > fdsBefore) && DispatchTime.now() < deadline {
                 usleep(100_000)
+                counts = (threadCount(), openFileDescriptorCount())
             }
-            return (threadCount(), openFileDescriptorCount())
+            return counts
         }
         #expect(settled.fds <= fdsBefore, "descriptors \(fdsBefore) -> \(settled.fds)")
         #expect(settled.threads - threadsBefore <= 8, "threads \(threadsBefore) -> \(settled.threads)")

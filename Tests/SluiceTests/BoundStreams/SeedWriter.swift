@@ -9,12 +9,18 @@ import Foundation
 /// with ONE fixed buffer. On each `hasSpaceAvailable` it refills the buffer from the source
 /// when the buffer is drained and writes exactly once, keeping what did not fit for the next
 /// event; when every byte was written it closes the stream at the next event. `errorOccurred`
-/// and `endEncountered` finish it with an error.
+/// and `endEncountered` finish it with an error. Its thread runs the run loop as the seed's
+/// does, `RunLoop.current.run()`, which returns only once nothing is scheduled there: the
+/// stream must keep it running until the writer closed it.
 ///
 /// Everything but `finished` is touched only on the run-loop thread.
 final class SeedWriter: NSObject, StreamDelegate, @unchecked Sendable {
     // @unchecked: the mutable fields below are confined to the run-loop thread; `outcome` is locked.
     struct EndEncountered: Error {}
+    /// The run loop returned while the writer still had bytes to write: nothing kept it running.
+    struct RunLoopReturnedEarly: Error { var offset: Int64 }
+    /// `result()` waited longer than its limit for the writer's thread.
+    struct NeverFinished: Error {}
     struct StreamFailed: Error { var underlying: (any Error)? }
 
     private let source: any ByteSource
@@ -30,7 +36,7 @@ final class SeedWriter: NSObject, StreamDelegate, @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts the writer's thread: schedules `output` in its run loop, opens it, and runs the
-    /// loop until the writer finished.
+    /// loop until it returns (the stream was closed and left it).
     init(output: OutputStream, source: any ByteSource, bufferSize: Int) {
         self.output = output
         self.source = source
@@ -40,10 +46,8 @@ final class SeedWriter: NSObject, StreamDelegate, @unchecked Sendable {
             self.output.delegate = self
             self.output.schedule(in: .current, forMode: .default)
             self.output.open()
-            while !done && outcome.withLock({ $0 == nil }) {
-                _ = RunLoop.current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
-            }
-            if !done { finish(nil) }
+            RunLoop.current.run()
+            if !done { finish(RunLoopReturnedEarly(offset: offset)) }
             finished.signal()
         }
         thread.start()
@@ -51,16 +55,18 @@ final class SeedWriter: NSObject, StreamDelegate, @unchecked Sendable {
 
     deinit { buffer.deallocate() }
 
-    /// Waits (on a thread of its own) until the writer finished; its byte count or error.
-    func result() async -> Result<Int64, any Error> {
+    /// Waits (on a thread of its own, at most `limit` seconds) until the writer's thread
+    /// ended; its byte count or error.
+    func result(limit: Double = 60) async -> Result<Int64, any Error> {
         await onThread { [self] in
-            finished.wait()
+            guard finished.wait(timeout: .now() + limit) == .success else { return .failure(NeverFinished()) }
             finished.signal()
             return outcome.withLock { $0! }
         }
     }
 
-    /// Stops the writer from outside (a watchdog): it finishes with `error` if still running.
+    /// Stops the writer from outside (a watchdog): it finishes with `error` at its next event
+    /// (failing the pair sends it one).
     func stop(_ error: any Error) {
         outcome.withLock { if $0 == nil { $0 = .failure(error) } }
     }
