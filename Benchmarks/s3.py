@@ -62,7 +62,7 @@ def tools(args, endpoint, bucket, workdir, part_mib, concurrency):
                                       "--config", "/dev/null"]),
     }
     return {name: (command, base) for name, command in found.items()
-            if name == "sluice" or shutil.which(command("x", "k")[0])}
+            if name == "sluice" or (shutil.which(command("x", "k")[0]) and name in args.tools.split(","))}
 
 
 def table(title, results, names):
@@ -127,6 +127,7 @@ def main():
     parser.add_argument("--rss-size", default="2GiB")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", default="a,b,c")
+    parser.add_argument("--tools", default="s5cmd,aws-cli,rclone", help="the peers to run besides sluice")
     args = parser.parse_args()
     args.access_key = os.environ["SLUICE_S3_ACCESS_KEY"]
     args.secret_key = os.environ["SLUICE_S3_SECRET_KEY"]

@@ -8,7 +8,9 @@
 #       canned XML and drops the bodies (no signature check): the client's own cost.
 #   (c) sluice's peak RSS at part sizes 8, 64 and 512 MiB x concurrency 8, file and stdin.
 #
-#   bash Benchmarks/s3.sh [--size 4GiB] [--sink-size 4GiB] [--runs 3] [--only a,b,c] [--rss-size 2GiB]
+#   bash Benchmarks/s3.sh [--size 4GiB] [--sink-size 4GiB] [--runs 3] [--only a,b,c] [--rss-size 2GiB] [--tools s5cmd,aws-cli,rclone]
+#
+# (a) keeps every object: SeaweedFS needs size x runs x tools of space under TMPDIR.
 #
 # Builds sluice in release mode; starts SeaweedFS (unless SLUICE_S3_URL names one) and nginx on
 # free loopback ports and stops them by PID on exit. Prints `uptime` before and after: other work on the machine skews time.

@@ -36,8 +36,11 @@ extension S3Client {
         uploadID: String, counters: S3Counters, meter: S3PartProgress
     ) async throws -> [S3CompletedPart] {
         guard !numbers.isEmpty else { return [] }
-        // The request each part's accepted attempt went out with: its checksum is read from it.
+        // The request each part's current attempt goes out with, until it is accepted: then the
+        // checksum of the bytes sent is read from it and the request (with its aws-chunked body
+        // and read-ahead buffers) is dropped, so memory does not grow with the part count.
         let prepared = Lock<[Int: S3PreparedRequest]>([:])
+        let sent = Lock<[Int: Result<Checksum?, any Error>]>([:])
         let parts = numbers.map { number in
             let range = plan.range(ofPart: number)
             return UploadPart(number: number, offset: range.lowerBound, length: Int64(range.count))
@@ -55,8 +58,13 @@ extension S3Client {
         upload.retryDelay = options.retryDelay
         upload.maximumRetryDelay = options.maximumRetryDelay
         upload.options = options.transfer
-        upload.verdict = { _, response in
-            if response.isSuccess { return .accept }
+        upload.verdict = { part, response in
+            if response.isSuccess {
+                let request = prepared.withLock { $0.removeValue(forKey: part.number) }
+                let checksum = Result { try request?.sentChecksum() }
+                sent.withLock { $0[part.number] = checksum }
+                return .accept
+            }
             let error = S3ServerError(status: response.status, body: response.body)
             let line = "\(response.status) \(error.explanation)"
             return error.isRetryable(status: response.status) ? .retry(line) : .fail(line)
@@ -73,11 +81,11 @@ extension S3Client {
             throw Self.partsError(error, uploadID: uploadID)
         }
         for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() }
-        let requests = prepared.withLock { $0 }
+        let checksums = sent.withLock { $0 }
         return try results.map { result in
             counters.sent(result.response.bytesSent)
             let number = result.part.number
-            return try Self.completedPart(number, response: result.response, sent: try requests[number]?.sentChecksum(), uploadID: uploadID)
+            return try Self.completedPart(number, response: result.response, sent: try checksums[number]?.get() ?? nil, uploadID: uploadID)
         }
     }
 

@@ -32,6 +32,10 @@ final class AWSChunkReadAhead: @unchecked Sendable {
         var running = false
         /// Bumped on restart; a chunk claimed in an older generation is dropped.
         var generation = 0
+        /// The consumer sleeps until this chunk is ready (or the producer stops or fails): it
+        /// waits for a batch of chunks, not for each one, so the two threads do not trade a
+        /// wake-up per chunk. nil when the consumer is not waiting.
+        var wakeAt: Int64?
     }
 
     let source: any ByteSource
@@ -77,7 +81,12 @@ final class AWSChunkReadAhead: @unchecked Sendable {
         if start { launch() }
         let hash = try state.wait { state -> Result<[UInt8], any Error>? in
             let slot = state.slots[Int(chunk % Int64(slotCount))]
-            guard slot.chunk == chunk, slot.ready else { return nil }
+            guard slot.chunk == chunk, slot.ready else {
+                // Chunks are produced in order: wait for half a ring past this one.
+                state.wakeAt = min(chunk + Int64(slotCount / 2), encoding.dataChunkCount, state.consumed + Int64(slotCount)) - 1
+                return nil
+            }
+            state.wakeAt = nil
             if let error = slot.error {
                 // Forget what was read ahead: the next take of this chunk reads it again.
                 state.generation += 1
@@ -138,10 +147,16 @@ final class AWSChunkReadAhead: @unchecked Sendable {
             } catch {
                 slot.error = error
             }
-            state.withLockBroadcasting { state in
+            let wake = state.withLock { state -> Bool in
                 let index = Int(claim.chunk % Int64(slotCount))
                 if state.generation == claim.generation, state.slots[index].chunk == claim.chunk { state.slots[index] = slot }
+                guard let wakeAt = state.wakeAt else { return false }
+                // The batch is ready, this chunk failed, or it is the last one the producer may
+                // claim now (the ring is full or the body ends): the consumer goes on.
+                let last = min(encoding.dataChunkCount, state.consumed + Int64(slotCount)) - 1
+                return claim.chunk >= wakeAt || claim.chunk >= last || slot.error != nil || state.generation != claim.generation
             }
+            if wake { state.withLockBroadcasting { $0.wakeAt = nil } }
         }
     }
 }
