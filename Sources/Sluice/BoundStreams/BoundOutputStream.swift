@@ -96,6 +96,12 @@ final class BoundOutputStream: OutputStream {
         }
     }
 
+    /// Fails the whole pair (what `BoundStreamPair.fail` does), for a writer that holds only
+    /// this stream.
+    func failPair(_ error: any Error) {
+        core.fail(error)
+    }
+
     override func open() {
         let event = core.lock.withLock { $0.openWriter() }
         deliver(event)

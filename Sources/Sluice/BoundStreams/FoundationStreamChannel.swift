@@ -113,6 +113,11 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
         state.withLock { state in
             if state.failure == nil { state.failure = error }
         }
+        #if !canImport(Darwin)
+        // Here the pair is Sluice's, and FoundationNetworking reads it with blocking reads on
+        // its one shared queue, which a task's cancel must wait for: fail the reader instead.
+        (output as? BoundOutputStream)?.failPair(error)
+        #endif
         stop()
     }
 
