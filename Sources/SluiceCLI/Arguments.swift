@@ -136,7 +136,7 @@ extension Arguments {
             throw UsageError("metadata '\(text)' has no '=' (expected key=value)")
         }
         let key = String(text[..<equals])
-        guard !key.isEmpty, !key.contains(" "), !key.contains(","), key.unicodeScalars.allSatisfy({ $0.isASCII }) else {
+        guard TusOptions.isValidMetadataKey(key) else {
             throw UsageError("metadata key '\(key)' must be non-empty ASCII without spaces or commas")
         }
         return (key, String(text[text.index(after: equals)...]))

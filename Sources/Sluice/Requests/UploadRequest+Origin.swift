@@ -42,17 +42,21 @@ extension URL {
     /// The port a connection to this URL uses: the written one, else the scheme's default
     /// (80 for http, 443 for https); nil for other schemes without a port.
     package var effectivePort: Int? {
-        if let port { return port }
+        port ?? schemeDefaultPort
+    }
+
+    /// Whether the URL writes no port or the scheme's default one (as `Host` omits it).
+    package var hasDefaultPort: Bool {
+        port == nil || port == schemeDefaultPort
+    }
+
+    /// 80 for http, 443 for https, nil for other schemes.
+    private var schemeDefaultPort: Int? {
         switch scheme?.lowercased() {
         case "http": return 80
         case "https": return 443
         default: return nil
         }
-    }
-
-    /// Whether the URL writes no port or the scheme's default one (as `Host` omits it).
-    package var hasDefaultPort: Bool {
-        port == nil || port == (scheme?.lowercased() == "https" ? 443 : scheme?.lowercased() == "http" ? 80 : nil)
     }
 
     /// `scheme://host:port`, lowercased, with the effective port: what decides whether

@@ -48,12 +48,18 @@ public struct TusOptions: Sendable {
 
     public init() {}
 
+    /// Whether `key` can name an `Upload-Metadata` pair: non-empty ASCII without spaces or
+    /// commas (tus separates pairs with commas and key from value with a space).
+    package static func isValidMetadataKey(_ key: String) -> Bool {
+        !key.isEmpty && !key.contains(" ") && !key.contains(",") && key.unicodeScalars.allSatisfy(\.isASCII)
+    }
+
     func validate() throws(TusError) {
         guard parallelUploads >= 1, parallelUploads <= 64 else {
             throw TusError(.invalidOption, "parallel uploads must be 1 ... 64")
         }
         for key in metadata.keys
-        where key.isEmpty || key.contains(" ") || key.contains(",") || !key.unicodeScalars.allSatisfy(\.isASCII) {
+        where !Self.isValidMetadataKey(key) {
             throw TusError(.invalidOption, "metadata key '\(key)' must be non-empty ASCII without spaces or commas")
         }
         if let chunkSize, chunkSize < 1 {
