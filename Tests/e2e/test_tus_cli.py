@@ -109,6 +109,20 @@ def settled_offset(upload_url, store):
     pytest.fail("the tus server's offset never settled: %r" % seen)
 
 
+def kill_while_held(proxy, args):
+    """Runs `sluice ARGS`, SIGKILLs it once the proxy holds the upload mid-body (the client is
+    stalled, not finished), then lets the proxy drop what it held."""
+    proc = subprocess.Popen([sluice_bin(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proxy.held.wait(timeout=60), "the upload was never held: %r" % (proc.poll(),)
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    proxy.drop()
+
+
 def test_sigkill_mid_upload_then_rerun_resumes_without_resending(tus, proxy_factory, tmp_path):
     """Counted at the network, not by the client: after the resume, the body bytes the server
     was sent are exactly the ones it did not have, in contiguous PATCHes."""
@@ -118,16 +132,7 @@ def test_sigkill_mid_upload_then_rerun_resumes_without_resending(tus, proxy_fact
     proxy = proxy_factory(hold_after=64 << 20)
     state = str(tmp_path / "state")
     args = ["tus", spec, proxy.endpoint, "--state", state, "--chunk-size", "16MiB", "--progress", "none"]
-    proc = subprocess.Popen([sluice_bin(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        # Gate: the proxy holds the upload mid-body (the client is stalled, not finished).
-        assert proxy.held.wait(timeout=60), "the upload was never held: %r" % (proc.poll(),)
-        assert proc.poll() is None
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
-    proxy.drop()
+    kill_while_held(proxy, args)
     assert proxy.wait_for(lambda requests: any(not r["complete"] for r in requests)), "the cut request was not seen"
     upload_url = state_record(state)["uploadURL"]
     held_at = settled_offset(upload_url, store)
@@ -216,15 +221,7 @@ def test_parallel_sigkill_then_rerun_resumes_each_partial(tus, proxy_factory, tm
     proxy = proxy_factory(hold_after=40 << 20)
     state = str(tmp_path / "state")
     args = ["tus", spec, proxy.endpoint, "--state", state, "--chunk-size", "4MiB", "--parallel", "4", "--progress", "none"]
-    proc = subprocess.Popen([sluice_bin(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert proxy.held.wait(timeout=60), "the upload was never held: %r" % (proc.poll(),)
-        assert proc.poll() is None
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
-    proxy.drop()
+    kill_while_held(proxy, args)
     records = [f for f in os.listdir(state) if f.endswith(".json")]
     assert len(records) == 4, records
     held = 0
