@@ -21,14 +21,17 @@ def parse_size(text):
 
 
 def timed(command, env, stdin_path=None):
-    """(wall s, cpu s, peak RSS MiB) of one run; raises when it fails."""
-    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    """(wall s, cpu s, peak RSS MiB) of one run; raises when it fails. With stdin_path the
+    command reads that file through a pipe (`cat F |`), as a stream of unknown length."""
+    cat = subprocess.Popen(["cat", stdin_path], stdout=subprocess.PIPE) if stdin_path else None
     try:
-        proc = subprocess.run(["/usr/bin/time", "-f", "TIME %e %U %S %M", *command], env=env, stdin=stdin,
+        proc = subprocess.run(["/usr/bin/time", "-f", "TIME %e %U %S %M", *command], env=env,
+                              stdin=cat.stdout if cat else subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=3600)
     finally:
-        if stdin_path:
-            stdin.close()
+        if cat:
+            cat.stdout.close()
+            cat.wait()
     err = proc.stderr.decode("utf-8", "replace")
     line = [l for l in err.splitlines() if l.startswith("TIME ")]
     if proc.returncode != 0 or not line:
@@ -116,6 +119,12 @@ def rss(args):
         file_rss = timed(command(path, "rss-file"), env)[2]
         stdin_rss = timed(command("-", "rss-stdin"), env, stdin_path=path)[2]
         print("%-10s %10.1f M %10.1f M %12d M" % ("%d MiB" % part, file_rss, stdin_rss, 9 * part + 32))
+    print("\n(c) sluice peak RSS by concurrency, %d MiB file to the sink, 5 MiB parts (goal: < 64 MiB)" % (size // MIB))
+    print("%-12s %12s" % ("concurrency", "file RSS"))
+    for concurrency in [1, 8, 32, 128, 256]:
+        found = tools(args, os.environ["SLUICE_S3_SINK_URL"], "bench", args.workdir, 5, concurrency)
+        command, env = found["sluice"]
+        print("%-12d %10.1f M" % (concurrency, timed(command(path, "rss-file"), env)[2]))
 
 
 def main():
