@@ -84,7 +84,16 @@ def table(title, results, names):
         print("%-8s %10.2f %10.0f %10.2f %10.1f %12s" % (name, wall, results["size"] / MIB / wall, cpu, rss, ratio))
 
 
-def throughput(args, title, endpoint, bucket, size):
+def remover(args, endpoint, bucket):
+    """Deletes an uploaded object between runs, so that SeaweedFS does not keep size x runs x
+    tools on disk (boto3 is installed with the test peers)."""
+    import boto3
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=args.access_key,
+                          aws_secret_access_key=args.secret_key)
+    return lambda key: client.delete_object(Bucket=bucket, Key=key)
+
+
+def throughput(args, title, endpoint, bucket, size, delete=None):
     path = os.path.join(args.workdir, "source-%d.bin" % size)
     if not os.path.exists(path):
         with open(path, "wb") as handle:
@@ -96,10 +105,13 @@ def throughput(args, title, endpoint, bucket, size):
     results = {"size": size}
     for run in range(args.runs):
         for name, (command, env) in found.items():
+            key = "bench/%s-%d" % (name, run)
             try:
-                results.setdefault(name, []).append(timed(command(path, "bench/%s-%d" % (name, run)), env))
+                results.setdefault(name, []).append(timed(command(path, key), env))
             except RuntimeError as error:
                 print("  %s" % error, file=sys.stderr)
+            if delete:
+                delete(key)
     table(title, results, list(found))
 
 
@@ -143,7 +155,8 @@ def main():
     only = set(args.only.split(","))
     if "a" in only:
         throughput(args, "(a) to SeaweedFS, %s, 16 MiB parts x 8, medians of %d" % (args.size, args.runs),
-                   os.environ["SLUICE_S3_URL"], os.environ["SLUICE_S3_BUCKET"], parse_size(args.size))
+                   os.environ["SLUICE_S3_URL"], os.environ["SLUICE_S3_BUCKET"], parse_size(args.size),
+                   delete=remover(args, os.environ["SLUICE_S3_URL"], os.environ["SLUICE_S3_BUCKET"]))
     if "b" in only:
         throughput(args, "(b) to the nginx sink (canned XML, bodies dropped), %s, 16 MiB parts x 8, medians of %d"
                    % (args.sink_size, args.runs), os.environ["SLUICE_S3_SINK_URL"], "bench", parse_size(args.sink_size))
