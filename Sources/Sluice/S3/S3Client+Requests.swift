@@ -234,6 +234,9 @@ extension S3Client {
         case let error as UploadError where error.isTransient:
             return (S3Error(.transport, "\(call.action)\(part) failed: \(error.message)", uploadID: call.uploadID,
                             partNumber: call.partNumber, underlying: error), true)
+        case let error as UploadError where error.code == .invalidURL:
+            // Refused by the transport before any byte was sent (a signed path it would change).
+            return (S3Error(.invalidLocation, "\(call.location): \(error.message)", uploadID: call.uploadID, underlying: error), false)
         case let error as UploadError where error.code == .sourceFailed:
             return (S3Error(.source, "\(call.action)\(part) failed: \(error.message)", uploadID: call.uploadID,
                             partNumber: call.partNumber, underlying: error), false)

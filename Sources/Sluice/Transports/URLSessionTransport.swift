@@ -38,6 +38,7 @@ public struct URLSessionTransport: UploadTransport {
             throw UploadError(.invalidOption, "a CA file and skipping TLS verification need the curl transport; URLSession uses the system trust store only")
         }
         try request.validate()
+        try Self.refuseSignedDotSegments(request)
         var url = request.url
         var authorization: String?
         var redirects = 0
@@ -83,6 +84,46 @@ public struct URLSessionTransport: UploadTransport {
             final.isBodyTruncated = received.isTruncated
             return final
         }
+    }
+}
+
+extension URLSessionTransport {
+    /// Refuses a signed request (a SigV4 `Authorization` header, or a presigned URL's
+    /// `X-Amz-Signature`) whose path holds `.` or `..` segments, before any byte is sent.
+    ///
+    /// FoundationNetworking hands the URL to libcurl without `CURLOPT_PATH_AS_IS`, and libcurl
+    /// removes dot segments: `/bucket/a/../b` goes out as `/bucket/b`. The signature covers the
+    /// path as written, so the server would refuse it (`SignatureDoesNotMatch`), or a server
+    /// that does not check would store another key. Percent-encoding the dots is no way out:
+    /// whether a server signs the path as received or decoded differs from server to server.
+    /// Unsigned requests are sent as URLSession sends them (dot segments removed, as `curl`
+    /// does by default).
+    ///
+    /// - Throws: `UploadError.invalidURL`.
+    static func refuseSignedDotSegments(_ request: UploadRequest) throws(UploadError) {
+        #if canImport(FoundationNetworking)
+        guard request.isSigV4Signed, let path = request.url.dotSegmentPath else { return }
+        throw UploadError(.invalidURL, "the signed path \(path) has '.' or '..' segments, which URLSession on Linux removes (libcurl in FoundationNetworking) so the signature would not match: the curl transport (the default) sends the path as written")
+        #endif
+    }
+}
+
+extension UploadRequest {
+    /// Whether the request carries a SigV4 signature over its path: an `AWS4-HMAC-SHA256`
+    /// `Authorization` header or a presigned URL's `X-Amz-Signature` query item.
+    var isSigV4Signed: Bool {
+        if header("Authorization")?.hasPrefix("AWS4-HMAC-SHA256") == true { return true }
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQueryItems ?? []
+        return items.contains { $0.name.caseInsensitiveCompare("X-Amz-Signature") == .orderedSame }
+    }
+}
+
+extension URL {
+    /// The percent-encoded path when one of its segments is `.` or `..` (which a client that
+    /// normalises paths removes), else nil.
+    var dotSegmentPath: String? {
+        guard let path = URLComponents(url: self, resolvingAgainstBaseURL: false)?.percentEncodedPath else { return nil }
+        return path.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == "." || $0 == ".." } ? path : nil
     }
 }
 
