@@ -97,10 +97,11 @@ def remover(args, endpoint, bucket):
                           aws_secret_access_key=args.secret_key)
     def delete(key):
         client.delete_object(Bucket=bucket, Key=key)
-        # A delete only marks the bytes as garbage: vacuum the volumes (weed mini's master is
-        # on its fixed port 9333), or 4 GiB x runs x tools fill the disk.
-        if shutil.which("weed"):
-            subprocess.run(["weed", "shell", "-master=127.0.0.1:9333"], input=b"lock\nvolume.vacuum -garbageThreshold 0.01\nunlock\n",
+        # A delete only marks the bytes as garbage: vacuum the volumes (the master scripts/peers.sh
+        # started, SLUICE_WEED_MASTER), or 4 GiB x runs x tools fill the disk.
+        master = os.environ.get("SLUICE_WEED_MASTER")
+        if master and shutil.which("weed"):
+            subprocess.run(["weed", "shell", "-master=" + master], input=b"lock\nvolume.vacuum -garbageThreshold 0.01\nunlock\n",
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
     return delete
 
