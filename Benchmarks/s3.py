@@ -21,14 +21,17 @@ def parse_size(text):
 
 
 def timed(command, env, stdin_path=None):
-    """(wall s, cpu s, peak RSS MiB) of one run; raises when it fails."""
-    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    """(wall s, cpu s, peak RSS MiB) of one run; raises when it fails. With stdin_path the
+    command reads that file through a pipe (`cat F |`), as a stream of unknown length."""
+    cat = subprocess.Popen(["cat", stdin_path], stdout=subprocess.PIPE) if stdin_path else None
     try:
-        proc = subprocess.run(["/usr/bin/time", "-f", "TIME %e %U %S %M", *command], env=env, stdin=stdin,
+        proc = subprocess.run(["/usr/bin/time", "-f", "TIME %e %U %S %M", *command], env=env,
+                              stdin=cat.stdout if cat else subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=3600)
     finally:
-        if stdin_path:
-            stdin.close()
+        if cat:
+            cat.stdout.close()
+            cat.wait()
     err = proc.stderr.decode("utf-8", "replace")
     line = [l for l in err.splitlines() if l.startswith("TIME ")]
     if proc.returncode != 0 or not line:
@@ -81,7 +84,16 @@ def table(title, results, names):
         print("%-8s %10.2f %10.0f %10.2f %10.1f %12s" % (name, wall, results["size"] / MIB / wall, cpu, rss, ratio))
 
 
-def throughput(args, title, endpoint, bucket, size):
+def remover(args, endpoint, bucket):
+    """Deletes an uploaded object between runs, so that SeaweedFS does not keep size x runs x
+    tools on disk (boto3 is installed with the test peers)."""
+    import boto3
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=args.access_key,
+                          aws_secret_access_key=args.secret_key)
+    return lambda key: client.delete_object(Bucket=bucket, Key=key)
+
+
+def throughput(args, title, endpoint, bucket, size, delete=None):
     path = os.path.join(args.workdir, "source-%d.bin" % size)
     if not os.path.exists(path):
         with open(path, "wb") as handle:
@@ -93,10 +105,13 @@ def throughput(args, title, endpoint, bucket, size):
     results = {"size": size}
     for run in range(args.runs):
         for name, (command, env) in found.items():
+            key = "bench/%s-%d" % (name, run)
             try:
-                results.setdefault(name, []).append(timed(command(path, "bench/%s-%d" % (name, run)), env))
+                results.setdefault(name, []).append(timed(command(path, key), env))
             except RuntimeError as error:
                 print("  %s" % error, file=sys.stderr)
+            if delete:
+                delete(key)
     table(title, results, list(found))
 
 
@@ -116,6 +131,12 @@ def rss(args):
         file_rss = timed(command(path, "rss-file"), env)[2]
         stdin_rss = timed(command("-", "rss-stdin"), env, stdin_path=path)[2]
         print("%-10s %10.1f M %10.1f M %12d M" % ("%d MiB" % part, file_rss, stdin_rss, 9 * part + 32))
+    print("\n(c) sluice peak RSS by concurrency, %d MiB file to the sink, 5 MiB parts (goal: < 64 MiB)" % (size // MIB))
+    print("%-12s %12s" % ("concurrency", "file RSS"))
+    for concurrency in [1, 8, 32, 128, 256]:
+        found = tools(args, os.environ["SLUICE_S3_SINK_URL"], "bench", args.workdir, 5, concurrency)
+        command, env = found["sluice"]
+        print("%-12d %10.1f M" % (concurrency, timed(command(path, "rss-file"), env)[2]))
 
 
 def main():
@@ -134,7 +155,8 @@ def main():
     only = set(args.only.split(","))
     if "a" in only:
         throughput(args, "(a) to SeaweedFS, %s, 16 MiB parts x 8, medians of %d" % (args.size, args.runs),
-                   os.environ["SLUICE_S3_URL"], os.environ["SLUICE_S3_BUCKET"], parse_size(args.size))
+                   os.environ["SLUICE_S3_URL"], os.environ["SLUICE_S3_BUCKET"], parse_size(args.size),
+                   delete=remover(args, os.environ["SLUICE_S3_URL"], os.environ["SLUICE_S3_BUCKET"]))
     if "b" in only:
         throughput(args, "(b) to the nginx sink (canned XML, bodies dropped), %s, 16 MiB parts x 8, medians of %d"
                    % (args.sink_size, args.runs), os.environ["SLUICE_S3_SINK_URL"], "bench", parse_size(args.sink_size))

@@ -10,7 +10,7 @@
 #
 #   bash Benchmarks/s3.sh [--size 4GiB] [--sink-size 4GiB] [--runs 3] [--only a,b,c] [--rss-size 2GiB] [--tools s5cmd,aws-cli,rclone]
 #
-# (a) keeps every object: SeaweedFS needs size x runs x tools of space under TMPDIR.
+# (a) deletes each object after its run: SeaweedFS needs about twice the size under TMPDIR.
 #
 # Builds sluice in release mode; starts SeaweedFS (unless SLUICE_S3_URL names one) and nginx on
 # free loopback ports and stops them by PID on exit. Prints `uptime` before and after: other work on the machine skews time.
@@ -93,7 +93,8 @@ for ((i = 1; i <= $#; i++)); do
     esac
 done
 if [[ $ONLY == *a* && -n ${SLUICE_S3_URL:-} ]]; then
-    echo "using the SeaweedFS at $SLUICE_S3_URL"
+    echo "using the SeaweedFS at $SLUICE_S3_URL (bucket ${SLUICE_S3_BUCKET:?})"
+    sluice_wait_weed_bucket
 elif [[ $ONLY == *a* ]]; then
     sluice_start_weed "$TMP/weed" >&2
 else

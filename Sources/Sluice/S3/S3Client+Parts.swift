@@ -57,7 +57,7 @@ extension S3Client {
         upload.retries = options.retries
         upload.retryDelay = options.retryDelay
         upload.maximumRetryDelay = options.maximumRetryDelay
-        upload.options = options.transfer
+        upload.options = options.requestTransfer
         upload.verdict = { part, response in
             if response.isSuccess {
                 let request = prepared.withLock { $0.removeValue(forKey: part.number) }

@@ -123,7 +123,8 @@ extension S3Client {
         case .bytes(let source):
             switch payloadMode {
             case .signedChunks(let trailer):
-                let signed = try signer.signChunked(request, body: source, mode: trailer.map { .signedWithTrailer($0) } ?? .signed)
+                let signed = try signer.signChunked(request, body: source, mode: trailer.map { .signedWithTrailer($0) } ?? .signed,
+                                                    readAhead: options.readAheadPerPart)
                 (signature, chunked) = (signed.signature, signed.body)
                 uploadBody = signed.body
             case .unsignedTrailer(let algorithm):
@@ -167,7 +168,7 @@ extension S3Client {
         let sent = Atomic<Int64>(0)
         let response: UploadResponse
         do {
-            response = try await transport.send(upload, body: .bytes(uploadBody), options: options.transfer) { bytes in
+            response = try await transport.send(upload, body: .bytes(uploadBody), options: options.requestTransfer) { bytes in
                 sent.store(bytes, ordering: .relaxed)
                 progress?(bytes)
             }

@@ -52,6 +52,23 @@ public struct S3Options: Sendable {
 
     public init() {}
 
+    /// Memory the parts in flight share for their signed read-ahead (`AWSChunkedBody`):
+    /// 2 MiB a part at concurrency 8, none from 128 on (each chunk is then hashed as it goes).
+    static let readAheadBudget = 16 << 20
+    /// Memory the parts in flight share for their connections' buffers (libcurl's upload and
+    /// receive buffers, each 16 ... 64 KiB).
+    static let connectionBufferBudget = 4 << 20
+
+    /// The read-ahead of one part's signed body.
+    var readAheadPerPart: Int { Self.readAheadBudget / max(1, concurrency) }
+
+    /// `transfer`, with buffers that keep memory flat however many parts are in flight.
+    var requestTransfer: UploadOptions {
+        var options = transfer
+        options.bufferSize = min(options.bufferSize, max(16 << 10, Self.connectionBufferBudget / max(1, concurrency)))
+        return options
+    }
+
     func validate() throws(S3Error) {
         guard (1...256).contains(concurrency) else {
             throw S3Error(.invalidOption, "concurrency must be 1 ... 256, not \(concurrency)")

@@ -1,13 +1,14 @@
 import Foundation
 
 /// One part of a stream held in memory: filled from the stream, then sent (and re-sent on a
-/// retry) as a `ByteSource`.
+/// retry) as a `ByteSource`. Resident: a signed body hashes its chunks in place, so the part
+/// is the only copy of its bytes in memory.
 ///
 /// - Important: Memory: `capacity` bytes, allocated once and reused for later parts. It is
 ///   written only by `fill`, before the part is handed to a request, and only read while the
 ///   request runs; the pool never hands it out again before the request ended.
 // @unchecked Sendable: the fill-then-read hand-over above orders every access.
-final class S3PartBuffer: ByteSource, @unchecked Sendable {
+final class S3PartBuffer: ResidentByteSource, @unchecked Sendable {
     private(set) var storage: UnsafeMutableRawBufferPointer
     private(set) var count = 0
 
@@ -25,6 +26,11 @@ final class S3PartBuffer: ByteSource, @unchecked Sendable {
         let n = min(buffer.count, count - Int(offset))
         if n > 0 { buffer.baseAddress!.copyMemory(from: storage.baseAddress! + Int(offset), byteCount: n) }
         return n
+    }
+
+    func residentBytes(at offset: Int64, count: Int) -> UnsafeRawBufferPointer {
+        precondition(offset >= 0 && Int(offset) + count <= self.count, "resident range outside the part")
+        return UnsafeRawBufferPointer(rebasing: storage[Int(offset)..<Int(offset) + count])
     }
 
     /// Reads up to `size` bytes from `stream` (growing the buffer first if needed); stops

@@ -11,7 +11,8 @@ import Dispatch
 /// is full and is started again by the next `take`, so nothing is left running when the
 /// body is dropped.
 ///
-/// - Important: Memory: `slotCount × chunkSize` (at most about 2 MiB). One consumer at a
+/// - Important: Memory: `slotCount × chunkSize` (at most the `limit` given, 2 MiB by default), none for a
+///   `ResidentByteSource` (hashed in place, its bytes handed out as they are). One consumer at a
 ///   time (`AWSChunkedBody` serialises its reads).
 final class AWSChunkReadAhead: @unchecked Sendable {
     // @unchecked: the slot memory is written only by the producer for a slot it claimed, and
@@ -41,29 +42,55 @@ final class AWSChunkReadAhead: @unchecked Sendable {
     let source: any ByteSource
     let encoding: AWSChunkedEncoding
     let slotCount: Int
-    private let memory: UnsafeMutableRawBufferPointer
+    /// The source, when its bytes can be hashed in place.
+    private let resident: (any ResidentByteSource)?
+    /// `slotCount` chunk buffers; nil for a resident source.
+    private let memory: UnsafeMutableRawBufferPointer?
     private let state: Lock<State>
 
-    /// Read-ahead for `encoding`, or nil when it would not pay (fewer than 4 chunks).
-    static func make(source: any ByteSource, encoding: AWSChunkedEncoding) -> AWSChunkReadAhead? {
-        guard encoding.dataChunkCount >= 4 else { return nil }
-        return AWSChunkReadAhead(source: source, encoding: encoding)
+    /// The default ring: 2 MiB, 32 chunks of the default 64 KiB.
+    static let defaultBytes = 2 << 20
+
+    /// Read-ahead for `encoding` in a ring of at most `limit` bytes (at most 16 chunks), or nil
+    /// when it would not pay: fewer than 4 chunks, or room for fewer than 2 in the ring.
+    static func make(source: any ByteSource, encoding: AWSChunkedEncoding, limit: Int = defaultBytes) -> AWSChunkReadAhead? {
+        let slots = min(16, limit / encoding.chunkSize)
+        guard encoding.dataChunkCount >= 4, slots >= 2 else { return nil }
+        return AWSChunkReadAhead(source: source, encoding: encoding, slotCount: slots)
     }
 
-    private init(source: any ByteSource, encoding: AWSChunkedEncoding) {
+    private init(source: any ByteSource, encoding: AWSChunkedEncoding, slotCount: Int) {
         self.source = source
         self.encoding = encoding
-        slotCount = max(2, min(16, (2 << 20) / encoding.chunkSize))
-        memory = .allocate(byteCount: slotCount * encoding.chunkSize, alignment: 64)
+        self.slotCount = slotCount
+        resident = source as? any ResidentByteSource
+        // A resident source is hashed in place: the slots hold only hashes. The ring comes and
+        // goes with each request: whole pages, given back to the kernel at the end.
+        memory = resident == nil ? PageMemory.allocate(byteCount: slotCount * encoding.chunkSize) : nil
         state = Lock(State(slots: Array(repeating: Slot(), count: slotCount)))
     }
 
-    deinit { memory.deallocate() }
+    deinit { memory.map(PageMemory.deallocate) }
 
-    private func slotMemory(_ chunk: Int64) -> UnsafeMutableRawBufferPointer {
-        let slot = Int(chunk % Int64(slotCount))
-        let size = Int(min(Int64(encoding.chunkSize), encoding.decodedLength - chunk * Int64(encoding.chunkSize)))
-        return UnsafeMutableRawBufferPointer(rebasing: memory[slot * encoding.chunkSize..<slot * encoding.chunkSize + size])
+    /// Bytes of chunk buffers this read-ahead holds (0 for a resident source).
+    var slotMemoryBytes: Int { memory?.count ?? 0 }
+
+    private func chunkRange(_ chunk: Int64) -> (offset: Int64, size: Int) {
+        let offset = chunk * Int64(encoding.chunkSize)
+        return (offset, Int(min(Int64(encoding.chunkSize), encoding.decodedLength - offset)))
+    }
+
+    /// Where chunk `chunk`'s bytes are once its slot is ready: in the source itself when it is
+    /// resident, else in the chunk's slot.
+    private func chunkBytes(_ chunk: Int64) -> UnsafeRawBufferPointer {
+        let (offset, size) = chunkRange(chunk)
+        if let resident { return resident.residentBytes(at: offset, count: size) }
+        return UnsafeRawBufferPointer(slotMemory(chunk, size: size))
+    }
+
+    private func slotMemory(_ chunk: Int64, size: Int) -> UnsafeMutableRawBufferPointer {
+        let start = Int(chunk % Int64(slotCount)) * encoding.chunkSize
+        return UnsafeMutableRawBufferPointer(rebasing: memory![start..<start + size])
     }
 
     /// Chunk `chunk`'s bytes and SHA-256, waiting for the producer if it is on it.
@@ -96,7 +123,7 @@ final class AWSChunkReadAhead: @unchecked Sendable {
             }
             return .success(slot.hash)
         }.get()
-        return (UnsafeRawBufferPointer(slotMemory(chunk)), hash)
+        return (chunkBytes(chunk), hash)
     }
 
     /// Forgets every chunk read ahead: the consumer starts again from chunk 0.
@@ -136,14 +163,17 @@ final class AWSChunkReadAhead: @unchecked Sendable {
                 return (chunk, state.generation)
             }
             guard let claim else { return }
-            let target = slotMemory(claim.chunk)
             var slot = Slot(chunk: claim.chunk, ready: true)
             do {
-                let count = try source.readFully(into: target, at: claim.chunk * Int64(encoding.chunkSize))
-                if count < target.count {
-                    throw ByteSourceError.endedEarly(offset: claim.chunk * Int64(encoding.chunkSize) + Int64(count), expected: encoding.decodedLength)
+                let (offset, size) = chunkRange(claim.chunk)
+                if resident == nil {
+                    let target = slotMemory(claim.chunk, size: size)
+                    let count = try source.readFully(into: target, at: offset)
+                    if count < size {
+                        throw ByteSourceError.endedEarly(offset: offset + Int64(count), expected: encoding.decodedLength)
+                    }
                 }
-                slot.hash = SigningCrypto.sha256(UnsafeRawBufferPointer(target))
+                slot.hash = SigningCrypto.sha256(chunkBytes(claim.chunk))
             } catch {
                 slot.error = error
             }

@@ -7,7 +7,9 @@
 /// (`AWSChunkReadAhead`, up to about 2 MiB) while the current one is sent. A read that goes back to an earlier chunk (a replay from byte 0, a redirect) starts
 /// the signature chain again from the first chunk; the bytes come out the same.
 ///
-/// - Important: Memory: one `chunkSize` buffer, plus the read-ahead ring in signed modes. Reads may come from any thread; they are
+/// - Important: Memory: the read-ahead ring in signed modes (`readAhead`, none for a
+///   `ResidentByteSource`, whose chunks are hashed and sent in place), else one `chunkSize`
+///   buffer (none for a resident source). Reads may come from any thread; they are
 ///   serialised (the chain is sequential).
 public final class AWSChunkedBody: ByteSource {
     public let source: any ByteSource
@@ -19,8 +21,11 @@ public final class AWSChunkedBody: ByteSource {
     ///   - source: The decoded bytes; its length must be `encoding.decodedLength`.
     ///   - encoding: Mode, chunk size, trailer.
     ///   - signer: The chunk signer from the request's signature; required for signed modes.
+    ///   - readAhead: The most memory, in bytes, for chunks read and hashed ahead in signed
+    ///     modes (2 MiB by default; below two chunks, each chunk is hashed as it is read).
     /// - Throws: `SigV4Error.invalidPayload` when the lengths differ or a signed mode has no signer.
-    public init(_ source: any ByteSource, encoding: AWSChunkedEncoding, signer: AWSChunkSigner?) throws {
+    public init(_ source: any ByteSource, encoding: AWSChunkedEncoding, signer: AWSChunkSigner?,
+                readAhead: Int = AWSChunkedBody.defaultReadAhead) throws {
         guard source.length == encoding.decodedLength else {
             throw SigV4Error(.invalidPayload, "the source holds \(source.length) bytes, the encoding says \(encoding.decodedLength)")
         }
@@ -30,9 +35,12 @@ public final class AWSChunkedBody: ByteSource {
         self.source = source
         self.encoding = encoding
         self.signer = signer
-        let readAhead = encoding.isSigned ? AWSChunkReadAhead.make(source: source, encoding: encoding) : nil
-        cursor = Lock(AWSChunkedCursor(encoding: encoding, seed: signer?.seedSignature ?? "", readAhead: readAhead))
+        let ring = encoding.isSigned ? AWSChunkReadAhead.make(source: source, encoding: encoding, limit: readAhead) : nil
+        cursor = Lock(AWSChunkedCursor(encoding: encoding, seed: signer?.seedSignature ?? "", readAhead: ring))
     }
+
+    /// The read-ahead memory of a signed body unless told otherwise: 2 MiB.
+    public static var defaultReadAhead: Int { AWSChunkReadAhead.defaultBytes }
 
     public var length: Int64 { encoding.encodedLength }
 
@@ -71,6 +79,10 @@ public final class AWSChunkedBody: ByteSource {
     /// number of in-order reads; one more for each read that went backwards).
     public var passCount: Int { cursor.withLock { $0.passCount } }
 
+    /// Bytes of chunk buffers the signed read-ahead holds (0 without one, or for a
+    /// `ResidentByteSource`).
+    var readAheadMemoryBytes: Int { cursor.withLock { $0.readAhead?.slotMemoryBytes ?? 0 } }
+
     /// Source bytes read and hashed so far, over all passes.
     public var bytesHashed: Int64 { cursor.withLock { $0.bytesHashed } }
 
@@ -92,9 +104,11 @@ public final class AWSChunkedBody: ByteSource {
 final class AWSChunkedCursor: @unchecked Sendable {
     let encoding: AWSChunkedEncoding
     let seed: String
-    let buffer: UnsafeMutableRawBufferPointer
+    /// One chunk's bytes read from the source; allocated on first use (a read-ahead or a
+    /// resident source never needs it).
+    private var chunkBuffer: UnsafeMutableRawBufferPointer?
     let readAhead: AWSChunkReadAhead?
-    /// The held chunk's data: in `buffer`, or in a read-ahead slot.
+    /// The held chunk's data: in `buffer`, in a read-ahead slot, or in a resident source.
     var data = UnsafeRawBufferPointer(start: nil, count: 0)
     /// Chunks `0 ..< nextChunk` are in the chain.
     var nextChunk: Int64 = 0
@@ -113,10 +127,17 @@ final class AWSChunkedCursor: @unchecked Sendable {
         self.seed = seed
         self.readAhead = readAhead
         previousSignature = seed
-        buffer = .allocate(byteCount: Int(min(Int64(encoding.chunkSize), max(encoding.decodedLength, 1))), alignment: 64)
     }
 
-    deinit { buffer.deallocate() }
+    deinit { chunkBuffer?.deallocate() }
+
+    private var buffer: UnsafeMutableRawBufferPointer {
+        if let chunkBuffer { return chunkBuffer }
+        let allocated = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: Int(min(Int64(encoding.chunkSize), max(encoding.decodedLength, 1))), alignment: 64)
+        chunkBuffer = allocated
+        return allocated
+    }
 
     private func restart() {
         nextChunk = 0
@@ -149,6 +170,8 @@ final class AWSChunkedCursor: @unchecked Sendable {
         var hash: [UInt8]?
         if let readAhead {
             (data, hash) = try readAhead.take(nextChunk)
+        } else if let resident = source as? any ResidentByteSource {
+            data = resident.residentBytes(at: start, count: size)
         } else {
             let target = UnsafeMutableRawBufferPointer(rebasing: buffer[..<size])
             let count = try source.readFully(into: target, at: start)

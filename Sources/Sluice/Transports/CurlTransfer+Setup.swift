@@ -43,8 +43,11 @@ extension CurlTransfer {
         try easy.set(SLUICE_CURLOPT_LOW_SPEED_LIMIT, 1)
         try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, options.stallTimeout.wholeUnits(of: .seconds(1)))
         try easy.set(SLUICE_CURLOPT_EXPECT_100_TIMEOUT_MS, Self.expectContinueTimeoutMilliseconds)
-        try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, min(max(options.bufferSize, 16 << 10), Self.uploadBufferLimit))
-        try easy.set(SLUICE_CURLOPT_BUFFERSIZE, 64 << 10)
+        // Both of libcurl's buffers follow bufferSize, 16 ... 64 KiB: many transfers at once
+        // (S3 parts) ask for small ones.
+        let curlBuffer = min(max(options.bufferSize, 16 << 10), Self.uploadBufferLimit)
+        try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, curlBuffer)
+        try easy.set(SLUICE_CURLOPT_BUFFERSIZE, curlBuffer)
         if let caFile = options.caFile { try easy.set(SLUICE_CURLOPT_CAINFO, string: caFile) }
         if options.insecure {
             try easy.set(SLUICE_CURLOPT_SSL_VERIFYPEER, false)

@@ -113,3 +113,26 @@ struct S3PartPlanTests {
         #expect(plan.streamCapacity == 10_000 * 5 * mib)
     }
 }
+
+/// What the parts in flight hold beside the part itself stays within a fixed budget at every
+/// allowed concurrency: the signed read-ahead (16 MiB in all) and libcurl's two buffers per
+/// connection (4 MiB in all, never below 16 KiB each), so peak RSS does not grow with it.
+struct S3MemoryBudgetTests {
+    @Test func perPartMemoryShrinksAsConcurrencyGrows() throws {
+        for concurrency in [1, 2, 8, 9, 64, 128, 255, 256] {
+            var options = S3Options()
+            options.concurrency = concurrency
+            try options.validate()
+            #expect(options.readAheadPerPart * concurrency <= S3Options.readAheadBudget)
+            let buffer = options.requestTransfer.bufferSize
+            #expect(buffer >= 16 << 10 && buffer <= options.transfer.bufferSize)
+            #expect(buffer * concurrency <= S3Options.connectionBufferBudget || buffer == 16 << 10, "concurrency \(concurrency)")
+        }
+        var eight = S3Options()
+        eight.concurrency = 8
+        #expect(eight.readAheadPerPart == AWSChunkedBody.defaultReadAhead)
+        // A smaller buffer the caller asked for is kept.
+        eight.transfer.bufferSize = 20_000
+        #expect(eight.requestTransfer.bufferSize == 20_000)
+    }
+}

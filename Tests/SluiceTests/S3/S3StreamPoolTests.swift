@@ -14,6 +14,8 @@ final class CannedS3: UploadTransport {
         var inFlight = 0
         var peakInFlight = 0
         var parts: [Int: Int64] = [:]
+        /// The most read-ahead memory any part's signed body held.
+        var readAheadBytes = 0
     }
     let seen = Mutex(Seen())
 
@@ -40,6 +42,7 @@ final class CannedS3: UploadTransport {
             seen.inFlight += 1
             seen.peakInFlight = max(seen.peakInFlight, seen.inFlight)
             seen.parts[number] = buffer.length
+            seen.readAheadBytes = max(seen.readAheadBytes, chunked.readAheadMemoryBytes)
         }
         // Read the whole body, as a connection would, then let other parts overlap.
         _ = try chunked.trailerChecksum()
@@ -70,5 +73,8 @@ struct S3StreamPoolTests {
         #expect(seen.parts[1] == 5 << 20 && seen.parts[5] == 10 << 20 && seen.parts[9] == 20 << 20 && seen.parts[12] == 12345)
         #expect(seen.peakInFlight <= concurrency)
         #expect(seen.buffers.count <= concurrency + 1, "\(seen.buffers.count) buffers for concurrency \(concurrency)")
+        // The parts are signed aws-chunked (http): hashed in place, no read-ahead copy on top
+        // of the pool.
+        #expect(seen.readAheadBytes == 0)
     }
 }

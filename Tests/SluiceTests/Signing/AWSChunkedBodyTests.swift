@@ -89,6 +89,42 @@ import Testing
         #expect(try body.trailerChecksum() == ChecksumHasher.checksum(.crc32c, of: source))
     }
 
+    /// A part held in memory (stdin's S3 parts) is hashed and sent in place, with no read-ahead
+    /// ring: the same bytes as from any other source, through a replay and a read from the middle.
+    @Test func aResidentSourceGivesTheSameBytesWithoutAReadAheadCopy() throws {
+        let example = try Self.example()
+        let length: Int64 = 37 * 8192 + 77
+        let part = S3PartBuffer(capacity: 1)
+        #expect(try part.fill(from: SyntheticStream(length: length, seed: 12), size: Int(length) + 10) == Int(length))
+        let reference = SyntheticByteSource(length: length, seed: 12)
+        for mode in [AWSChunkedEncoding.Mode.signed, .signedWithTrailer(.crc32c), .unsignedWithTrailer(.crc32)] {
+            let expected = try example.signer.signChunked(example.request, body: reference, mode: mode, chunkSize: 8192, at: example.timestamp).body
+            let body = try example.signer.signChunked(example.request, body: part, mode: mode, chunkSize: 8192, at: example.timestamp).body
+            #expect(expected.readAheadMemoryBytes == (expected.encoding.isSigned ? 16 * 8192 : 0))
+            #expect(body.readAheadMemoryBytes == 0)
+            let whole = try expected.bytes(in: 0..<expected.length)
+            #expect(try body.bytes(in: 0..<body.length) == whole)
+            #expect(try body.bytes(in: 100_000..<200_000) == Array(whole[100_000..<200_000]))
+            #expect(try body.bytes(in: 0..<body.length) == whole)
+            #expect(body.passCount == 3)
+        }
+    }
+
+    /// The read-ahead ring is as large as asked (at most 16 chunks) and absent below two
+    /// chunks; the bytes are the same whatever its size.
+    @Test func theReadAheadRingFollowsItsLimit() throws {
+        let example = try Self.example()
+        let source = SyntheticByteSource(length: 40 * 8192 + 11, seed: 4)
+        let whole = try example.signer.signChunked(example.request, body: source, mode: .signed, chunkSize: 8192, at: example.timestamp).body
+        let expected = try whole.bytes(in: 0..<whole.length)
+        for (limit, ring) in [(0, 0), (8191, 0), (16383, 0), (16384, 16384), (5 * 8192 + 1, 5 * 8192), (1 << 30, 16 * 8192)] {
+            let body = try example.signer.signChunked(example.request, body: source, mode: .signed, chunkSize: 8192, readAhead: limit,
+                                                      at: example.timestamp).body
+            #expect(body.readAheadMemoryBytes == ring, "limit \(limit)")
+            #expect(try body.bytes(in: 0..<body.length) == expected, "limit \(limit)")
+        }
+    }
+
     /// Content-Length is exact for every length around chunk boundaries, in every mode.
     @Test func theEncodedLengthIsExact() throws {
         let example = try Self.example()
