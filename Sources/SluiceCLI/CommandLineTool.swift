@@ -37,11 +37,28 @@ func printHelp(_ text: String) -> Int32 {
 
 /// The `sluice` command line: everything the executable does but `main`.
 public enum CommandLineTool {
-    /// Prepares the process: SIGPIPE ignored, so that a closed stdout is a write error with
+    /// Prepares the process: stdin, stdout and stderr held open even when the caller closed
+    /// them (`<&-`, `>&-`); SIGPIPE ignored, so that a closed stdout is a write error with
     /// one clear line, never a signal; SIGINT/SIGTERM caught from here on. Call once, first.
     public static func installSignalHandlers() {
+        reserveStandardDescriptors()
         signal(SIGPIPE, SIG_IGN)
         Signals.install()
+    }
+
+    /// A closed fd 0, 1 or 2 would be the next descriptor the process opens: `sluice s3 cp -`
+    /// under `<&-` read its own signal pipe and hung, a closed stderr could take a state file
+    /// or a socket. Each closed one gets `/dev/null` opened the wrong way round (stdin for
+    /// writing, stdout and stderr for reading), so it is taken and still fails every read or
+    /// write with EBADF, as the closed descriptor did.
+    static func reserveStandardDescriptors() {
+        for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+            let placeholder = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY)
+            if placeholder >= 0, placeholder != fd {
+                _ = dup2(placeholder, fd)
+                _ = close(placeholder)
+            }
+        }
     }
 
     /// Runs one command line (without the program name).

@@ -112,6 +112,7 @@ struct S3CopyCommand {
         }
         guard scanner.positionals.count == 2 else { throw UsageError("s3 cp needs SOURCE and s3://BUCKET/KEY") }
         source = scanner.positionals[0]
+        _ = try SourceSpecification(parsing: source)   // a malformed SOURCE is a usage error (2)
         do { location = try S3Location(parsing: scanner.positionals[1]) } catch { throw UsageError("\(error)") }
         self.common = common
         self.options = options

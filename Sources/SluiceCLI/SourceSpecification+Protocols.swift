@@ -1,5 +1,9 @@
 import Foundation
 import Sluice
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // The tus and S3 clients take sources as types; these open what a SOURCE argument names.
 
@@ -79,7 +83,8 @@ extension S3Client {
         switch try SourceSpecification(parsing: source, orThrow: { S3Error(.source, "\($0)", underlying: $0) }) {
         case .standardInput:
             let target = try location.resolvingKey(forSourceNamed: nil)
-            return try await uploadStream(FileDescriptorStream.standardInput, to: target, progress: progress)
+            let stdin = InterruptibleStandardInput()
+            return try await uploadStream(stdin, to: target, progress: progress, onCancel: stdin.interrupt)
         case .synthetic(let length, let seed):
             let source = S3Source(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
                                   fingerprint: S3SourceFingerprint(size: length))
@@ -87,15 +92,69 @@ extension S3Client {
             return try await upload(source, to: target, progress: progress)
         case .file(let path):
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-            let file: FileByteSource
-            do { file = try FileByteSource(path: absolute) } catch {
+            let opened: OpenedFile
+            do { opened = try OpenedFile(path: absolute) } catch {
                 throw S3Error(.source, "\(error)", underlying: error)
             }
-            defer { file.close() }
-            let fingerprint = try S3SourceFingerprint(path: absolute)
+            defer { opened.close() }
             let target = try location.resolvingKey(forSourceNamed: (absolute as NSString).lastPathComponent)
-            return try await upload(S3Source(file, identity: "file:\(absolute)", fingerprint: fingerprint), to: target, progress: progress)
+            switch opened {
+            case .randomAccess(let file):
+                let fingerprint = try S3SourceFingerprint(path: absolute)
+                return try await upload(S3Source(file, identity: "file:\(absolute)", fingerprint: fingerprint), to: target, progress: progress)
+            case .sequential(let stream):
+                // A FIFO, or a /proc file whose size says 0: read once, as stdin is. Closing
+                // it ends a wait for a writer or for bytes within 100 ms.
+                return try await uploadStream(stream, to: target, progress: progress, onCancel: stream.close)
+            }
         }
+    }
+}
+
+extension S3Client {
+    /// `uploadStream`, with `onCancel` run when the task is cancelled (Ctrl-C): the stream is
+    /// read on a thread of its own, which only the stream can wake. A read failure that
+    /// cancellation caused is reported as `.cancelled`.
+    func uploadStream(
+        _ stream: any SequentialByteSource, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)?,
+        onCancel: @escaping @Sendable () -> Void
+    ) async throws -> S3UploadResult {
+        do {
+            return try await withTaskCancellationHandler {
+                try await uploadStream(stream, to: location, progress: progress)
+            } onCancel: {
+                onCancel()
+            }
+        } catch var error as S3Error where Task.isCancelled && error.code == .source {
+            error.code = .cancelled
+            throw error
+        }
+    }
+}
+
+/// Standard input for `s3 cp -`: each read first waits, in slices of 100 ms, until stdin is
+/// readable or `interrupt()` was called, so Ctrl-C ends an upload whose stdin is idle (a
+/// `read(2)` blocked on a quiet pipe or terminal returns only when input comes). stdin's
+/// flags are left alone (no `O_NONBLOCK` on a descriptor shared with the shell).
+final class InterruptibleStandardInput: SequentialByteSource {
+    struct Interrupted: Error, CustomStringConvertible {
+        var description: String { "interrupted while waiting for stdin" }
+    }
+
+    var length: BodyLength { .unknown }
+    private let interrupted = Atomic<Bool>(false)
+
+    func interrupt() { interrupted.store(true, ordering: .relaxed) }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var entry = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+        while true {
+            if interrupted.load(ordering: .relaxed) { throw Interrupted() }
+            let ready = poll(&entry, 1, 100)
+            // Readable, at its end, or failed: read(2) now returns at once and says which.
+            if ready > 0 || (ready < 0 && errno != EINTR) { break }
+        }
+        return try FileDescriptorStream.standardInput.read(into: buffer)
     }
 }
 

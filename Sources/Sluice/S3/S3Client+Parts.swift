@@ -95,6 +95,11 @@ extension S3Client {
             if let error = error as? S3Error { return error }
             return S3Error(.transport, "UploadPart failed: \(error)", uploadID: uploadID, underlying: error)
         }
+        if error.code == .tooManyRedirects {
+            let part = error.message.components(separatedBy: " failed: ").first.map { " \($0)" } ?? ""
+            return S3Error(.server, "UploadPart:\(part) was \(error.unfollowedRedirect)", status: error.status, uploadID: uploadID,
+                           underlying: error)
+        }
         let code: S3Error.Code
         switch error.code {
         case .cancelled: code = .cancelled

@@ -238,6 +238,9 @@ extension S3Client {
         case let error as UploadError where error.isTransient:
             return (S3Error(.transport, "\(call.action)\(part) failed: \(error.message)", uploadID: call.uploadID,
                             partNumber: call.partNumber, underlying: error), true)
+        case let error as UploadError where error.code == .tooManyRedirects:
+            return (S3Error(.server, "\(call.action)\(part) was \(error.unfollowedRedirect)", status: error.status, uploadID: call.uploadID,
+                            partNumber: call.partNumber, underlying: error), false)
         case let error as UploadError where error.code == .invalidURL:
             // Refused by the transport before any byte was sent (a signed path it would change).
             return (S3Error(.invalidLocation, "\(call.location): \(error.message)", uploadID: call.uploadID, underlying: error), false)
@@ -402,5 +405,14 @@ extension S3Configuration {
             return (components.url!, "/" + location.key)
         }
         return (base, "/\(location.bucket)/\(location.key)")
+    }
+}
+
+extension UploadError {
+    /// A redirect `S3Client` did not follow (it follows none), in words:
+    /// `redirected (307) to URL; …`.
+    var unfollowedRedirect: String {
+        let location = message.range(of: "the last to ").map { " to " + message[$0.upperBound...] } ?? ""
+        return "redirected (\(status.map(String.init) ?? "3xx"))\(location); S3 requests are signed for one endpoint and not followed: check the endpoint URL and the region"
     }
 }

@@ -21,6 +21,9 @@ import Foundation
 /// is refused (`S3Error.sourceChanged`); `S3Options.restart` aborts the stored upload and
 /// starts again.
 ///
+/// Redirects are not followed: a 3xx answer fails the request (`S3Error.server`), so that no
+/// object bytes or `x-amz-*` headers go to another origin.
+///
 /// - Important: Cancelling the calling task stops every part promptly and throws
 ///   `S3Error.cancelled`; for a file the stored state is kept (resume with the same command),
 ///   for stdin the multipart upload is aborted so nothing is left to bill.
@@ -37,6 +40,9 @@ public struct S3Client: Sendable {
         self.configuration = configuration
         self.options = options
         if self.options.transfer.caFile == nil { self.options.transfer.caFile = configuration.caBundle }
+        // Requests are signed for one endpoint; S3 redirects (301 PermanentRedirect, 307
+        // TemporaryRedirect to another region) are errors to report, never bodies to send elsewhere.
+        self.options.transfer.maximumRedirects = 0
         self.transport = transport
     }
 

@@ -1,0 +1,200 @@
+"""What a hostile user of `sluice s3 cp` tries: each case ends in the right object at the server,
+or one `sluice: ...` line on stderr and a non-zero status, within bounded time, with nothing left
+running. Against SeaweedFS (the fixtures of test_s3_cli.py) and, where it cannot show the case,
+a small fault server of its own."""
+
+import hashlib
+import http.server
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import sluice_bin
+from conftest import REPO
+from test_s3_cli import BUCKET, MIB, env, key, object_sha256, s3, sluice, uploads_of, weed  # noqa: F401 (fixtures)
+
+sys.path.insert(0, os.path.join(REPO, "Tests", "Peers"))
+from s3_proxy import FaultProxy  # noqa: E402
+
+
+def one_line(err):
+    return err.startswith("sluice: ") and err.count("\n") == 1
+
+
+def interrupt_when_idle(env, args, stdin, after=1.5):
+    """Starts sluice, sends SIGINT after `after` seconds; (status, stderr, seconds to exit)."""
+    proc = subprocess.Popen([sluice_bin(), *args], env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        time.sleep(after)
+        assert proc.poll() is None, proc.stderr.read().decode()
+        proc.send_signal(signal.SIGINT)
+        signalled = time.monotonic()
+        status = proc.wait(timeout=10)
+        return status, proc.stderr.read().decode("utf-8", "replace"), time.monotonic() - signalled
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_closed_stdin_is_one_line_not_a_hang(env):
+    # Before: fd 0 became the signal watcher's pipe, and sluice read its own pipe for ever.
+    proc = subprocess.run(["sh", "-c", 'exec "$@" <&-', "sh", sluice_bin(), "s3", "cp", "-", "s3://%s/%s" % (BUCKET, key())],
+                          env=env, capture_output=True, timeout=30)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and one_line(err), (proc.returncode, err)
+    assert "stdin" in err and "Bad file descriptor" in err, err
+
+
+def test_closed_stdout_and_stderr_do_not_take_other_descriptors(s3, env):
+    name = key()
+    proc = subprocess.run(["sh", "-c", 'exec "$@" >&- 2>&-', "sh", sluice_bin(), "s3", "cp", "synthetic:11MiB:4",
+                           "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB"], env=env, capture_output=True, timeout=60)
+    # The object is whole; printing its location fails (stdout is closed): 1.
+    assert proc.returncode == 1
+    assert object_sha256(s3, name)[1] == 11 * MIB
+
+
+def test_ctrl_c_ends_an_upload_whose_stdin_is_idle(s3, env):
+    # The writer keeps the pipe open and writes nothing: before, the read blocked until input came.
+    writer = subprocess.Popen(["sleep", "60"], stdout=subprocess.PIPE)
+    try:
+        name = key()
+        status, err, seconds = interrupt_when_idle(env, ["s3", "cp", "-", "s3://%s/%s" % (BUCKET, name)], writer.stdout)
+        assert status == 130 and one_line(err) and "interrupted" in err, (status, err)
+        assert seconds < 5, seconds
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_ctrl_c_mid_stream_aborts_the_multipart_upload(s3, env):
+    # 12 MiB then silence: parts 1 and 2 are sent, part 3 waits for bytes that never come.
+    writer = subprocess.Popen(["sh", "-c", "head -c %d /dev/zero; sleep 60" % (12 * MIB)], stdout=subprocess.PIPE)
+    try:
+        name = key()
+        status, err, seconds = interrupt_when_idle(env, ["s3", "cp", "-", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB"],
+                                                   writer.stdout, after=6)
+        assert status == 130 and one_line(err) and "aborted" in err, (status, err)
+        assert seconds < 5, seconds
+        assert uploads_of(s3, name) == []
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_a_fifo_without_a_writer_stops_on_ctrl_c(env, tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    status, err, seconds = interrupt_when_idle(env, ["s3", "cp", str(fifo), "s3://%s/%s" % (BUCKET, key())], subprocess.DEVNULL)
+    assert status == 130 and one_line(err), (status, err)
+    assert seconds < 5, seconds
+
+
+def test_a_fifo_and_a_proc_file_are_read_as_streams(s3, env, tmp_path):
+    # /proc/version reports size 0 and has content; before, it was refused.
+    with open("/proc/version", "rb") as handle:
+        expected = handle.read()
+    name = key()
+    status, _, err = sluice(env, "s3", "cp", "/proc/version", "s3://%s/%s" % (BUCKET, name), timeout=60)
+    assert status == 0, err
+    assert object_sha256(s3, name) == (hashlib.sha256(expected).hexdigest(), len(expected))
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    data = os.urandom(6 * MIB + 3)
+    name = key()
+    proc = subprocess.Popen([sluice_bin(), "s3", "cp", str(fifo), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB"],
+                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with open(fifo, "wb") as handle:
+        handle.write(data)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert object_sha256(s3, name) == (hashlib.sha256(data).hexdigest(), len(data))
+
+
+@pytest.mark.parametrize("args", [
+    ["s3", "cp", "", "s3://sluice/k"],
+    ["s3", "cp", "synthetic:abc", "s3://sluice/k"],
+    ["s3", "cp", "synthetic:1:x", "s3://sluice/k"],
+])
+def test_a_malformed_source_is_a_usage_error(env, args):
+    status, out, err = sluice(env, *args, stdin=subprocess.DEVNULL, timeout=30)
+    assert status == 2 and one_line(err) and out == "", (status, err)
+
+
+# --- The server lies (Tests/Peers/s3_proxy.py's FaultProxy in front of SeaweedFS rewrites its answers) ---
+
+
+class OtherOrigin:
+    """Another origin on 127.0.0.1 that answers every request 200 and records what reached it."""
+
+    def __init__(self):
+        seen = self.seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def answer(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                seen.append((self.command, self.path, {k.lower() for k in self.headers.keys()}))
+                self.send_response(200)
+                self.send_header("ETag", '"elsewhere"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            do_PUT = do_POST = do_GET = do_DELETE = answer
+
+            def log_message(self, *args):
+                pass
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _redirect(status, other):
+    return lambda _status, _headers, _body: (status, [("Location", other.url + "/elsewhere?partNumber=1")], b"")
+
+
+LIES = {
+    # Before: PUT/POST bodies and x-amz-* headers were re-sent to the other origin, and its 200
+    # was reported as the object uploaded (exit 0).
+    "PutObject 307 elsewhere": ("put", lambda other: _redirect(307, other), "redirected (307)"),
+    "PutObject 301 elsewhere": ("put", lambda other: _redirect(301, other), "redirected (301)"),
+    "UploadPart 307 elsewhere": ("part", lambda other: _redirect(307, other), "redirected (307)"),
+    "Create 307 elsewhere": ("create", lambda other: _redirect(307, other), "redirected (307)"),
+    "Create answers HTML": ("create", lambda other: lambda s, h, b: (200, [("Content-Type", "text/html")], b"<html>hi</html>"),
+                            "CreateMultipartUpload answer is <html>"),
+    "Complete 200 with <Error>": ("complete", lambda other: lambda s, h, b: (
+        200, [("Content-Type", "application/xml")], b"<Error><Code>InternalError</Code><Message>retry me</Message></Error>"),
+        "200 InternalError"),
+    "UploadPart without ETag": ("part", lambda other: lambda s, h, b: (s, [(n, v) for n, v in h if n.lower() != "etag"], b),
+                                "has no ETag"),
+}
+
+
+@pytest.mark.parametrize("lie", sorted(LIES))
+def test_a_lying_server_fails_the_upload_in_one_line(s3, weed, env, lie):
+    action, make, expected = LIES[lie]
+    other = OtherOrigin()
+    proxy = FaultProxy(weed[1])
+    try:
+        proxy.rewrite[action] = make(other)
+        name = key()
+        spec = "synthetic:1000:2" if action == "put" else "synthetic:%d:2" % (11 * MIB)
+        status, out, err = sluice(dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port),
+                                  "s3", "cp", spec, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--retries", "1", timeout=120)
+        assert status == 1 and out == "" and one_line(err), (status, err)
+        assert expected in err, err
+        assert other.seen == [], other.seen
+        # (The proxy rewrites answers the server already acted on: the object may be there.)
+        assert "complete" not in proxy.actions or action == "complete", proxy.actions
+    finally:
+        proxy.close()
+        other.close()
