@@ -10,6 +10,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import urllib.request
 
 MIB = 1 << 20
 
@@ -97,12 +98,11 @@ def remover(args, endpoint, bucket):
                           aws_secret_access_key=args.secret_key)
     def delete(key):
         client.delete_object(Bucket=bucket, Key=key)
-        # A delete only marks the bytes as garbage: vacuum the volumes (the master scripts/peers.sh
-        # started, SLUICE_WEED_MASTER), or 4 GiB x runs x tools fill the disk.
+        # A delete only marks the bytes as garbage: have the master scripts/peers.sh started
+        # (SLUICE_WEED_MASTER) vacuum the volumes, or 4 GiB x runs x tools fill the disk.
         master = os.environ.get("SLUICE_WEED_MASTER")
-        if master and shutil.which("weed"):
-            subprocess.run(["weed", "shell", "-master=" + master], input=b"lock\nvolume.vacuum -garbageThreshold 0.01\nunlock\n",
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        if master:
+            urllib.request.urlopen("http://%s/vol/vacuum?garbageThreshold=0.01" % master, timeout=300).read()
     return delete
 
 
