@@ -304,3 +304,19 @@ def test_a_lying_server_fails_the_upload_in_one_line(s3, weed, env, lie):
     finally:
         proxy.close()
         other.close()
+
+
+def test_a_key_with_a_newline_is_stored_as_given_and_reported_in_one_line(s3, env):
+    name = key() + "\nsecond line\t"
+    status, out, err = sluice(env, "s3", "cp", "synthetic:10", "s3://%s/%s" % (BUCKET, name), timeout=60)
+    assert status == 0 and one_line(err) and out.count("\n") == 1, (out, err)
+    assert "\\u{A}second line\\u{9}" in err, err
+    assert object_sha256(s3, name)[1] == 10
+
+
+def test_an_argument_that_is_not_utf8_is_refused_not_replaced(env):
+    # Swift would read b"\xff" as U+FFFD and upload to another key than the bytes given.
+    proc = subprocess.run([sluice_bin().encode(), b"s3", b"cp", b"synthetic:10", b"s3://%s/a\xffb" % BUCKET.encode()], env=env,
+                          capture_output=True, timeout=30)
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 2 and one_line(err) and "not valid UTF-8" in err, (proc.returncode, err)
