@@ -17,11 +17,26 @@ struct S3Command {
     let arguments: [String]
 
     func run() async throws -> Int32 {
+        try Self.refuseArgumentsThatAreNotUTF8()
         guard let subcommand = arguments.first else { throw UsageError("s3 needs a subcommand: cp, abort or presign (see sluice help)") }
         switch subcommand {
         case "cp", "abort": return try await S3Subcommands.run(arguments)
         case "presign": return try S3PresignCommand(arguments: Array(arguments.dropFirst())).run()
         default: throw UsageError("unknown s3 subcommand '\(subcommand)': use cp, abort or presign")
+        }
+    }
+}
+
+extension S3Command {
+    /// S3 keys are UTF-8, and Swift reads the process's arguments with bytes that are not
+    /// UTF-8 replaced by U+FFFD: `s3://b/a\xFF` would silently name the key `a\u{FFFD}`.
+    static func refuseArgumentsThatAreNotUTF8() throws {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
+            guard String(validating: bytes, as: UTF8.self) != nil else {
+                throw UsageError("argument \(index) is not valid UTF-8 (\(String(decoding: bytes, as: UTF8.self).debugDescription)): S3 keys are UTF-8")
+            }
         }
     }
 }

@@ -100,7 +100,9 @@ struct S3CopyCommand {
                 }
                 options.metadata.append((String(value[..<equals]), String(value[value.index(after: equals)...])))
             case "--storage-class": options.storageClass = value
-            case "--state": options.stateDirectory = value
+            case "--state":
+                guard !value.isEmpty else { throw UsageError("--state needs a directory") }
+                options.stateDirectory = value
             case "--retries":
                 guard let count = Int(value), count >= 0 else { throw UsageError("--retries needs a count, 0 or more") }
                 options.retries = count
@@ -169,6 +171,8 @@ extension S3CopyCommand {
     static func flagHint(for error: S3Error) -> String {
         switch error.code {
         case .tooManyParts: return " (--part-size)"
+        case .sourceChanged where error.uploadID == nil: return ""   // a PutObject: nothing stored to restart
+        case .state where error.message.hasPrefix("cannot use the resume state directory"): return " (--state)"
         case .sourceChanged, .state: return " (--restart)"
         case .server where ["PermanentRedirect", "AuthorizationHeaderMalformed"].contains(error.serverCode ?? ""): return " (--region)"
         default: return ""
@@ -200,7 +204,9 @@ struct S3AbortCommand {
             if try common.take(name, value) { return }
             switch name {
             case "--upload-id": uploadID = value
-            case "--state": options.stateDirectory = value
+            case "--state":
+                guard !value.isEmpty else { throw UsageError("--state needs a directory") }
+                options.stateDirectory = value
             default: break
             }
         }

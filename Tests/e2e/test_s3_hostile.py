@@ -5,6 +5,7 @@ a small fault server of its own."""
 
 import hashlib
 import http.server
+import json
 import os
 import signal
 import subprocess
@@ -118,6 +119,111 @@ def test_a_fifo_and_a_proc_file_are_read_as_streams(s3, env, tmp_path):
     assert object_sha256(s3, name) == (hashlib.sha256(data).hexdigest(), len(data))
 
 
+@pytest.mark.parametrize("change", ["grows", "shrinks", "rewritten"])
+def test_a_file_that_changes_during_the_upload_is_not_completed(s3, env, tmp_path, change):
+    path = tmp_path / "changing.bin"
+    with open(path, "wb") as handle:
+        handle.write(os.urandom(40 * MIB))
+    name = key()
+    args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "1", "--progress", "json"]
+    proc = subprocess.Popen([sluice_bin(), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines = []
+    changed = False
+    try:
+        for raw in proc.stderr:
+            line = raw.decode("utf-8", "replace")
+            lines.append(line)
+            if not changed and line.startswith("{") and json.loads(line)["bytes_sent"] >= 6 * MIB:
+                changed = True
+                if change == "grows":
+                    with open(path, "ab") as handle:
+                        handle.write(b"more")
+                elif change == "shrinks":
+                    os.truncate(path, 39 * MIB)
+                else:
+                    with open(path, "r+b") as handle:
+                        handle.seek(1)
+                        handle.write(b"x")
+        status = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = "".join(line for line in lines if not line.startswith("{"))
+    assert changed, "".join(lines[-3:])
+    assert status == 1 and one_line(err), (status, err)
+    assert "the source changed while it was sent" in err and "--restart" in err and "resume" not in err, err
+    assert s3.list_objects_v2(Bucket=BUCKET, Prefix=name).get("KeyCount", 0) == 0
+    # The upload is kept (its parts are billed): the same command refuses, --restart starts over.
+    status, _, err = sluice(env, *args[:-2])
+    assert status == 1 and "--restart" in err, err
+    status, _, err = sluice(env, *args[:-2], "--restart")
+    assert status == 0, err
+    with open(path, "rb") as handle:
+        data = handle.read()
+    assert object_sha256(s3, name) == (hashlib.sha256(data).hexdigest(), len(data))
+    assert uploads_of(s3, name) == []
+
+
+def test_a_small_file_rewritten_while_it_is_put_fails(s3, env, tmp_path):
+    # A PutObject cannot be held back: the run fails, naming the change.
+    path = tmp_path / "small.bin"
+    with open(path, "wb") as handle:
+        handle.write(os.urandom(4 * MIB))
+    # Writes without pause (killed as soon as sluice ends), so the file's times move while it is sent.
+    writer = subprocess.Popen([sys.executable, "-c", "import sys, time\nend = time.monotonic() + 30\ni = 0\n"
+                               "while time.monotonic() < end:\n    open(sys.argv[1], 'r+b').write(b'%03d' % (i % 1000)); i += 1",
+                               str(path)])
+    try:
+        deadline = time.monotonic() + 30
+        while open(path, "rb").read(3) != b"000" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        status, _, err = sluice(env, "s3", "cp", str(path), "s3://%s/%s" % (BUCKET, key()), timeout=60)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert status == 1 and one_line(err) and "changed while it was sent" in err, (status, err)
+
+
+def test_a_state_path_that_is_a_file_is_refused_before_an_upload_exists(s3, env, tmp_path):
+    state = tmp_path / "state"
+    state.write_text("not a directory")
+    name = key()
+    status, out, err = sluice(env, "s3", "cp", "synthetic:11MiB", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB",
+                              "--state", str(state), timeout=60)
+    assert status == 1 and out == "" and one_line(err), (status, err)
+    assert "resume state directory" in err and "(--state)" in err and "kept" not in err, err
+    assert uploads_of(s3, name) == []
+
+
+def test_an_edited_or_truncated_state_file_is_refused_and_restart_recovers(s3, env, tmp_path):
+    path = tmp_path / "source.bin"
+    with open(path, "wb") as handle:
+        handle.write(os.urandom(30 * MIB))
+    name = key()
+    args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "1"]
+    proc = subprocess.Popen([sluice_bin(), *args, "--progress", "json"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    for raw in proc.stderr:
+        if raw.startswith(b"{") and json.loads(raw)["bytes_sent"] >= 6 * MIB:
+            proc.kill()
+            break
+    proc.wait(timeout=30)
+    [record] = [os.path.join(root, f) for root, _, files in os.walk(env["XDG_CACHE_HOME"]) for f in files if f.endswith(".json")]
+    original = open(record).read()
+    # Before: a part size of 0 divided by zero (a crash with a backtrace).
+    for text in [original.replace('"partSize" : 5242880', '"partSize" : 0'), original[:50], ""]:
+        assert text != original
+        with open(record, "w") as handle:
+            handle.write(text)
+        status, out, err = sluice(env, *args, timeout=60)
+        assert status == 1 and out == "" and one_line(err), (status, err)
+        assert "resume state" in err and "--restart" in err, err
+    status, _, err = sluice(env, *args, "--restart", timeout=120)
+    assert status == 0, err
+    with open(path, "rb") as handle:
+        assert object_sha256(s3, name) == (hashlib.sha256(handle.read()).hexdigest(), 30 * MIB)
+
+
 @pytest.mark.parametrize("args", [
     ["s3", "cp", "", "s3://sluice/k"],
     ["s3", "cp", "synthetic:abc", "s3://sluice/k"],
@@ -198,3 +304,19 @@ def test_a_lying_server_fails_the_upload_in_one_line(s3, weed, env, lie):
     finally:
         proxy.close()
         other.close()
+
+
+def test_a_key_with_a_newline_is_stored_as_given_and_reported_in_one_line(s3, env):
+    name = key() + "\nsecond line\t"
+    status, out, err = sluice(env, "s3", "cp", "synthetic:10", "s3://%s/%s" % (BUCKET, name), timeout=60)
+    assert status == 0 and one_line(err) and out.count("\n") == 1, (out, err)
+    assert "\\u{A}second line\\u{9}" in err, err
+    assert object_sha256(s3, name)[1] == 10
+
+
+def test_an_argument_that_is_not_utf8_is_refused_not_replaced(env):
+    # Swift would read b"\xff" as U+FFFD and upload to another key than the bytes given.
+    proc = subprocess.run([sluice_bin().encode(), b"s3", b"cp", b"synthetic:10", b"s3://%s/a\xffb" % BUCKET.encode()], env=env,
+                          capture_output=True, timeout=30)
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 2 and one_line(err) and "not valid UTF-8" in err, (proc.returncode, err)

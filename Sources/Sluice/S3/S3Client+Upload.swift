@@ -63,12 +63,23 @@ extension S3Client {
         let meter = S3PartProgress(total: length, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }
         if length < fresh.partSize {
-            return try await putObject(source.bytes, to: location, counters: counters, meter: meter, start: start)
+            let result = try await putObject(source.bytes, to: location, counters: counters, meter: meter, start: start)
+            if let change = Self.change(during: source) {
+                throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): the object \(location) may hold old and new bytes; upload it again")
+            }
+            return result
         }
 
         let store = S3StateStore(directory: options.stateDirectory)
         let endpoint = configuration.endpointIdentity
-        var record = try store.load(endpoint: endpoint, bucket: location.bucket, key: location.key, source: source.identity)
+        var record: S3UploadRecord?
+        do {
+            record = try store.load(endpoint: endpoint, bucket: location.bucket, key: location.key, source: source.identity)
+        } catch let error as S3Error where error.code == .state && options.restart {
+            // Unreadable (truncated, edited): a restart forgets it. The upload it named, if
+            // any, is no longer known here; `abort` without an id lists and removes it.
+            store.removeRecord(endpoint: endpoint, bucket: location.bucket, key: location.key, source: source.identity)
+        }
         var listed: [Int: S3ListedPart] = [:]
         var resumed = false
         if let stored = record {
@@ -92,13 +103,19 @@ extension S3Client {
             }
         }
         if record == nil {
+            // Where the record will go must take it before an upload exists to be billed.
+            try store.prepare()
             let uploadID = try await createMultipartUpload(location, counters: counters)
             let created = S3UploadRecord(
                 endpoint: endpoint, bucket: location.bucket, key: location.key, uploadID: uploadID, source: source.identity,
                 fingerprint: source.fingerprint, plan: fresh, checksum: options.checksum?.s3Algorithm,
                 createdAt: Date().timeIntervalSince1970)
-            do { try store.save(created) } catch {
-                _ = try? await abortMultipartUpload(location, uploadID: uploadID, counters: counters)
+            do { try store.save(created) } catch var error as S3Error {
+                // Nothing could resume it: abort it, and say so instead of naming it as kept.
+                if (try? await abortMultipartUpload(location, uploadID: uploadID, counters: counters)) != nil {
+                    error.uploadID = nil
+                    error.message += "; upload \(uploadID) was aborted"
+                }
                 throw error
             }
             record = created
@@ -112,6 +129,11 @@ extension S3Client {
                                        meter: meter, start: start, store: store)
         } catch var error as S3Error {
             error.uploadID = error.uploadID ?? stored.uploadID
+            if error.code == .source, let change = Self.change(during: source) {
+                // It ended early because it shrank (or was replaced): say that, not "resume".
+                error.code = .sourceChanged
+                error.message = "the source changed while it was sent (\(change)): upload \(stored.uploadID) of \(location) was not completed; restart the upload to send it again"
+            }
             throw error
         }
     }
@@ -147,6 +169,12 @@ extension S3Client {
         for part in sent { done[part.partNumber] = part }
         let parts = (1...count).map { done[$0]! }
         try Task.checkCancellation()
+        if let change = Self.change(during: source) {
+            // Parts may hold old and new bytes: not completed; a rerun finds the change and
+            // asks for a restart.
+            throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): upload \(uploadID) of \(location) was not completed; restart the upload to send it again",
+                          uploadID: uploadID)
+        }
         let completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts, counters: counters)
         store.remove(record)
         let verified = try verify(completed, parts: parts, lengths: (1...count).map { Int64(plan.range(ofPart: $0).count) }, uploadID: uploadID)
@@ -154,6 +182,15 @@ extension S3Client {
             location: location, length: source.bytes.length, eTag: completed.eTag, uploadID: uploadID, partCount: count,
             partsSkipped: skipped, resumed: resumed, bytesSent: counters.bytesSent, retries: counters.retries,
             checksum: verified, elapsed: Self.seconds(since: start))
+    }
+
+    /// How a file source differs now from its fingerprint (taken when it was opened, or
+    /// checked against the stored one on resume): written to, grown, shrunk or replaced while
+    /// it was being sent. Nil when it did not change, or is not a file.
+    static func change(during source: S3Source) -> String? {
+        guard let file = source.bytes as? FileByteSource, source.fingerprint.inode != nil,
+              let now = try? S3SourceFingerprint(path: file.path) else { return nil }
+        return now.difference(from: source.fingerprint)
     }
 
     /// Checks Complete's answer against what was sent: the part count in a multipart ETag and

@@ -188,10 +188,18 @@ public struct S3Configuration: Sendable, Equatable {
         return S3Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: token.flatMap { $0.isEmpty ? nil : $0 }, origin: origin)
     }
 
-    /// Accepts `http(s)://host[:port][/prefix]`; a bare `host:port` is refused, as the AWS CLI does.
+    /// Accepts `http(s)://host[:port][/prefix]`; a bare `host:port` is refused, as the AWS CLI does,
+    /// and so are a port outside 1 ... 65535 and `user:password@` (S3 signs with AWS credentials;
+    /// a password in the URL would only be sent along, or printed in a presigned URL).
     static func parseEndpoint(_ text: String) throws -> URL {
         guard let url = URL(string: text), url.isHTTPWithHost, url.query == nil, url.fragment == nil else {
             throw S3Error(.configuration, "invalid endpoint URL '\(text)': expected http:// or https:// with a host")
+        }
+        if let port = url.port, !(1...65535).contains(port) {
+            throw S3Error(.configuration, "invalid endpoint URL '\(text)': port \(port) is not from 1 to 65535")
+        }
+        guard url.user == nil, url.password == nil else {
+            throw S3Error(.configuration, "invalid endpoint URL: it holds a user name or password; S3 requests are signed with the AWS credentials instead")
         }
         return url
     }

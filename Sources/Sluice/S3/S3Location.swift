@@ -54,7 +54,19 @@ public struct S3Location: Sendable, Hashable, CustomStringConvertible {
         return try S3Location(bucket: bucket, key: key + name)
     }
 
-    public var description: String { "s3://\(bucket)/\(key)" }
+    /// `s3://BUCKET/KEY`, with control characters in the key (a newline, a tab, DEL) written
+    /// as `\u{A}`: messages about the object stay one line.
+    public var description: String {
+        var shown = ""
+        for scalar in key.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                shown += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return "s3://\(bucket)/\(shown)"
+    }
 
     /// Bucket names as S3 and its look-alikes accept them: 3 to 63 characters (255 for
     /// legacy names), letters, digits, `.`, `-` and `_`.

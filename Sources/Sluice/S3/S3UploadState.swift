@@ -81,6 +81,24 @@ public struct S3UploadRecord: Codable, Sendable, Equatable {
     }
 }
 
+extension S3UploadRecord {
+    /// Why the record cannot be the one asked for, or be resumed: another object's or
+    /// source's record (a copied file), or a plan S3 would refuse (an edited file). Nil when
+    /// it is sound.
+    func problem(endpoint: String, bucket: String, key: String, source: String) -> String? {
+        guard self.endpoint == endpoint, self.bucket == bucket, self.key == key, self.source == source else {
+            return "it is the record of \(self.source) to s3://\(self.bucket)/\(self.key) at \(self.endpoint)"
+        }
+        guard !uploadID.isEmpty else { return "it names no upload" }
+        guard let length = plan.length, length == fingerprint.size, length >= 0, plan.equalParts,
+              (S3PartPlan.minimumPartSize...S3PartPlan.maximumPartSize).contains(plan.partSize),
+              let count = plan.partCount, count <= S3PartPlan.maximumParts else {
+            return "its part plan (\(plan.partSize)-byte parts of \(plan.length.map(String.init) ?? "?") bytes) is not one S3 accepts"
+        }
+        return nil
+    }
+}
+
 /// A directory of `S3UploadRecord`s, one JSON file per (endpoint, bucket, key, source).
 ///
 /// - Important: A record is written to a temporary file in the same directory, `fsync`ed,
@@ -118,10 +136,41 @@ public struct S3StateStore: Sendable {
             guard record.version == S3UploadRecord.currentVersion else {
                 throw S3Error(.state, "format version \(record.version), this sluice reads \(S3UploadRecord.currentVersion)")
             }
+            if let problem = record.problem(endpoint: endpoint, bucket: bucket, key: key, source: source) {
+                throw S3Error(.state, problem)
+            }
             return record
         } catch {
-            throw S3Error(.state, "cannot read the resume state \(path): \(error) (remove it, or restart the upload)", underlying: error)
+            let reason = error is DecodingError ? "it is not a resume record (truncated or edited)" : "\(error)"
+            throw S3Error(.state, "cannot read the resume state \(path): \(reason); restart the upload to forget it", underlying: error)
         }
+    }
+
+    /// Makes sure records can be written here: the directory exists (it is created) and is a
+    /// writable directory.
+    ///
+    /// - Throws: `S3Error` with code `.state`, naming the directory and what is wrong.
+    public func prepare() throws {
+        func failure(_ reason: String) -> S3Error {
+            S3Error(.state, "cannot use the resume state directory \(directory): \(reason)")
+        }
+        guard !directory.isEmpty else { throw failure("the path is empty") }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code
+            switch code.map(Int32.init) {
+            case EEXIST?, ENOTDIR?: throw failure("a part of it is a file, not a directory")
+            case let code?: throw failure(String(cString: strerror(code)))
+            case nil: throw failure("\(error)")
+            }
+        }
+        guard access(directory, W_OK | X_OK) == 0 else { throw failure(String(cString: strerror(errno))) }
+    }
+
+    /// Removes the record file for an object and a source, whatever it holds.
+    public func removeRecord(endpoint: String, bucket: String, key: String, source: String) {
+        store.remove(at: path(endpoint: endpoint, bucket: bucket, key: key, source: source))
     }
 
     /// Every record in the directory for `bucket`/`key` at `endpoint`, whatever the source.

@@ -69,4 +69,67 @@ struct S3HostileTests {
         #expect(receiver.completed.map(\.path) == ["/bucket/b"])
         #endif
     }
+
+    /// Endpoints a user may mistype; each is refused when the configuration is resolved, before
+    /// `s3 cp` connects or `s3 presign` prints a URL (before: a port of 99999 was presigned, and
+    /// `user:pass@` went on to the request).
+    @Test(arguments: ["ftp://x", "http://[::1", "http://", "http://h:99999", "https://h:0", "http://user:pass@h", "http://user@h:9000",
+                      "http://h/a?x=1", "http://h#f", "127.0.0.1:9000"])
+    func endpointsThatCannotBeRightAreConfigurationErrors(endpoint: String) {
+        let error = #expect(throws: S3Error.self) {
+            try S3Configuration.resolve(S3ConfigurationOverrides(endpointURL: endpoint), environment: [:], home: "/nonexistent")
+        }
+        #expect(error?.code == .configuration)
+        #expect(error?.message.contains("pass@") == false, "the password is not repeated: \(String(describing: error))")
+    }
+
+    /// A resume record that was truncated, edited or copied from another object is refused in
+    /// one line (before: a part size of 0 divided by zero and crashed), and a directory that
+    /// cannot hold records is found before an upload exists.
+    @Test func unsoundRecordsAndUnusableDirectoriesAreStateErrors() throws {
+        let directory = try s3TemporaryDirectory("s3-hostile-state")
+        let store = S3StateStore(directory: directory)
+        let length: Int64 = 20 << 20
+        let record = S3UploadRecord(
+            endpoint: "http://127.0.0.1:1", bucket: "b", key: "k", uploadID: "U1", source: "file:/x",
+            fingerprint: S3SourceFingerprint(size: length, device: 1, inode: 2, modificationTime: 3, changeTime: 4),
+            plan: try S3PartPlan(length: length, partSize: 5 << 20), checksum: .crc32c, createdAt: 1)
+        func load() throws -> S3UploadRecord? { try store.load(endpoint: record.endpoint, bucket: "b", key: "k", source: "file:/x") }
+        func refusal(_ text: String) {
+            let error = #expect(throws: S3Error.self) { try load() }
+            #expect(error?.code == .state && error?.message.contains(text) == true, "\(String(describing: error))")
+            #expect(error?.message.contains("\n") == false)
+        }
+        try store.save(record)
+        #expect(try load() == record)
+        for (edit, text) in [({ (r: inout S3UploadRecord) in r.plan.partSize = 0 }, "part plan"),
+                             ({ (r: inout S3UploadRecord) in r.plan.partSize = 1 << 40 }, "part plan"),
+                             ({ (r: inout S3UploadRecord) in r.plan.length = 1 << 20 }, "part plan"),
+                             ({ (r: inout S3UploadRecord) in r.uploadID = "" }, "names no upload")] {
+            var edited = record
+            edit(&edited)
+            try store.save(edited)
+            refusal(text)
+        }
+        // Another key's record copied over this one's file.
+        var other = record
+        other.key = "other"
+        try store.save(other)
+        try FileManager.default.removeItem(atPath: store.path(of: record))
+        try FileManager.default.copyItem(atPath: store.path(of: other), toPath: store.path(of: record))
+        refusal("it is the record of file:/x to s3://b/other")
+        // Truncated.
+        let data = try Data(contentsOf: URL(fileURLWithPath: store.path(of: other)))
+        try data.prefix(40).write(to: URL(fileURLWithPath: store.path(of: record)))
+        refusal("not a resume record")
+        // Directories.
+        try store.prepare()
+        let file = directory + "/plain-file"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        for path in [file, file + "/below", ""] {
+            let error = #expect(throws: S3Error.self) { try S3StateStore(directory: path).prepare() }
+            #expect(error?.code == .state && error?.message.hasPrefix("cannot use the resume state directory") == true,
+                    "\(String(describing: error))")
+        }
+    }
 }

@@ -33,7 +33,7 @@ struct S3StateTests {
         let store = S3StateStore(directory: directory)
         let record = S3UploadRecord(
             endpoint: "http://127.0.0.1:1", bucket: "b", key: "k ü", uploadID: "U1", source: "file:/x",
-            fingerprint: S3SourceFingerprint(size: 3, device: 1, inode: 2, modificationTime: 3, changeTime: 4),
+            fingerprint: S3SourceFingerprint(size: 20 << 20, device: 1, inode: 2, modificationTime: 3, changeTime: 4),
             plan: try S3PartPlan(length: 20 << 20, partSize: 5 << 20), checksum: .crc32c, createdAt: 1)
         #expect(try store.load(endpoint: record.endpoint, bucket: "b", key: "k ü", source: "file:/x") == nil)
         try store.save(record)
