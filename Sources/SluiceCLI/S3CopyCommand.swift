@@ -49,7 +49,7 @@ struct S3CopyCommand {
       --state DIR                resume records (default ~/.cache/sluice/s3)
       --restart                  abort a stored upload of this source and object, start again
       --equal-parts              every stdin part the same size (Cloudflare R2, Garage need it)
-      --retries N                transient failures retried per request (default 5)
+      --retries N                transient failures retried per request, 0 ... 1000 (default 5)
       --progress auto|bar|json|none
     An interrupted upload of a file resumes when the same command runs again.
     """
@@ -104,8 +104,7 @@ struct S3CopyCommand {
                 guard !value.isEmpty else { throw UsageError("--state needs a directory") }
                 options.stateDirectory = value
             case "--retries":
-                guard let count = Int(value), count >= 0 else { throw UsageError("--retries needs a count, 0 or more") }
-                options.retries = count
+                options.retries = try Arguments.count(value, option: name, in: 0...1000)
             case "--progress": progress = try Arguments.progressStyle(value)
             case "--restart": options.restart = true
             case "--equal-parts": options.equalParts = true

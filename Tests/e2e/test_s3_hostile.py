@@ -228,6 +228,9 @@ def test_an_edited_or_truncated_state_file_is_refused_and_restart_recovers(s3, e
     ["s3", "cp", "", "s3://sluice/k"],
     ["s3", "cp", "synthetic:abc", "s3://sluice/k"],
     ["s3", "cp", "synthetic:1:x", "s3://sluice/k"],
+    # A count that would retry a refused endpoint for ever (8 s apart) is refused, as for tus.
+    ["s3", "cp", "synthetic:1", "s3://sluice/k", "--retries", "1001"],
+    ["s3", "cp", "synthetic:1", "s3://sluice/k", "--retries", "99999999999999999999"],
 ])
 def test_a_malformed_source_is_a_usage_error(env, args):
     status, out, err = sluice(env, *args, stdin=subprocess.DEVNULL, timeout=30)
