@@ -8,3 +8,19 @@ package protocol ResidentByteSource: ByteSource {
     /// - Returns: Memory valid while the source lives; the caller must not write to it.
     func residentBytes(at offset: Int64, count: Int) -> UnsafeRawBufferPointer
 }
+
+extension ByteSource {
+    /// Bytes `offset ..< offset + count` of the source: in place for a `ResidentByteSource`,
+    /// else read into the buffer `scratch` gives (at least `count` bytes; asked for only then).
+    ///
+    /// - Returns: Memory valid while the source lives (resident) or while `scratch`'s buffer does.
+    /// - Throws: The source's error; `ByteSourceError.endedEarly` when it ends before
+    ///   `offset + count`.
+    func bytes(at offset: Int64, count: Int, readingInto scratch: () -> UnsafeMutableRawBufferPointer) throws -> UnsafeRawBufferPointer {
+        if let resident = self as? any ResidentByteSource { return resident.residentBytes(at: offset, count: count) }
+        let target = UnsafeMutableRawBufferPointer(rebasing: scratch()[..<count])
+        let read = try readFully(into: target, at: offset)
+        guard read == count else { throw ByteSourceError.endedEarly(offset: offset + Int64(read), expected: length) }
+        return UnsafeRawBufferPointer(target)
+    }
+}

@@ -21,6 +21,8 @@ final class AWSChunkReadAhead: @unchecked Sendable {
         var chunk: Int64 = -1
         var ready = false
         var hash: [UInt8] = []
+        /// The chunk's bytes: in the slot's memory, or in place in a resident source.
+        var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
         var error: (any Error)?
     }
 
@@ -42,8 +44,6 @@ final class AWSChunkReadAhead: @unchecked Sendable {
     let source: any ByteSource
     let encoding: AWSChunkedEncoding
     let slotCount: Int
-    /// The source, when its bytes can be hashed in place.
-    private let resident: (any ResidentByteSource)?
     /// `slotCount` chunk buffers; nil for a resident source.
     private let memory: UnsafeMutableRawBufferPointer?
     private let state: Lock<State>
@@ -63,10 +63,9 @@ final class AWSChunkReadAhead: @unchecked Sendable {
         self.source = source
         self.encoding = encoding
         self.slotCount = slotCount
-        resident = source as? any ResidentByteSource
         // A resident source is hashed in place: the slots hold only hashes. The ring comes and
         // goes with each request: whole pages, given back to the kernel at the end.
-        memory = resident == nil ? PageMemory.allocate(byteCount: slotCount * encoding.chunkSize) : nil
+        memory = source is any ResidentByteSource ? nil : PageMemory.allocate(byteCount: slotCount * encoding.chunkSize)
         state = Lock(State(slots: Array(repeating: Slot(), count: slotCount)))
     }
 
@@ -78,14 +77,6 @@ final class AWSChunkReadAhead: @unchecked Sendable {
     private func chunkRange(_ chunk: Int64) -> (offset: Int64, size: Int) {
         let offset = chunk * Int64(encoding.chunkSize)
         return (offset, Int(min(Int64(encoding.chunkSize), encoding.decodedLength - offset)))
-    }
-
-    /// Where chunk `chunk`'s bytes are once its slot is ready: in the source itself when it is
-    /// resident, else in the chunk's slot.
-    private func chunkBytes(_ chunk: Int64) -> UnsafeRawBufferPointer {
-        let (offset, size) = chunkRange(chunk)
-        if let resident { return resident.residentBytes(at: offset, count: size) }
-        return UnsafeRawBufferPointer(slotMemory(chunk, size: size))
     }
 
     private func slotMemory(_ chunk: Int64, size: Int) -> UnsafeMutableRawBufferPointer {
@@ -106,7 +97,7 @@ final class AWSChunkReadAhead: @unchecked Sendable {
             return startProducerLocked(&state)
         }
         if start { launch() }
-        let hash = try state.wait { state -> Result<[UInt8], any Error>? in
+        let slot = try state.wait { state -> Result<Slot, any Error>? in
             let slot = state.slots[Int(chunk % Int64(slotCount))]
             guard slot.chunk == chunk, slot.ready else {
                 // Chunks are produced in order: wait for half a ring past this one.
@@ -121,9 +112,9 @@ final class AWSChunkReadAhead: @unchecked Sendable {
                 for index in state.slots.indices { state.slots[index] = Slot() }
                 return .failure(error)
             }
-            return .success(slot.hash)
+            return .success(slot)
         }.get()
-        return (chunkBytes(chunk), hash)
+        return (slot.bytes, slot.hash)
     }
 
     /// Forgets every chunk read ahead: the consumer starts again from chunk 0.
@@ -166,14 +157,8 @@ final class AWSChunkReadAhead: @unchecked Sendable {
             var slot = Slot(chunk: claim.chunk, ready: true)
             do {
                 let (offset, size) = chunkRange(claim.chunk)
-                if resident == nil {
-                    let target = slotMemory(claim.chunk, size: size)
-                    let count = try source.readFully(into: target, at: offset)
-                    if count < size {
-                        throw ByteSourceError.endedEarly(offset: offset + Int64(count), expected: encoding.decodedLength)
-                    }
-                }
-                slot.hash = SigningCrypto.sha256(chunkBytes(claim.chunk))
+                slot.bytes = try source.bytes(at: offset, count: size) { slotMemory(claim.chunk, size: size) }
+                slot.hash = SigningCrypto.sha256(slot.bytes)
             } catch {
                 slot.error = error
             }

@@ -170,13 +170,8 @@ final class AWSChunkedCursor: @unchecked Sendable {
         var hash: [UInt8]?
         if let readAhead {
             (data, hash) = try readAhead.take(nextChunk)
-        } else if let resident = source as? any ResidentByteSource {
-            data = resident.residentBytes(at: start, count: size)
         } else {
-            let target = UnsafeMutableRawBufferPointer(rebasing: buffer[..<size])
-            let count = try source.readFully(into: target, at: start)
-            guard count == size else { throw ByteSourceError.endedEarly(offset: start + Int64(count), expected: encoding.decodedLength) }
-            data = UnsafeRawBufferPointer(target)
+            data = try source.bytes(at: start, count: size) { buffer }
         }
         var line = String(size, radix: 16)
         if let signer {

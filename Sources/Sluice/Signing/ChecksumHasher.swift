@@ -98,22 +98,15 @@ extension ByteSource {
     /// - Throws: The source's or `body`'s error; `ByteSourceError.endedEarly` if the source is short.
     func forEachChunk(chunkSize: Int = 256 << 10, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         let size = Int(min(Int64(chunkSize), max(length, 1)))
+        var buffer: UnsafeMutableRawBufferPointer?
+        defer { buffer.map(PageMemory.deallocate) }
         var offset: Int64 = 0
-        if let resident = self as? any ResidentByteSource {
-            while offset < length {
-                let count = Int(min(Int64(size), length - offset))
-                try body(resident.residentBytes(at: offset, count: count))
-                offset += Int64(count)
-            }
-            return
-        }
-        let buffer = PageMemory.allocate(byteCount: size)
-        defer { PageMemory.deallocate(buffer) }
         while offset < length {
-            let want = Int(min(Int64(size), length - offset))
-            let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<want]), at: offset)
-            if count == 0 { throw ByteSourceError.endedEarly(offset: offset, expected: length) }
-            try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            let count = Int(min(Int64(size), length - offset))
+            try body(try bytes(at: offset, count: count) {
+                if buffer == nil { buffer = PageMemory.allocate(byteCount: size) }
+                return buffer!
+            })
             offset += Int64(count)
         }
     }
