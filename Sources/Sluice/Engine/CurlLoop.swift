@@ -138,8 +138,7 @@ final class CurlLoop: @unchecked Sendable {
             }
             for transfer in started {
                 if let result = transfer.begin(on: multi) {
-                    transfer.teardown()
-                    transfer.complete(result)
+                    transfer.finish(result)
                 } else if let easy = transfer.easyHandle {
                     attached[easy] = transfer
                 }
@@ -197,8 +196,7 @@ final class CurlLoop: @unchecked Sendable {
 
     private func detach(_ easy: OpaquePointer, _ transfer: CurlTransfer, _ result: Result<UploadResponse, any Error>) {
         attached[easy] = nil
-        transfer.teardown()
-        transfer.complete(result)
+        transfer.finish(result)
     }
 }
 
