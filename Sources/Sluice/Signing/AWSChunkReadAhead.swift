@@ -165,6 +165,9 @@ final class AWSChunkReadAhead: @unchecked Sendable {
     /// Whether the producer is at work.
     var isRunning: Bool { state.withLock { $0.running } }
 
+    /// Whether `end` was called.
+    var isEnded: Bool { state.withLock { $0.ended } }
+
     /// Forgets every chunk read ahead: the consumer starts again from chunk 0.
     func restart() {
         state.withLockBroadcasting { state in

@@ -87,6 +87,9 @@ public final class AWSChunkedBody: ByteSource, ReadAheadByteSource {
     /// Whether the read-ahead's producer is at work (for tests).
     var isReadingAhead: Bool { readAhead?.isRunning ?? false }
 
+    /// Whether the read-ahead was ended (`endReading`; for tests).
+    var isReadAheadEnded: Bool { readAhead?.isEnded ?? false }
+
     /// Runs `body` with the cursor, claimed under the lock and used with it released; a
     /// second reader waits for it.
     private func withCursor<R>(_ body: (AWSChunkedCursor) throws -> R) rethrows -> R {

@@ -96,8 +96,11 @@ struct ReadAheadEngineTests {
         let task = Task { try await engine.send(request, body: .bytes(body)) }
         #expect(await onThread { source.state.wait(timeout: 10) { $0.reachedFirst ? true : nil } } ?? false)
         task.cancel()
-        // Chunk 4 can be read now; chunk 5 and later wait for the second gate, opened only
-        // once the request has ended: a read-ahead still running then would be inside it.
+        // Gate: the loop saw the cancel and ended the read-ahead, which is inside its read of
+        // chunk 4. That read may finish now; chunk 5 and later wait for the second gate, opened
+        // only once the request has ended: a read-ahead still running then would be inside it.
+        let ended = await waitUntil(seconds: 10) { body.isReadAheadEnded }
+        #expect(ended, "the request's end did not end its read-ahead")
         source.open(first: true)
         let result = await Self.result(of: task, within: 10)
         let inFlight = source.state.withLock { $0.inFlight }
