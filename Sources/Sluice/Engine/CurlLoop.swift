@@ -173,7 +173,7 @@ final class CurlLoop: @unchecked Sendable {
             let wait = timeout < 0 ? Int32.max : Int32(clamping: timeout)
             // Descriptor bodies paused for want of bytes: libcurl waits on them too.
             var extra = attached.values.compactMap { transfer in
-                transfer.pausedDescriptor.map { curl_waitfd(fd: $0, events: Int16(SLUICE_CURL_WAIT_POLLIN), revents: 0) }
+                transfer.onLoop.pausedDescriptor.map { curl_waitfd(fd: $0, events: Int16(SLUICE_CURL_WAIT_POLLIN), revents: 0) }
             }
             if wait > 0 {
                 if extra.isEmpty {
@@ -186,7 +186,7 @@ final class CurlLoop: @unchecked Sendable {
                 // Checked with poll(2) itself: an empty pipe whose writer closed reports only
                 // POLLHUP, which libcurl does not pass on, but which does end its wait.
                 for transfer in attached.values {
-                    guard let fd = transfer.pausedDescriptor else { continue }
+                    guard let fd = transfer.onLoop.pausedDescriptor else { continue }
                     var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                     if poll(&ready, 1, 0) != 0 { transfer.descriptorReady() }
                 }

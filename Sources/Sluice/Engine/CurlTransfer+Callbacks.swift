@@ -13,14 +13,14 @@ extension CurlTransfer {
     func readBody(_ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
         guard let buffer, capacity > 0 else { return 0 }
         let target = UnsafeMutableRawBufferPointer(start: buffer, count: capacity)
-        switch reader {
+        switch onLoop.reader {
         case .none:
             return 0
         case .random(let source, let start, let length):
-            let remaining = length - position
+            let remaining = length - onLoop.position
             guard remaining > 0 else { return 0 }
             let wanted = Int(min(Int64(capacity), remaining))
-            let offset = start + position
+            let offset = start + onLoop.position
             do {
                 let slice = UnsafeMutableRawBufferPointer(rebasing: target[..<wanted])
                 let read: Int?
@@ -31,7 +31,7 @@ extension CurlTransfer {
                     read = try source.read(into: slice, at: offset)
                 }
                 guard let count = read else {
-                    paused = true
+                    onLoop.paused = true
                     return Int(SLUICE_CURL_READFUNC_PAUSE)
                 }
                 guard count > 0 else {
@@ -39,7 +39,7 @@ extension CurlTransfer {
                     return abort(UploadError(
                         .sourceFailed, "the source ended early: \(cause)", offset: offset, underlying: cause))
                 }
-                position += Int64(min(count, wanted))
+                onLoop.position += Int64(min(count, wanted))
                 return min(count, wanted)
             } catch {
                 return abort(UploadError(
@@ -48,12 +48,12 @@ extension CurlTransfer {
         case .pipe(let pipe):
             switch pipe.pull(into: target) {
             case .bytes(let count):
-                position += Int64(count)
+                onLoop.position += Int64(count)
                 return count
             case .end:
                 return 0
             case .empty:
-                paused = true
+                onLoop.paused = true
                 return Int(SLUICE_CURL_READFUNC_PAUSE)
             case .failed(let error):
                 return abort(error)
@@ -68,41 +68,41 @@ extension CurlTransfer {
         let expected = stream.length.value
         var ready = pollfd(fd: stream.fd, events: Int16(POLLIN), revents: 0)
         if poll(&ready, 1, 0) == 0 {
-            paused = true
-            pausedDescriptor = stream.fd
+            onLoop.paused = true
+            onLoop.pausedDescriptor = stream.fd
             return Int(SLUICE_CURL_READFUNC_PAUSE)
         }
         var wanted = target.count
-        if let expected, expected - position < Int64(wanted) {
+        if let expected, expected - onLoop.position < Int64(wanted) {
             // One byte past the declared length is enough to notice a source that holds more.
-            wanted = Int(expected - position) + 1
+            wanted = Int(expected - onLoop.position) + 1
         }
         let count: Int
         do {
             count = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: target[..<wanted]))
         } catch {
-            return abort(UploadError(.sourceFailed, "the source failed at byte \(position): \(error)",
-                                     totalBytes: expected, offset: position, underlying: error))
+            return abort(UploadError(.sourceFailed, "the source failed at byte \(onLoop.position): \(error)",
+                                     totalBytes: expected, offset: onLoop.position, underlying: error))
         }
         if count == 0 {
-            if let expected, position < expected {
-                let cause = ByteSourceError.endedEarly(offset: position, expected: expected)
+            if let expected, onLoop.position < expected {
+                let cause = ByteSourceError.endedEarly(offset: onLoop.position, expected: expected)
                 return abort(UploadError(.sourceFailed, "the source ended early: \(cause)",
-                                         totalBytes: expected, offset: position, underlying: cause))
+                                         totalBytes: expected, offset: onLoop.position, underlying: cause))
             }
-            descriptorEnded = true
+            onLoop.descriptorEnded = true
             return 0
         }
-        if let expected, position + Int64(count) > expected {
+        if let expected, onLoop.position + Int64(count) > expected {
             return abort(UploadError(.sourceFailed, "the source holds more than its declared \(expected) bytes",
                                      totalBytes: expected, offset: expected))
         }
-        position += Int64(count)
+        onLoop.position += Int64(count)
         return count
     }
 
     private func abort(_ error: UploadError) -> Int {
-        failure = error
+        onLoop.failure = error
         return Int(SLUICE_CURL_READFUNC_ABORT)
     }
 
@@ -113,15 +113,15 @@ extension CurlTransfer {
     /// with `.notReplayable` rather than send something else.
     func seekBody(to offset: Int64, origin: Int32) -> Int32 {
         guard origin == SEEK_SET else { return SLUICE_CURL_SEEKFUNC_CANTSEEK }
-        if offset == position { return SLUICE_CURL_SEEKFUNC_OK }
-        switch reader {
+        if offset == onLoop.position { return SLUICE_CURL_SEEKFUNC_OK }
+        switch onLoop.reader {
         case .random(_, _, let length) where offset >= 0 && offset <= length:
-            position = offset
+            onLoop.position = offset
             return SLUICE_CURL_SEEKFUNC_OK
         default:
-            failure = UploadError(
+            onLoop.failure = UploadError(
                 .notReplayable,
-                "the server asked for the body again after \(position) bytes (an auth challenge or a retry) and it cannot be replayed",
+                "the server asked for the body again after \(onLoop.position) bytes (an auth challenge or a retry) and it cannot be replayed",
                 totalBytes: body.length.value)
             return SLUICE_CURL_SEEKFUNC_FAIL
         }
@@ -135,10 +135,10 @@ extension CurlTransfer {
         let line = String(decoding: bytes, as: UTF8.self)
         if line.hasPrefix("HTTP/") {
             // A new status line (100 Continue, a 401 before the auth round, the final answer).
-            responseHeaders = []
+            onLoop.responseHeaders = []
             responseBody.begin(status: line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0)
         } else if let colon = line.firstIndex(of: ":"), HTTPSyntax.isToken(line[..<colon]) {
-            responseHeaders.append(HTTPHeader(name: String(line[..<colon]), value: String(line[line.index(after: colon)...])))
+            onLoop.responseHeaders.append(HTTPHeader(name: String(line[..<colon]), value: String(line[line.index(after: colon)...])))
         }
         return count
     }
@@ -151,7 +151,7 @@ extension CurlTransfer {
             try responseBody.receive(UnsafeRawBufferPointer(start: buffer, count: count))
             return count
         } catch {
-            failure = error as? UploadError ?? UploadError(.responseSinkFailed, "\(error)", underlying: error)
+            onLoop.failure = error as? UploadError ?? UploadError(.responseSinkFailed, "\(error)", underlying: error)
             return 0
         }
     }
@@ -159,10 +159,10 @@ extension CurlTransfer {
     /// CURLOPT_XFERINFOFUNCTION: reports bytes sent and aborts when cancelled.
     func reportProgress(_ uploaded: Int64) -> Int32 {
         if isCancelled { return 1 }
-        if case .none = reader { return 0 }
-        let sent = min(uploaded, position)
-        if sent != lastReported {
-            lastReported = sent
+        if case .none = onLoop.reader { return 0 }
+        let sent = min(uploaded, onLoop.position)
+        if sent != onLoop.lastReported {
+            onLoop.lastReported = sent
             progress(sent)
         }
         return 0

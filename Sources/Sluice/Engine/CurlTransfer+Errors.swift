@@ -6,8 +6,8 @@ extension CurlTransfer {
     /// Turns a failed attempt into one `UploadError` line with bytes sent and the cause.
     func error(for code: Int32, bytesSent: Int64) -> UploadError {
         let total = body.length.value
-        let status = easy.map { $0.long(SLUICE_CURLINFO_RESPONSE_CODE) }.flatMap { $0 > 0 ? $0 : nil }
-        if var failure {
+        let status = onLoop.easy.map { $0.long(SLUICE_CURLINFO_RESPONSE_CODE) }.flatMap { $0 > 0 ? $0 : nil }
+        if var failure = onLoop.failure {
             failure.status = failure.status ?? status
             failure.bytesSent = bytesSent
             failure.totalBytes = failure.totalBytes ?? total
@@ -16,19 +16,19 @@ extension CurlTransfer {
         if isCancelled { return cancelledError() }
 
         let detail = errorText(code)
-        let target = url.hostAndPort
+        let target = onLoop.url.hostAndPort
         func make(_ kind: UploadError.Code, _ message: String) -> UploadError {
             UploadError(kind, message, status: status, bytesSent: bytesSent, totalBytes: total, underlying: CurlError(code: code))
         }
         if CurlError(code: code).isTLS { return make(.tls, "TLS with \(target) failed: \(detail)") }
         switch code {
         case SLUICE_CURLE_COULDNT_CONNECT:
-            if easy?.long(SLUICE_CURLINFO_OS_ERRNO) == Int(ECONNREFUSED) {
+            if onLoop.easy?.long(SLUICE_CURLINFO_OS_ERRNO) == Int(ECONNREFUSED) {
                 return make(.connectionFailed, "connection refused to \(target)")
             }
             return make(.connectionFailed, "could not connect to \(target): \(detail)")
         case SLUICE_CURLE_COULDNT_RESOLVE_HOST, SLUICE_CURLE_COULDNT_RESOLVE_PROXY:
-            return make(.connectionFailed, "could not resolve \(url.host ?? "?"): \(detail)")
+            return make(.connectionFailed, "could not resolve \(onLoop.url.host ?? "?"): \(detail)")
         case SLUICE_CURLE_SEND_ERROR:
             return make(.connectionReset, "connection to \(target) broke while sending: \(detail)")
         case SLUICE_CURLE_RECV_ERROR, SLUICE_CURLE_PARTIAL_FILE, SLUICE_CURLE_HTTP2, SLUICE_CURLE_HTTP2_STREAM:
@@ -36,7 +36,7 @@ extension CurlTransfer {
         case SLUICE_CURLE_GOT_NOTHING:
             return make(.noResponse, "\(target) closed the connection without answering")
         case SLUICE_CURLE_OPERATION_TIMEDOUT:
-            if paused, pausedDescriptor != nil || { if case .pipe(let pipe) = reader { return !pipe.isReadable }; return false }() {
+            if onLoop.paused, onLoop.pausedDescriptor != nil || { if case .pipe(let pipe) = onLoop.reader { return !pipe.isReadable }; return false }() {
                 // libcurl's stall clock ran while the transfer waited for the producer: the
                 // source, not the server, went quiet.
                 let seconds = options.stallTimeout.wholeUnits(of: .seconds(1))
@@ -52,7 +52,7 @@ extension CurlTransfer {
         case SLUICE_CURLE_ABORTED_BY_CALLBACK:
             return make(.cancelled, "the upload was aborted: \(detail)")
         case SLUICE_CURLE_UNSUPPORTED_PROTOCOL, SLUICE_CURLE_URL_MALFORMAT:
-            return make(.invalidURL, "libcurl cannot use \(url.absoluteString): \(detail)")
+            return make(.invalidURL, "libcurl cannot use \(onLoop.url.absoluteString): \(detail)")
         case SLUICE_CURLE_WEIRD_SERVER_REPLY:
             return make(.protocolViolation, "\(target) sent a malformed answer: \(detail)")
         default:

@@ -27,7 +27,7 @@ extension CurlTransfer {
     /// Configures the easy handle for the first attempt (the loop adds it to its multi handle).
     func configure() throws {
         let easy = try CurlEasy()
-        self.easy = easy
+        onLoop.easy = easy
         let context = Unmanaged.passUnretained(self).toOpaque()
 
         try easy.set(SLUICE_CURLOPT_URL, string: request.url.absoluteString)
@@ -62,8 +62,8 @@ extension CurlTransfer {
         }
 
         try setCallbacks(easy, context: context)
-        chunked = try setMethodAndBody(easy, context: context)
-        try setHeaders(easy, chunked: chunked)
+        onLoop.chunked = try setMethodAndBody(easy, context: context)
+        try setHeaders(easy, chunked: onLoop.chunked)
     }
 
     private func setCallbacks(_ easy: CurlEasy, context: UnsafeMutableRawPointer) throws {
@@ -117,10 +117,10 @@ extension CurlTransfer {
 
         switch body.storage {
         case .random(let source, let start):
-            reader = .random(source, start: start, length: source.length - start)
+            onLoop.reader = .random(source, start: start, length: source.length - start)
         case .sequential(let source as FileDescriptorStream):
             // No producer thread and no ring: read straight into curl's buffer.
-            reader = .descriptor(source)
+            onLoop.reader = .descriptor(source)
             Self.enlargePipe(source.fd)
         case .sequential(let source):
             startPipe(.sequential(source), length: length)
@@ -154,7 +154,7 @@ extension CurlTransfer {
 
     private func startPipe(_ producer: CurlBodyPipe.Producer, length: BodyLength) {
         let pipe = CurlBodyPipe(capacity: options.bufferSize, length: length) { [weak self] in self?.wakeUp() }
-        reader = .pipe(pipe)
+        onLoop.reader = .pipe(pipe)
         pipe.start(producer)
     }
 
@@ -163,7 +163,7 @@ extension CurlTransfer {
     /// again for each redirect: credential headers follow `UploadRequest.headers(for:options:)`.
     func setHeaders(_ easy: CurlEasy, chunked: Bool) throws {
         var lines: [String] = []
-        for header in request.headers(for: url, options: options) {
+        for header in request.headers(for: onLoop.url, options: options) {
             let name = header.name.lowercased()
             if name == "content-length" || name == "transfer-encoding" { continue }
             // "Name;" is libcurl's way to send a header with an empty value.
@@ -172,7 +172,7 @@ extension CurlTransfer {
         // Over plain http libcurl speaks HTTP/1.1: ask for chunked framing explicitly (it would
         // choose it for an unknown length anyway). Over https HTTP/2 may be chosen, which has no
         // chunked framing; libcurl picks the right one there.
-        if chunked, url.scheme?.lowercased() == "http" { lines.append("Transfer-Encoding: chunked") }
+        if chunked, onLoop.url.scheme?.lowercased() == "http" { lines.append("Transfer-Encoding: chunked") }
         var list: OpaquePointer?
         for line in lines {
             guard let longer = curl_slist_append(list, line) else {
@@ -182,8 +182,8 @@ extension CurlTransfer {
             list = longer
         }
         try easy.set(SLUICE_CURLOPT_HTTPHEADER, pointer: list.map(UnsafeRawPointer.init))
-        if let headerList { curl_slist_free_all(headerList) }
-        headerList = list
+        if let headerList = onLoop.headerList { curl_slist_free_all(headerList) }
+        onLoop.headerList = list
     }
 
     private func check(_ code: Int32) throws {

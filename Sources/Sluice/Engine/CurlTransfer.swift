@@ -44,32 +44,52 @@ final class CurlTransfer: @unchecked Sendable {
 
     private let control = Lock(Control())
 
-    // Owned by the loop's thread.
-    var easy: CurlEasy?
-    var multi: OpaquePointer?
-    var headerList: OpaquePointer?
+    /// What only the transfer's loop touches: the handle, the body's reader and where it is,
+    /// the current attempt's answer so far. Reached through `onLoop` alone.
+    struct LoopState {
+        var easy: CurlEasy?
+        var multi: OpaquePointer?
+        var headerList: OpaquePointer?
+        var reader: Reader = .none
+        /// Body bytes handed to curl in the current attempt.
+        var position: Int64 = 0
+        /// The read callback paused the transfer because the producer had nothing yet.
+        var paused = false
+        /// Paused on a descriptor that had no bytes: the loop polls it.
+        var pausedDescriptor: Int32?
+        /// The descriptor body reached its end.
+        var descriptorEnded = false
+        /// Why a callback aborted the transfer.
+        var failure: UploadError?
+        var responseHeaders: [HTTPHeader] = []
+        /// The body goes chunked (set once by `configure`).
+        var chunked = false
+        var lastReported: Int64 = -1
+        /// The URL of the current attempt.
+        var url: URL
+        var redirects = 0
+        /// Connections opened over all attempts (CURLINFO_NUM_CONNECTS).
+        var connectionsOpened = 0
+    }
+
+    private var loopState: LoopState
     let errorBuffer: UnsafeMutablePointer<CChar>
-    var reader: Reader = .none
-    /// Body bytes handed to curl in the current attempt.
-    var position: Int64 = 0
-    /// The read callback paused the transfer because the producer had nothing yet.
-    var paused = false
-    /// Paused on a descriptor that had no bytes: the loop polls it.
-    var pausedDescriptor: Int32?
-    /// The descriptor body reached its end.
-    var descriptorEnded = false
-    /// Why a callback aborted the transfer.
-    var failure: UploadError?
-    var responseHeaders: [HTTPHeader] = []
     let responseBody: ResponseBodyReceiver
-    /// The body goes chunked (set once by `configure`).
-    var chunked = false
-    var lastReported: Int64 = -1
-    /// The URL of the current attempt.
-    var url: URL
-    var redirects = 0
-    /// Connections opened over all attempts (CURLINFO_NUM_CONNECTS).
-    var connectionsOpened = 0
+
+    /// The loop-confined state: on the transfer's loop thread only (or before it reached a loop),
+    /// checked in debug builds.
+    var onLoop: LoopState {
+        _read {
+            assert(isOnItsLoop, "CurlTransfer's loop state touched off its loop")
+            yield loopState
+        }
+        _modify {
+            assert(isOnItsLoop, "CurlTransfer's loop state touched off its loop")
+            yield &loopState
+        }
+    }
+
+    private var isOnItsLoop: Bool { control.withLock { $0.loop?.isCurrentThread ?? true } }
 
     init(engine: TransferEngine, request: UploadRequest, body: UploadBody, options: UploadOptions,
          progress: @escaping @Sendable (Int64) -> Void) {
@@ -78,7 +98,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.body = body
         self.options = options
         self.progress = progress
-        self.url = request.url
+        loopState = LoopState(url: request.url)
         responseBody = ResponseBodyReceiver(options.responseBody)
         origin = request.url.origin
         errorBuffer = .allocate(capacity: Int(SLUICE_CURL_ERROR_SIZE))
@@ -87,7 +107,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit { errorBuffer.deallocate() }
 
-    var easyHandle: OpaquePointer? { easy?.handle }
+    var easyHandle: OpaquePointer? { onLoop.easy?.handle }
 
     // MARK: Any thread
 
@@ -144,11 +164,11 @@ final class CurlTransfer: @unchecked Sendable {
     /// Configures the handle and adds it to `multi`; a result when the transfer ends at once.
     func begin(on multi: OpaquePointer) -> Result<UploadResponse, any Error>? {
         assert(control.withLock { $0.loop?.isCurrentThread ?? true }, "a transfer begins on its loop's thread")
-        self.multi = multi
+        onLoop.multi = multi
         if isCancelled { return .failure(cancelledError()) }
         do {
             try configure()
-            guard let easy else { throw UploadError(.transport, "libcurl handle missing") }
+            guard let easy = onLoop.easy else { throw UploadError(.transport, "libcurl handle missing") }
             let added = curl_multi_add_handle(multi, easy.handle)
             guard added == 0 else { throw UploadError(.transport, "curl_multi_add_handle failed (CURLMcode \(added))") }
             return nil
@@ -161,11 +181,11 @@ final class CurlTransfer: @unchecked Sendable {
     /// read-ahead with the next chunk, unpauses it.
     func poked() -> Result<UploadResponse, any Error>? {
         if isCancelled { return .failure(cancelledError()) }
-        guard paused, let easy else { return nil }
-        switch reader {
+        guard onLoop.paused, let easy = onLoop.easy else { return nil }
+        switch onLoop.reader {
         case .pipe(let pipe) where !pipe.isReadable: return nil
         case .pipe, .random:
-            paused = false
+            onLoop.paused = false
             _ = curl_easy_pause(easy.handle, SLUICE_CURLPAUSE_CONT)
         case .none, .descriptor: break
         }
@@ -174,9 +194,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The loop saw the paused descriptor readable (bytes, its end or an error): unpause.
     func descriptorReady() {
-        guard let easy, pausedDescriptor != nil else { return }
-        pausedDescriptor = nil
-        paused = false
+        guard let easy = onLoop.easy, onLoop.pausedDescriptor != nil else { return }
+        onLoop.pausedDescriptor = nil
+        onLoop.paused = false
         _ = curl_easy_pause(easy.handle, SLUICE_CURLPAUSE_CONT)
     }
 
@@ -192,28 +212,28 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func finishAttempt(_ code: Int32) throws -> UploadResponse? {
-            guard let easy else { throw UploadError(.transport, "libcurl handle missing") }
-            connectionsOpened += easy.long(SLUICE_CURLINFO_NUM_CONNECTS)
+            guard let easy = onLoop.easy else { throw UploadError(.transport, "libcurl handle missing") }
+            onLoop.connectionsOpened += easy.long(SLUICE_CURLINFO_NUM_CONNECTS)
             let sent = bytesSent
             guard code == SLUICE_CURLE_OK else { throw error(for: code, bytesSent: sent) }
             let status = easy.long(SLUICE_CURLINFO_RESPONSE_CODE)
             if [301, 302, 307, 308].contains(status),
                let location = easy.string(SLUICE_CURLINFO_REDIRECT_URL),
                let next = URL(string: location), next.isHTTPWithHost {
-                guard redirects < options.maximumRedirects else {
+                guard onLoop.redirects < options.maximumRedirects else {
                     throw UploadError(
                         .tooManyRedirects, "more than \(options.maximumRedirects) redirects, the last to \(location)",
                         status: status, bytesSent: sent, totalBytes: body.length.value)
                 }
-                redirects += 1
+                onLoop.redirects += 1
                 try redirect(to: next, status: status)
                 return nil
             }
             try verifyWholeBodySent(status: status, bytesSent: sent)
             let received = try responseBody.finish()
             return UploadResponse(
-                status: status, headers: responseHeaders, body: received.body, bytesSent: sent,
-                url: easy.string(SLUICE_CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? url,
+                status: status, headers: onLoop.responseHeaders, body: received.body, bytesSent: sent,
+                url: easy.string(SLUICE_CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? onLoop.url,
                 bodyByteCount: received.byteCount, isBodyTruncated: received.isTruncated)
     }
 
@@ -221,13 +241,13 @@ final class CurlTransfer: @unchecked Sendable {
     ///
     /// - Throws: `.notReplayable` when body bytes were already consumed and cannot be read again.
     private func redirect(to next: URL, status: Int) throws {
-        guard let easy, let multi else { return }
+        guard let easy = onLoop.easy, let multi = onLoop.multi else { return }
         _ = curl_multi_remove_handle(multi, easy.handle)
-        if position > 0 {
-            guard case .random = reader else {
+        if onLoop.position > 0 {
+            guard case .random = onLoop.reader else {
                 throw UploadError(
                     .notReplayable,
-                    "server answered \(status) to \(next.absoluteString) after \(position) body bytes and the body cannot be replayed",
+                    "server answered \(status) to \(next.absoluteString) after \(onLoop.position) body bytes and the body cannot be replayed",
                     status: status, bytesSent: bytesSent, totalBytes: body.length.value)
             }
         }
@@ -235,13 +255,13 @@ final class CurlTransfer: @unchecked Sendable {
         let credentials = request.sendsCredentials(to: next, options: options) ? options.credentials : nil
         try easy.set(SLUICE_CURLOPT_USERNAME, string: credentials?.user)
         try easy.set(SLUICE_CURLOPT_PASSWORD, string: credentials?.password)
-        position = 0
-        paused = false
-        pausedDescriptor = nil
-        lastReported = -1
-        responseHeaders = []
-        url = next
-        try setHeaders(easy, chunked: chunked)
+        onLoop.position = 0
+        onLoop.paused = false
+        onLoop.pausedDescriptor = nil
+        onLoop.lastReported = -1
+        onLoop.responseHeaders = []
+        onLoop.url = next
+        try setHeaders(easy, chunked: onLoop.chunked)
         try easy.set(SLUICE_CURLOPT_URL, string: next.absoluteString)
         let added = curl_multi_add_handle(multi, easy.handle)
         guard added == 0 else { throw UploadError(.transport, "curl_multi_add_handle failed (CURLMcode \(added))") }
@@ -251,13 +271,13 @@ final class CurlTransfer: @unchecked Sendable {
     private func verifyWholeBodySent(status: Int, bytesSent: Int64) throws {
         guard (200..<300).contains(status) else { return }
         let complete: Bool
-        switch reader {
+        switch onLoop.reader {
         case .none: complete = true
-        case .random(_, _, let length): complete = bytesSent == length && position == length
-        case .pipe(let pipe): complete = pipe.isComplete(pulled: position) && bytesSent == position
+        case .random(_, _, let length): complete = bytesSent == length && onLoop.position == length
+        case .pipe(let pipe): complete = pipe.isComplete(pulled: onLoop.position) && bytesSent == onLoop.position
         case .descriptor(let stream):
             // A known length is complete at its last byte (libcurl asks for no more).
-            complete = (stream.length.value.map { position == $0 } ?? descriptorEnded) && bytesSent == position
+            complete = (stream.length.value.map { onLoop.position == $0 } ?? onLoop.descriptorEnded) && bytesSent == onLoop.position
         }
         guard complete else {
             throw UploadError(
@@ -269,9 +289,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Body bytes sent in the current attempt: what curl wrote, never more than it was given.
     var bytesSent: Int64 {
-        guard let easy else { return 0 }
-        if case .none = reader { return 0 }
-        return min(easy.offset(SLUICE_CURLINFO_SIZE_UPLOAD_T), position)
+        guard let easy = onLoop.easy else { return 0 }
+        if case .none = onLoop.reader { return 0 }
+        return min(easy.offset(SLUICE_CURLINFO_SIZE_UPLOAD_T), onLoop.position)
     }
 
     func cancelledError() -> UploadError {
@@ -283,9 +303,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// of the body outlives its request. The loop does not wait for it.
     func finish(_ result: Result<UploadResponse, any Error>) {
         var ahead: (any ReadAheadByteSource)?
-        if case .random(let source, _, _) = reader { ahead = source as? any ReadAheadByteSource }
-        let kept: String? = if case .success = result { url.origin } else { nil }
-        let opened = connectionsOpened
+        if case .random(let source, _, _) = onLoop.reader { ahead = source as? any ReadAheadByteSource }
+        let kept: String? = if case .success = result { onLoop.url.origin } else { nil }
+        let opened = onLoop.connectionsOpened
         teardown()
         guard let ahead else { return complete(result, keptConnection: kept, connectionsOpened: opened) }
         ahead.endReading { self.complete(result, keptConnection: kept, connectionsOpened: opened) }
@@ -293,13 +313,13 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Releases every libcurl resource; called once, on the loop's thread.
     private func teardown() {
-        if let multi, let easy { _ = curl_multi_remove_handle(multi, easy.handle) }
-        easy?.cleanup()
-        if let headerList { curl_slist_free_all(headerList) }
-        if case .pipe(let pipe) = reader { pipe.cancel() }
-        easy = nil
-        multi = nil
-        headerList = nil
+        if let multi = onLoop.multi, let easy = onLoop.easy { _ = curl_multi_remove_handle(multi, easy.handle) }
+        onLoop.easy?.cleanup()
+        if let headerList = onLoop.headerList { curl_slist_free_all(headerList) }
+        if case .pipe(let pipe) = onLoop.reader { pipe.cancel() }
+        onLoop.easy = nil
+        onLoop.multi = nil
+        onLoop.headerList = nil
     }
 }
 #endif
