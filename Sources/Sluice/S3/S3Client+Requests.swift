@@ -177,9 +177,13 @@ extension S3Client {
                 progress?(bytes)
             }
         } catch {
+            await prepared.chunked?.endReading()
             counters?.sent(sent.load(ordering: .relaxed))
             throw error
         }
+        // The request ended: its read-ahead ends too, whatever the transport (the engine's
+        // loops end it themselves).
+        await prepared.chunked?.endReading()
         counters?.sent(response.bytesSent)
         guard response.isSuccess else {
             throw S3ServerError(status: response.status, body: response.body)
