@@ -42,6 +42,10 @@ public struct S3Options: Sendable {
     public var retryDelay: Duration = .milliseconds(250)
     /// Longest backoff delay; at most `UploadOptions.maximumTimeout`.
     public var maximumRetryDelay: Duration = .seconds(8)
+    /// The retry policy every request of an upload follows (each request, each part, its own budget).
+    public var retryPolicy: RetryPolicy {
+        RetryPolicy(retries: retries, baseDelay: retryDelay, maximumDelay: maximumRetryDelay)
+    }
     /// Stream parts per size step (`S3PartPlan.partsPerStep`); tests use fewer to see parts grow.
     var streamStepParts: Int?
     /// The most parts a stream may have; nil for S3's 10,000. Tests lower it to reach the

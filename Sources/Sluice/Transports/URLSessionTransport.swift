@@ -63,7 +63,9 @@ public struct URLSessionTransport: UploadTransport {
             if response.status == 307 || response.status == 308, let location = response.header("Location") {
                 redirects += 1
                 guard redirects <= options.maximumRedirects else {
-                    throw UploadError(.tooManyRedirects, "more than \(options.maximumRedirects) redirects", status: response.status)
+                    var error = UploadError(.tooManyRedirects, "more than \(options.maximumRedirects) redirects", status: response.status)
+                    error.redirectLocation = location
+                    throw error
                 }
                 guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
                     throw UploadError(.protocolViolation, "redirect to an invalid location '\(location)'", status: response.status)
