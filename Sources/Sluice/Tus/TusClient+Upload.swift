@@ -115,6 +115,7 @@ final class TusUploadJob {
         uploadURL = url
         offset = status.offset
         resumedFrom = status.offset
+        retrier.confirmed(status.offset)
     }
 
     /// `POST endpoint`, with the first bytes when the server offers creation-with-upload,
@@ -163,7 +164,7 @@ final class TusUploadJob {
                     } else {
                         offset = try await recoverOffset(url)
                     }
-                    if offset > 0 { retrier.progressed() }
+                    retrier.confirmed(offset)
                 }
                 return
             } catch {
@@ -245,7 +246,7 @@ final class TusUploadJob {
                     try await retrier.absorb(TusTransientStatus(status: response.status, action: "PATCH at \(base) (no bytes taken)"),
                                              action: "PATCH", uploadURL: url.absoluteString, offset: base, total: length)
                 } else {
-                    retrier.progressed()
+                    retrier.confirmed(confirmed)
                 }
                 offset = confirmed
                 meter.update(offset)
@@ -266,7 +267,7 @@ final class TusUploadJob {
                     throw TusError(.protocolViolation, "the server's offset \(status.offset) is past the source's end",
                                    uploadURL: url.absoluteString, offset: status.offset, totalBytes: length)
                 }
-                if status.offset > offset { retrier.progressed() }
+                retrier.confirmed(status.offset)
                 return status.offset
             } catch {
                 try await retrier.absorb(error, action: "HEAD", uploadURL: url.absoluteString, offset: offset, total: length)
