@@ -130,7 +130,7 @@ extension URL {
 }
 
 /// One request/response exchange over a private URLSession.
-private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: NSObject subclass; mutable state lives in `state`, a lock; the rest is immutable.
     private let url: URL
     private let request: UploadRequest
@@ -231,13 +231,21 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             // stream's read. `task.cancel()` waits for that queue (a sync call on Linux), so
             // it runs off this thread and cannot stall the canceller.
             source?.cancel()
-            DispatchQueue.global().async { task.cancel() }
+            Self.cancel(task)
         }
         let result = Result { try outcome() }
         // The task is over: a source still pumping (the server answered before the last byte)
         // stops, and an async sequence body's iterating task ends.
         state.withLock { $0.source }?.cancel()
         return try result.get()
+    }
+
+    /// Cancels `task` from a dispatch thread, never from the caller's. On Linux `cancel` runs
+    /// synchronously on URLSession's work queue, the queue that calls `needNewBodyStream` (from
+    /// libcurl's seek callback) and waits for the delegate queue: called from either, it would
+    /// wait for itself. Every cancel of a task goes through here.
+    static func cancel(_ task: URLSessionTask) {
+        DispatchQueue.global().async { task.cancel() }
     }
 
     /// Runs `body` on a dispatch thread and returns its result.
@@ -393,7 +401,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         guard source.streams == .foundation else { return }
         source.onFinish { [state] result in
             guard case .failure = result, let task = state.withLock({ $0.task }) else { return }
-            DispatchQueue.global().async { task.cancel() }
+            Self.cancel(task)
         }
     }
 
@@ -408,7 +416,9 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             let failed = BoundStreamPair(capacity: 1)
             failed.fail(UploadError(.notReplayable, "the body cannot be replayed"))
             completionHandler(failed.inputStream)
-            task.cancel()
+            // This runs on URLSession's work queue, inside libcurl's seek callback, and
+            // `cancel` waits for that queue: cancelling here would never return.
+            Self.cancel(task)
             return
         }
         completionHandler(makeStream())
@@ -452,7 +462,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             let failure = error as? UploadError ?? UploadError(.responseSinkFailed, "\(error)", underlying: error)
             state.withLock { $0.sinkFailure = failure }
             // Off the delegate queue: URLSession's work queue may be waiting for it (BoundedDelegateQueue).
-            DispatchQueue.global().async { dataTask.cancel() }
+            Self.cancel(dataTask)
         }
     }
 
