@@ -180,6 +180,11 @@ extension TransferEngine {
     ) async throws -> [PartResult] {
         let tracker = PartTracker(parts: upload.parts, report: progress)
         let concurrency = max(1, upload.concurrency)
+        // `concurrency` parts run, whatever the engine's per-origin limit; each is prepared
+        // (signed) just before it is sent.
+        var bounded = upload
+        bounded.options.concurrencyBoundByCaller = true
+        let upload = bounded
         return try await withThrowingTaskGroup(of: (Int, PartResult).self) { group in
             var results = [PartResult?](repeating: nil, count: upload.parts.count)
             var next = 0

@@ -66,10 +66,13 @@ public struct S3Options: Sendable {
     /// The read-ahead of one part's signed body.
     var readAheadPerPart: Int { Self.readAheadBudget / max(1, concurrency) }
 
-    /// `transfer`, with buffers that keep memory flat however many parts are in flight.
+    /// `transfer`, with buffers that keep memory flat however many parts are in flight, not
+    /// held back by the engine's per-origin limit (the parts are `concurrency` at most).
     var requestTransfer: UploadOptions {
         var options = transfer
         options.bufferSize = min(options.bufferSize, max(16 << 10, Self.connectionBufferBudget / max(1, concurrency)))
+        // At most `concurrency` requests at once, each signed just before it is sent.
+        options.concurrencyBoundByCaller = true
         return options
     }
 
