@@ -5,6 +5,8 @@ SeaweedFS behind Tests/Peers/s3_proxy.py's FaultProxy."""
 import os
 import sys
 
+import pytest
+
 from conftest import REPO
 from test_s3_cli import BUCKET, env, key, s3, sluice, uploads_of, weed  # noqa: F401 (fixtures)
 
@@ -50,3 +52,15 @@ def test_a_part_refused_for_its_region_gets_the_region_hint(s3, weed, env):
     assert status == 1 and one_line(err), (status, err)
     assert "UploadPart of part 2 failed: 400 the bucket is in another region (AuthorizationHeaderMalformed)" in err, err
     assert "(--region)" in err, err
+
+
+@pytest.mark.parametrize("host", ["127.1", "0x7f000001", "0177.0.0.1", "2130706433"])
+def test_a_non_canonical_ipv4_endpoint_is_signed_as_sent(s3, weed, env, host):
+    # Before: libcurl sent Host: 127.0.0.1:PORT while Sluice signed the host as written:
+    # every request failed with SignatureDoesNotMatch, blaming the secret key.
+    name = key()
+    for spec, extra in [("synthetic:1000:7", []), ("synthetic:%d:7" % (6 << 20), ["--part-size", "5MiB"])]:
+        status, out, err = sluice(env, "s3", "cp", spec, "s3://%s/%s" % (BUCKET, name), "--endpoint-url",
+                                  "http://%s:%d" % (host, weed[1]), *extra, timeout=120)
+        assert status == 0, err
+        assert s3.head_object(Bucket=BUCKET, Key=name)["ContentLength"] == int(spec.split(":")[1]), spec
