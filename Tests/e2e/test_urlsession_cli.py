@@ -2,6 +2,7 @@
 or cannot reach: each case ends in a full body at the server or one line and exit 1, in seconds."""
 
 import os
+import socket
 import subprocess
 import time
 
@@ -63,3 +64,45 @@ def test_a_one_shot_body_asked_for_again_fails_in_one_line(faults, path, extra):
     assert status == 1 and one_line(err), (status, err)
     assert "cannot be replayed" in err, err
     assert seconds < 10, seconds
+
+
+@pytest.fixture(scope="module")
+def ipv6_sink():
+    proc = subprocess.Popen(["python3", os.path.join(PEERS, "ipv6_sink.py")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    line = proc.stdout.readline().decode().strip()
+    if not line.isdigit():
+        proc.wait(timeout=10)
+        pytest.skip("no IPv6 loopback here")
+    try:
+        yield int(line)
+    finally:
+        stop(proc)
+
+
+def requests_seen(port):
+    import urllib.request
+    with urllib.request.urlopen("http://[::1]:%d/count" % port, timeout=10) as answer:
+        return int(answer.read())
+
+
+def test_an_ipv6_literal_is_refused_by_urlsession_before_sending_and_printed_in_brackets(ipv6_sink):
+    # Before: NSURLErrorDomain error -1000 after the attempt, and the host printed as ::1:PORT.
+    before = requests_seen(ipv6_sink)
+    proc = subprocess.run([sluice_bin(), "upload", "synthetic:1000", "http://[::1]:%d/x" % ipv6_sink, "-X", "PUT",
+                           "--transport", "urlsession"], capture_output=True, timeout=30)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and one_line(err), (proc.returncode, err)
+    assert "[::1]:%d is an IPv6 literal" % ipv6_sink in err and "curl transport" in err, err
+    assert requests_seen(ipv6_sink) == before
+
+
+def test_an_ipv6_literal_works_on_curl_and_its_failures_print_brackets(ipv6_sink):
+    proc = subprocess.run([sluice_bin(), "upload", "synthetic:100000", "http://[::1]:%d/x" % ipv6_sink, "-X", "PUT"],
+                          capture_output=True, timeout=30)
+    assert proc.returncode == 0 and proc.stdout == b"100000\n", proc.stderr.decode()
+    with socket.socket(socket.AF_INET6) as closed:
+        closed.bind(("::1", 0))
+        port = closed.getsockname()[1]
+    proc = subprocess.run([sluice_bin(), "upload", "synthetic:1000", "http://[::1]:%d/x" % port], capture_output=True, timeout=30)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and one_line(err) and "[::1]:%d" % port in err, err

@@ -39,6 +39,7 @@ public struct URLSessionTransport: UploadTransport {
         }
         try request.validate()
         try Self.refuseSignedDotSegments(request)
+        try Self.refuseIPv6Literal(request.url)
         var url = request.url
         var authorization: String?
         var redirects = 0
@@ -70,6 +71,7 @@ public struct URLSessionTransport: UploadTransport {
                 guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
                     throw UploadError(.protocolViolation, "redirect to an invalid location '\(location)'", status: response.status)
                 }
+                try Self.refuseIPv6Literal(next, redirectedBy: response.status)
                 url = next
                 continue
             }
@@ -106,6 +108,25 @@ extension URLSessionTransport {
         #if canImport(FoundationNetworking)
         guard request.isSigV4Signed, let path = request.url.dotSegmentPath else { return }
         throw UploadError(.invalidURL, "the signed path \(path) has '.' or '..' segments, which URLSession on Linux removes (libcurl in FoundationNetworking) so the signature would not match: the curl transport (the default) sends the path as written")
+        #endif
+    }
+}
+
+extension URLSessionTransport {
+    /// Refuses a URL whose host is an IPv6 literal (`http://[::1]:8080/`) before any byte is
+    /// sent: FoundationNetworking (Linux) hands libcurl the host without its brackets, and
+    /// every such request fails with `NSURLErrorDomain -1000` (bad URL). The curl transport
+    /// reaches them.
+    ///
+    /// - Parameter status: The redirect that led there, if any.
+    /// - Throws: `UploadError.invalidURL`.
+    static func refuseIPv6Literal(_ url: URL, redirectedBy status: Int? = nil) throws(UploadError) {
+        #if canImport(FoundationNetworking)
+        guard url.hasIPv6LiteralHost else { return }
+        let how = status.map { "the server redirected (\($0)) to \(url.hostAndPort), an IPv6 literal" }
+            ?? "\(url.hostAndPort) is an IPv6 literal"
+        throw UploadError(.invalidURL, "\(how), which URLSession on Linux cannot reach (FoundationNetworking drops the brackets): the curl transport (the default) can",
+                          status: status)
         #endif
     }
 }
