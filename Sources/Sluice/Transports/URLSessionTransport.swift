@@ -15,8 +15,19 @@ import FoundationNetworking
 /// and a replay, and a 2xx after a short body is an error. Credentials go to another origin
 /// only as `UploadRequest.sendsCredentials(to:options:)` allows.
 ///
-/// - Important: Each `send` uses its own session, invalidated when it ends.
+/// A random-access body of at most `sizedBodyLimit` bytes goes with `Content-Length` instead:
+/// read into memory and handed to URLSession as data (servers that need a length, such as
+/// tuspyserver's PATCH, take it); `TusClient` cuts its PATCHes to that size on this transport.
+///
+/// - Important: Each `send` uses its own session, invalidated when it ends. Memory: the ring
+///   (`options.bufferSize`) for a streamed body, the body itself for a sized one.
 public struct URLSessionTransport: UploadTransport {
+    /// The longest body sent with `Content-Length` (held in memory whole); longer ones, and
+    /// bodies that cannot be read twice, are streamed, chunked on Linux.
+    public static let sizedBodyLimit: Int64 = 8 << 20
+
+    public var maximumSizedBody: Int64? { Self.sizedBodyLimit }
+
     /// The bound pair bodies go through: Foundation's own where it has one (Apple platforms).
     let streams: InputStreamSource.Streams
 
@@ -164,6 +175,8 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
 
     private struct State {
         var source: InputStreamSource?
+        /// The body handed to URLSession as data (sent with `Content-Length`), and its bytes sent.
+        var sized: (count: Int64, sent: Int64)?
         var streamsHanded = 0
         var response: HTTPURLResponse?
         /// The response-body sink threw: the task was cancelled and this is the outcome.
@@ -223,6 +236,8 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         // Cookies only as the caller's own header, under the credential policy.
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
+        let sizedBody = try readSizedBody()
+        if let sizedBody { state.withLock { $0.sized = (Int64(sizedBody.count), 0) } }
         let queue = BoundedDelegateQueue(streaming: { if case .stream = options.responseBody { true } else { false } }())
         // On Linux, URLSession drives every task of the process from one shared queue, and
         // making a session or task, resume and invalidate wait for it (sync). While a body's
@@ -230,6 +245,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         // must not hold one of Swift's few cooperative threads: make them on a dispatch thread.
         let (session, task) = await Self.offCooperativePool { [urlRequest] in
             let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+            if let sizedBody { return (session, session.uploadTask(with: urlRequest, from: sizedBody)) }
             return (session, session.uploadTask(withStreamedRequest: urlRequest))
         }
         defer { DispatchQueue.global().async { session.finishTasksAndInvalidate() } }
@@ -259,6 +275,21 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         // stops, and an async sequence body's iterating task ends.
         state.withLock { $0.source }?.cancel()
         return try result.get()
+    }
+
+    /// The body, read whole, when it goes with `Content-Length`: random access, a known
+    /// length up to `URLSessionTransport.sizedBodyLimit`, and no `forceChunked`.
+    ///
+    /// - Throws: `UploadError.sourceFailed` when the source cannot give its range.
+    private func readSizedBody() throws -> Data? {
+        guard case .random(let source, let start) = body.storage, !options.forceChunked,
+              source.length - start <= URLSessionTransport.sizedBodyLimit else { return nil }
+        do {
+            return Data(try source.bytes(in: start..<source.length))
+        } catch {
+            throw UploadError(.sourceFailed, "the source failed: \(error)", bytesSent: 0, totalBytes: source.length - start,
+                              offset: start, underlying: error)
+        }
     }
 
     /// Cancels `task` from a dispatch thread, never from the caller's. On Linux `cancel` runs
@@ -291,7 +322,8 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
             error = nil
         }
         let total = body.length.value
-        let sent = source?.bytesRead ?? 0
+        let sized = state.withLock { $0.sized }
+        let sent = source?.bytesRead ?? sized?.sent ?? 0
         if var sinkFailure {
             sinkFailure.bytesSent = sent
             sinkFailure.totalBytes = total
@@ -327,6 +359,8 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
             if let source {
                 let written = source.finishedBytes
                 complete = written != nil && sent == written! && (total == nil || sent == total!)
+            } else if let sized {
+                complete = sized.sent == sized.count
             } else {
                 complete = true
             }
@@ -489,7 +523,11 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
                     totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
-        let sent = state.withLock { $0.source?.bytesRead } ?? totalBytesSent
+        let sent = state.withLock { state -> Int64 in
+            if let source = state.source { return source.bytesRead }
+            if state.sized != nil { state.sized!.sent = totalBytesSent }
+            return totalBytesSent
+        }
         progress(sent)
     }
 

@@ -48,6 +48,14 @@ final class TusUploadJob {
 
     private var endpointKey: String { endpoint.absoluteString }
 
+    /// Bytes per data request: the option, or the checksum chunk when checksums are in use,
+    /// at most what the transport sends with `Content-Length` (tus servers need a length:
+    /// tuspyserver ignores a chunked creation body and refuses a chunked PATCH).
+    private var chunkSize: Int64 {
+        let chosen = options.chunkSize ?? (usesChecksums ? options.checksumChunkSize : .max)
+        return min(chosen, client.transport.maximumSizedBody ?? .max)
+    }
+
     func run() async throws -> TusUploadResult {
         let server = try await client.discover(endpoint)
         if let maximum = server.maximumSize, length > maximum {
@@ -131,7 +139,7 @@ final class TusUploadJob {
         }
         // Every byte goes in a PATCH with its checksum when the server checks them.
         let withBody = options.usesCreationWithUpload && !usesChecksums && server.supports("creation-with-upload")
-        let firstCount = withBody ? min(length, options.creationUploadLimit, options.chunkSize ?? .max) : 0
+        let firstCount = withBody ? min(length, options.creationUploadLimit, chunkSize) : 0
         var headers = [("Upload-Length", "\(length)")] + creationHeaders
         if !metadata.isEmpty { headers.append(("Upload-Metadata", TusClient.encodeMetadata(metadata))) }
         if firstCount > 0 { headers.append(("Content-Type", TusClient.offsetContentType)) }
@@ -190,7 +198,7 @@ final class TusUploadJob {
     /// PATCH from the server's offset to the end, in chunks, recovering from 409, 460,
     /// 423, 5xx and dropped connections.
     private func sendRest(to url: URL) async throws {
-        let chunk = options.chunkSize ?? (usesChecksums ? options.checksumChunkSize : .max)
+        let chunk = chunkSize
         var mismatchOffset: Int64 = -1
         var mismatchCount = 0
         let meter = self.meter
