@@ -201,9 +201,11 @@ final class CurlTransfer: @unchecked Sendable {
                let location = easy.string(SLUICE_CURLINFO_REDIRECT_URL),
                let next = URL(string: location), next.isHTTPWithHost {
                 guard redirects < options.maximumRedirects else {
-                    throw UploadError(
+                    var error = UploadError(
                         .tooManyRedirects, "more than \(options.maximumRedirects) redirects, the last to \(location)",
                         status: status, bytesSent: sent, totalBytes: body.length.value)
+                    error.redirectLocation = location
+                    throw error
                 }
                 redirects += 1
                 try redirect(to: next, status: status)

@@ -15,7 +15,8 @@ import Foundation
 /// - The thread count does not grow with the number of transfers: `configuration.loops`
 ///   threads, plus one producer thread per sequential (non-replayable) body while it is sent.
 /// - At most `configuration.maximumTransfersPerHost` requests to one origin (scheme, host,
-///   port) run at once; the rest wait in order.
+///   port) run at once; the rest wait in order. The parts of a parallel upload are bounded
+///   by the upload's own `concurrency` instead, and never wait here.
 /// - A request goes to a loop that holds an idle connection to its origin when there is one
 ///   (so the requests of one tus upload share a connection), else to the least busy loop.
 ///
@@ -149,7 +150,8 @@ public final class TransferEngine: Sendable {
     func enqueue(_ transfer: CurlTransfer) {
         let loop = scheduler.withLock { scheduler -> CurlLoop?? in
             if scheduler.stopped || transfer.isCancelled { return .some(nil) }
-            if scheduler.perHost[transfer.origin, default: 0] >= configuration.maximumTransfersPerHost {
+            if !transfer.options.concurrencyBoundByCaller,
+               scheduler.perHost[transfer.origin, default: 0] >= configuration.maximumTransfersPerHost {
                 scheduler.waiting[transfer.origin, default: []].append(transfer)
                 return nil
             }

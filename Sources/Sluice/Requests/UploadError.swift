@@ -61,6 +61,8 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
     public var offset: Int64?
     /// The underlying error.
     public var underlying: (any Error)?
+    /// Where the last redirect pointed (`.tooManyRedirects`), as the server wrote it.
+    public var redirectLocation: String?
 
     public init(
         _ code: Code, _ message: String, status: Int? = nil, bytesSent: Int64? = nil,

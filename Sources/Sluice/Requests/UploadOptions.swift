@@ -27,6 +27,11 @@ public struct UploadOptions: Sendable {
     public var insecure = false
     /// Minimum time between progress reports; zero reports every change.
     public var progressInterval: Duration = .milliseconds(100)
+    /// The request is one of a set whose concurrency its sender bounds itself (the parts of a
+    /// parallel upload: `ParallelUpload.concurrency`, `S3Options.concurrency`): the engine's
+    /// per-origin limit does not hold it back, so what the caller asked for is what runs, and
+    /// a request signed just before it is sent does not age in a queue.
+    var concurrencyBoundByCaller = false
 
     public init() {}
 

@@ -192,34 +192,32 @@ extension S3Client {
         return S3Answer(response: response, checksum: try prepared.sentChecksum())
     }
 
-    /// Sends `call`, retrying transient failures (connection failures, 5xx, `SlowDown`) with
-    /// bounded exponential backoff; the body is read again from its start for each attempt.
+    /// Sends `call`, retrying transient failures (connection failures, 5xx, `SlowDown`) under
+    /// the options' `RetryPolicy`; the body is read again from its start for each attempt.
     ///
     /// - Throws: `S3Error`.
     func send(
         _ call: S3Call, body: S3RequestBody = .empty, counters: S3Counters? = nil,
         progress: (@Sendable (Int64) -> Void)? = nil
     ) async throws -> S3Answer {
-        var consecutive = 0
+        var budget = RetryBudget(options.retryPolicy)
         while true {
             do {
                 return try await sendOnce(call, body: body, counters: counters, progress: progress)
             } catch {
                 let failure = classify(error, call)
-                guard failure.retryable, consecutive < options.retries else {
-                    if failure.retryable {
-                        var final = failure.error
-                        final.message = "\(failure.error.message) (after \(consecutive + 1) attempts)"
-                        if final.code != .server { final.code = .retriesExhausted }
-                        throw final
+                guard failure.retryable else { throw failure.error }
+                switch budget.failed() {
+                case .failure:
+                    var final = failure.error
+                    final.message = "\(failure.error.message) (after \(budget.failures) attempts)"
+                    if final.code != .server { final.code = .retriesExhausted }
+                    throw final
+                case .success(let delay):
+                    counters?.retried()
+                    do { try await Task.sleep(for: delay) } catch {
+                        throw S3Error(.cancelled, "cancelled while waiting to retry \(call.action)", uploadID: call.uploadID, partNumber: call.partNumber)
                     }
-                    throw failure.error
-                }
-                consecutive += 1
-                counters?.retried()
-                let delay = Duration.backoff(base: options.retryDelay, maximum: options.maximumRetryDelay, attempt: consecutive)
-                do { try await Task.sleep(for: delay) } catch {
-                    throw S3Error(.cancelled, "cancelled while waiting to retry \(call.action)", uploadID: call.uploadID, partNumber: call.partNumber)
                 }
             }
         }
@@ -340,16 +338,15 @@ extension S3Client {
         let call = S3Call(method: "POST", location: location, query: [SigV4QueryItem("uploadId", uploadID)],
                           action: "CompleteMultipartUpload", uploadID: uploadID)
         let document = Array(S3CompletedPart.completionDocument(parts))
-        var consecutive = 0
+        var budget = RetryBudget(options.retryPolicy)
         while true {
             let answer = try await send(call, body: .document(document), counters: counters)
             do { return try S3CompletedUpload(xml: answer.response.body) } catch let error as S3Error {
                 // A 200 whose body is an error document: retry it like a 5xx.
                 guard error.code == .server, S3ServerError(code: error.serverCode ?? "", message: "").isRetryable(status: 500),
-                      consecutive < options.retries else { throw error }
-                consecutive += 1
+                      case .success(let delay) = budget.failed() else { throw error }
                 counters.retried()
-                try? await Task.sleep(for: .backoff(base: options.retryDelay, maximum: options.maximumRetryDelay, attempt: consecutive + 1))
+                try? await Task.sleep(for: delay)
                 try Task.checkCancellation()
             }
         }
@@ -416,7 +413,7 @@ extension UploadError {
     /// A redirect `S3Client` did not follow (it follows none), in words:
     /// `redirected (307) to URL; …`.
     var unfollowedRedirect: String {
-        let location = message.range(of: "the last to ").map { " to " + message[$0.upperBound...] } ?? ""
+        let location = redirectLocation.map { " to \($0)" } ?? ""
         return "redirected (\(status.map(String.init) ?? "3xx"))\(location); S3 requests are signed for one endpoint and not followed: check the endpoint URL and the region"
     }
 }

@@ -19,6 +19,9 @@ public struct TusOptions: Sendable {
     /// Transient failures in a row (reset, refused, timeout, no answer, 5xx, 423) retried
     /// before giving up; the count starts again whenever the server's offset moves forward.
     public var retries = 5
+    /// Transient failures retried in all, progress or not: a server whose offset goes back
+    /// and forth cannot keep an upload retrying for ever.
+    public var maximumRetries = 100
     /// First backoff delay; doubled per consecutive failure up to `maximumRetryDelay`.
     public var retryDelay: Duration = .milliseconds(250)
     /// Longest backoff delay; at most `UploadOptions.maximumTimeout`.
@@ -48,6 +51,11 @@ public struct TusOptions: Sendable {
 
     public init() {}
 
+    /// The policy every request of the upload follows.
+    public var retryPolicy: RetryPolicy {
+        RetryPolicy(retries: retries, maximumRetries: maximumRetries, baseDelay: retryDelay, maximumDelay: maximumRetryDelay)
+    }
+
     /// Whether `key` can name an `Upload-Metadata` pair: non-empty ASCII without spaces or
     /// commas (tus separates pairs with commas and key from value with a space).
     package static func isValidMetadataKey(_ key: String) -> Bool {
@@ -65,7 +73,7 @@ public struct TusOptions: Sendable {
         if let chunkSize, chunkSize < 1 {
             throw TusError(.invalidOption, "chunk size must be at least 1 byte")
         }
-        guard retries >= 0, checksumRetries >= 0 else {
+        guard retries >= 0, maximumRetries >= 0, checksumRetries >= 0 else {
             throw TusError(.invalidOption, "retry counts must not be negative")
         }
         for delay in [retryDelay, maximumRetryDelay] where delay < .zero || delay > UploadOptions.maximumTimeout {
