@@ -83,12 +83,13 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
         UploadError(.invalidHeader, message)
     }
 
-    /// One line: what happened, the status, bytes sent of total, the cause.
+    /// One line: what happened, the status, bytes sent of total, the cause; any password in
+    /// a URL shown as `***`.
     public var description: String {
         var line = message
         if let bytesSent {
             line += " (\(bytesSent) of \(totalBytes.map(String.init) ?? "unknown") bytes sent)"
         }
-        return line
+        return Redaction.passwords(in: line)
     }
 }
