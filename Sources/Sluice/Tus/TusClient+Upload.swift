@@ -49,6 +49,8 @@ final class TusUploadJob {
     private var endpointKey: String { endpoint.absoluteString }
 
     func run() async throws -> TusUploadResult {
+        // A record must be storable before the server holds an upload that needs one.
+        try store?.prepare()
         let server = try await client.discover(endpoint)
         if let maximum = server.maximumSize, length > maximum {
             throw TusError(.tooLarge, "the source is \(length) bytes, more than the server's Tus-Max-Size of \(maximum)",
