@@ -62,9 +62,12 @@ public struct S3Options: Sendable {
     /// The read-ahead of one part's signed body.
     var readAheadPerPart: Int { Self.readAheadBudget / max(1, concurrency) }
 
-    /// `transfer`, with buffers that keep memory flat however many parts are in flight.
+    /// `transfer`, with buffers that keep memory flat however many parts are in flight, and
+    /// answers read up to `ResponseBodyHandling.answerLimit` (S3's error and XML documents are
+    /// a few KiB; a `ListParts` page of 1,000 parts with checksums about 400 KiB).
     var requestTransfer: UploadOptions {
         var options = transfer
+        options.responseBody = .protocolAnswer
         options.bufferSize = min(options.bufferSize, max(16 << 10, Self.connectionBufferBudget / max(1, concurrency)))
         return options
     }
