@@ -70,7 +70,7 @@ extension S3PresignedPartsUpload {
         options.responseBody = .collect(limit: Self.answerLimit)
         var attempt = 0
         while true {
-            if !presigned.hasExpired() {
+            if !presigned.hasExpired(at: now()) {
                 attempt += 1
                 switch try await attemptPart(number, body: body, checksum: sum, at: presigned, over: transport, options: options,
                                              journal: journal, counters: counters, meter: meter) {
@@ -130,7 +130,7 @@ extension S3PresignedPartsUpload {
                 return .accepted(part)
             }
             let answer = S3ServerError(status: response.status, body: response.body)
-            if answer.code == "AccessDenied", answer.message == "Request has expired" || presigned.hasExpired() { return .expired }
+            if answer.code == "AccessDenied", answer.message == "Request has expired" || presigned.hasExpired(at: now()) { return .expired }
             let failure = answer.error(status: response.status, action: "UploadPart", uploadID: uploadID, partNumber: number)
             guard answer.isRetryable(status: response.status) else { throw failure }
             return .retry(failure)

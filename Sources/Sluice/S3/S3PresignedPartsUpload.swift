@@ -58,6 +58,9 @@ public struct S3PresignedPartsUpload: Sendable {
     public var transfer = UploadOptions()
     /// The URL of one part, from the backend.
     public let url: @Sendable (S3PresignedPartRequest) async throws -> S3PresignedURL
+    /// What time it is, for a URL's expiry; tests set a clock behind the server's to reach
+    /// the server's own "Request has expired".
+    var now: @Sendable () -> Date = { Date() }
 
     /// `$XDG_CACHE_HOME/sluice/s3-presigned`, else `$HOME/.cache/sluice/s3-presigned`.
     public static var defaultStateDirectory: String { RecordStore<S3PresignedPartsRecord>.defaultDirectory("s3-presigned") }

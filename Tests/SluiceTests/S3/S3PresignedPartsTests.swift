@@ -128,6 +128,23 @@ struct S3PresignedPartsSeaweedTests {
         _ = try await backend.completePresignedUpload(upload, parts: result.parts)
         #expect(try await peer.stored(key: target.key).size == source.length)
 
+        // Expired by the server's clock only (this client's runs ten minutes behind): S3 answers
+        // 403 AccessDenied "Request has expired", and the URL is asked for again.
+        let serverSide = try await backend.createPresignedUpload(try location(), length: source.length)
+        let asked = Lock<[Bool]>([])
+        var late = try clientUpload(serverSide, source: source, state: try s3TemporaryDirectory("presigned-late")) { request in
+            asked.withLock { $0.append(request.renewal) }
+            let signedAt = SigV4Timestamp(Date().addingTimeInterval(request.renewal ? 0 : -120))
+            return try backend.presignPart(of: serverSide, number: request.partNumber, checksum: request.checksum, expires: 60, at: signedAt)
+        }
+        late.concurrency = 1
+        late.now = { Date().addingTimeInterval(-600) }
+        let renewed = try await late.run()
+        #expect(renewed.renewedURLs == 2 && renewed.retries == 0)
+        #expect(asked.withLock { $0 } == [false, true, false, true])
+        _ = try await backend.completePresignedUpload(serverSide, parts: renewed.parts)
+        #expect(try await peer.stored(key: serverSide.location.key).sha256 == (try Digest.sha256(of: source)))
+
         // A backend that only has expired URLs: the part fails in one line, asked twice.
         let stale = try clientUpload(upload, source: source, state: try s3TemporaryDirectory("presigned-stale")) { request in
             try backend.presignPart(of: upload, number: request.partNumber, checksum: request.checksum, expires: 60,
