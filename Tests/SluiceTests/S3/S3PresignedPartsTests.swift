@@ -49,8 +49,11 @@ struct S3PresignedPartsSeaweedTests {
             asked.withLock { $0[request.partNumber] = request }
             return try backend.presignPart(of: upload, number: request.partNumber, checksum: request.checksum, expires: 300)
         }
-        let result = try await client.run(over: transport.makeTransport())
+        let reports = Lock<[UploadProgress]>([])
+        let result = try await client.run(over: transport.makeTransport()) { progress in reports.withLock { $0.append(progress) } }
         #expect(result.parts.map(\.partNumber) == [1, 2, 3, 4])
+        let sent = reports.withLock { $0.map(\.bytesSent) }
+        #expect(sent.last == source.length && sent == sent.sorted(), "progress rises to the whole source: \(sent)")
         #expect(result.partsSkipped == 0 && result.renewedURLs == 0)
         // Every part's checksum went to the backend, which signed it into the URL: S3 checked each part.
         let requests = asked.withLock { $0 }
@@ -153,6 +156,24 @@ struct S3PresignedPartsSeaweedTests {
         let error = await #expect(throws: S3Error.self) { try await stale.run() }
         #expect(error?.status == 403 && error?.serverCode == "AccessDenied")
         #expect(error?.message.contains("expired") == true, "\(String(describing: error))")
+    }
+
+    @Test func aPartWhoseBytesDifferFromTheSignedChecksumIsRefusedByS3() async throws {
+        let backend = backend()
+        let target = try location()
+        let source = SyntheticByteSource(length: 6 << 20, seed: 35)
+        let upload = try await backend.createPresignedUpload(target, length: source.length)
+        // The backend signs the checksum of other bytes: S3 compares it with what it receives.
+        let client = try clientUpload(upload, source: source, state: try s3TemporaryDirectory("presigned-digest")) { request in
+            let other = ChecksumHasher.checksum(.crc32c, of: Array(repeating: UInt8(0x61), count: 7))
+            return try backend.presignPart(of: upload, number: request.partNumber, checksum: request.partNumber == 2 ? other : request.checksum,
+                                           expires: 300)
+        }
+        let error = await #expect(throws: S3Error.self) { try await client.run() }
+        #expect(error?.code == .server && error?.status == 400 && error?.partNumber == 2, "\(String(describing: error))")
+        #expect(["BadDigest", "InvalidDigest"].contains(error?.serverCode ?? ""), "\(String(describing: error))")
+        #expect(!(try await backend.listParts(target, uploadID: upload.uploadID, counters: S3Counters()).map(\.partNumber).contains(2)),
+                "the part was not stored")
     }
 
     @Test func completeRefusesAListThatIsNotThePlanAndCompletesNothing() async throws {
