@@ -15,7 +15,8 @@ extension S3PresignedPartsUpload {
     /// - Returns: Every part's number, ETag and checksum, in part-number order.
     /// - Throws: `S3Error`: `.server` (status, `serverCode`; an expired URL that was not renewed
     ///   is 403 `AccessDenied`), `.verification` (S3's checksum of a part differs from the bytes
-    ///   sent), `.retriesExhausted`, `.source`, `.state`, `.cancelled`, `.invalidOption`.
+    ///   sent), `.sourceChanged` (a file written to, grown, shrunk or replaced while it was sent:
+    ///   no list is returned), `.retriesExhausted`, `.source`, `.state`, `.cancelled`, `.invalidOption`.
     public func run(
         over transport: any UploadTransport = TransportKind.platformDefault.makeTransport(),
         progress: (@Sendable (UploadProgress) -> Void)? = nil
@@ -42,6 +43,12 @@ extension S3PresignedPartsUpload {
             try await self.sendPart(number, over: transport, journal: journal, counters: counters, meter: meter, renewals: renewals)
         }
         for part in sent { done[part.partNumber] = part }
+        if let change = S3Client.change(during: source) {
+            // Parts may hold old and new bytes: not reported; a rerun has another fingerprint
+            // and sends every part again.
+            throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): the parts of upload \(uploadID) may hold old and new bytes; send it again",
+                          uploadID: uploadID)
+        }
         return S3PresignedPartsResult(
             uploadID: uploadID, parts: (1...count).map { done[$0]! }, partsSkipped: skipped, bytesSent: counters.bytesSent,
             retries: counters.retries, renewedURLs: renewals.withLock { $0 }, elapsed: S3Client.seconds(since: start))

@@ -176,6 +176,32 @@ struct S3PresignedPartsSeaweedTests {
                 "the part was not stored")
     }
 
+    @Test func aFileWrittenToWhileItIsSentGivesNoList() async throws {
+        let backend = backend()
+        let directory = try s3TemporaryDirectory("presigned-changing")
+        let path = directory + "/source.bin"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x62, count: 11 << 20)))
+        let file = try FileByteSource(path: path)
+        defer { file.close() }
+        let upload = try await backend.createPresignedUpload(try location(), length: file.length)
+        let source = S3Source(file, identity: "file:\(path)", fingerprint: try S3SourceFingerprint(path: path))
+        var client = try S3PresignedPartsUpload(uploadID: upload.uploadID, source: source, partSize: upload.plan.partSize) { request in
+            // The gate: the file is written to when part 3's URL is asked for.
+            if request.partNumber == 3, let handle = FileHandle(forWritingAtPath: path) {
+                try handle.seek(toOffset: 100)
+                try handle.write(contentsOf: Data("changed".utf8))
+                try handle.close()
+            }
+            return try backend.presignPart(of: upload, number: request.partNumber, checksum: request.checksum, expires: 300)
+        }
+        client.stateDirectory = directory + "/state"
+        client.concurrency = 1
+        let error = await #expect(throws: S3Error.self) { try await client.run() }
+        #expect(error?.code == .sourceChanged, "\(String(describing: error))")
+        #expect(error?.message.contains("the source changed while it was sent (its modification time changed)") == true,
+                "\(String(describing: error))")
+    }
+
     @Test func completeRefusesAListThatIsNotThePlanAndCompletesNothing() async throws {
         let backend = backend()
         let target = try location()
