@@ -44,8 +44,9 @@ extension S3PresignedPartsUpload {
         }
         for part in sent { done[part.partNumber] = part }
         if let change = S3Client.change(during: source) {
-            // Parts may hold old and new bytes: not reported; a rerun has another fingerprint
-            // and sends every part again.
+            // Parts may hold old and new bytes: not reported, and not kept for a rerun (which
+            // has another fingerprint and sends every part again).
+            journal.discard()
             throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): the parts of upload \(uploadID) may hold old and new bytes; send it again",
                           uploadID: uploadID)
         }

@@ -80,6 +80,11 @@ final class S3PresignedPartsJournal: Sendable {
         }
     }
 
+    /// Removes the record: its parts are not to be trusted.
+    func discard() {
+        record.withLock { _ in _ = store.remove(at: path) }
+    }
+
     private func save(_ record: S3PresignedPartsRecord) throws {
         do { try store.save(record, at: path) } catch {
             throw S3Error(.state, "cannot write the resume state \(path): \(error)", uploadID: record.uploadID, underlying: error)

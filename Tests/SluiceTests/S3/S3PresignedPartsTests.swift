@@ -200,6 +200,8 @@ struct S3PresignedPartsSeaweedTests {
         #expect(error?.code == .sourceChanged, "\(String(describing: error))")
         #expect(error?.message.contains("the source changed while it was sent (its modification time changed)") == true,
                 "\(String(describing: error))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/state").filter { $0.hasSuffix(".json") }.isEmpty,
+                "the parts of the changing file are not kept for a rerun")
     }
 
     @Test func completeRefusesAListThatIsNotThePlanAndCompletesNothing() async throws {
