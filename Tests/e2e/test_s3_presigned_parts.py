@@ -155,6 +155,29 @@ def test_kill_9_then_the_same_command_sends_only_the_parts_not_accepted(s3, faul
     assert object_sha256(s3, name) == checksum(spec)
 
 
+@pytest.mark.parametrize("fault", ["503 SlowDown", "500 InternalError", "reset"])
+def test_a_failed_part_is_retried_alone_from_its_first_byte(s3, fault_proxy, tmp_path, fault):
+    proxy, env = fault_proxy
+    name = key()
+    size = 3 * PART + 5
+    spec = "synthetic:%d:46" % size
+    plan = presign(env, name, size)
+    if fault == "reset":
+        proxy.reset_part(2, after=MIB, times=1)
+    else:
+        status, code = fault.split()
+        proxy.fail_part(2, int(status), code, times=1)
+    status, out, err = upload_parts(env, write_json(tmp_path / "plan.json", plan), spec)
+    assert status == 0 and one_line(err), err
+    assert ", 1 retries" in err, err
+    assert proxy.attempts == {1: 1, 2: 2, 3: 1, 4: 1}, proxy.attempts
+    # Part 2 went twice (whole the second time); the others once.
+    assert proxy.part_bytes[2] == (MIB if fault == "reset" else PART) + PART, proxy.part_bytes
+    status, _, err = complete(env, name, plan["upload"]["uploadId"], write_json(tmp_path / "etags.json", json.loads(out)))
+    assert status == 0, err
+    assert object_sha256(s3, name) == checksum(spec)
+
+
 def test_a_url_s3_calls_expired_is_asked_for_again_once(s3, fault_proxy, tmp_path):
     proxy, env = fault_proxy
     name = key()
