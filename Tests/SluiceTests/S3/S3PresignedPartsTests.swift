@@ -77,6 +77,58 @@ struct S3PresignedPartsSeaweedTests {
         #expect(stored.sha256 == (try Digest.sha256(of: source)))
     }
 
+    /// Opens when `count` callers have arrived; later callers pass at once.
+    actor Barrier {
+        let count: Int
+        private var arrived = 0
+        private var waiting: [CheckedContinuation<Void, Never>] = []
+        init(_ count: Int) { self.count = count }
+
+        func arrive() async {
+            arrived += 1
+            if arrived >= count { return open() }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { waiting.append($0) }
+            } onCancel: {
+                Task { await self.open() }
+            }
+        }
+
+        /// Lets everyone through (also when a waiter is cancelled: nothing waits for ever).
+        func open() {
+            arrived = max(arrived, count)
+            for waiter in waiting { waiter.resume() }
+            waiting = []
+        }
+    }
+
+    struct BarrierTimedOut: Error {}
+
+    @Test func partsGoInParallel() async throws {
+        let backend = backend()
+        let source = SyntheticByteSource(length: 21 << 20, seed: 36)
+        let upload = try await backend.createPresignedUpload(try location(), length: source.length)
+        // No URL is handed out before three parts asked for theirs: with parts sent one at a
+        // time the barrier never opens, and the test fails after 20 s (checked at concurrency 1).
+        let barrier = Barrier(3)
+        var client = try clientUpload(upload, source: source, state: try s3TemporaryDirectory("presigned-parallel")) { request in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await barrier.arrive() }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(20))
+                    throw BarrierTimedOut()
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+            return try backend.presignPart(of: upload, number: request.partNumber, checksum: request.checksum, expires: 300)
+        }
+        client.concurrency = 3
+        let result = try await client.run()
+        #expect(result.parts.count == 5)
+        _ = try await backend.completePresignedUpload(upload, parts: result.parts)
+    }
+
     @Test func aRunThatDiedResumesWithOnlyThePartsNotAccepted() async throws {
         let backend = backend()
         let target = try location()
