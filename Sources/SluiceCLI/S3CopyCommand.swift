@@ -83,15 +83,7 @@ struct S3CopyCommand {
             case "--concurrency":
                 guard let count = Int(value), (1...256).contains(count) else { throw UsageError("--concurrency needs a count, 1 ... 256") }
                 options.concurrency = count
-            case "--checksum":
-                if value == "none" {
-                    options.checksum = nil
-                } else {
-                    guard let algorithm = ChecksumAlgorithm(name: value) else {
-                        throw UsageError("unknown checksum '\(value)': use crc32c, crc32, sha256 or none")
-                    }
-                    options.checksum = algorithm
-                }
+            case "--checksum": options.checksum = try Arguments.checksum(value)
             case "--payload-signing":
                 guard let signing = S3PayloadSigning(rawValue: value) else {
                     throw UsageError("unknown payload signing '\(value)': use auto, chunked, trailer, unsigned or sha256")
@@ -163,9 +155,7 @@ struct S3CopyCommand {
                 line += "; upload \(id) is kept: run the same command to resume, or `sluice s3 abort \(location) --upload-id \(id)`"
             }
             Terminal.error("sluice: s3 cp: \(line)")
-            // Refused before any byte was sent (bad input, a plan S3 cannot take): 2.
-            let usage: [S3Error.Code] = [.invalidLocation, .invalidOption, .configuration, .credentials, .tooManyParts, .partTooLarge, .objectTooLarge]
-            return usage.contains(error.code) && error.uploadID == nil ? 2 : 1
+            return error.exitStatus
         }
     }
 }

@@ -86,8 +86,7 @@ extension S3Client {
             let stdin = InterruptibleStandardInput()
             return try await uploadStream(stdin, to: target, progress: progress, onCancel: stdin.interrupt)
         case .synthetic(let length, let seed):
-            let source = S3Source(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
-                                  fingerprint: S3SourceFingerprint(size: length))
+            let source = S3Source.synthetic(length: length, seed: seed)
             let target = try location.resolvingKey(forSourceNamed: "synthetic-\(length)-\(seed).bin")
             return try await upload(source, to: target, progress: progress)
         case .file(let path):
@@ -108,6 +107,14 @@ extension S3Client {
                 return try await uploadStream(stream, to: target, progress: progress, onCancel: stream.close)
             }
         }
+    }
+}
+
+extension S3Source {
+    /// `synthetic:LENGTH:SEED`: its identity names the seed, its fingerprint is the length.
+    static func synthetic(length: Int64, seed: UInt64) -> S3Source {
+        S3Source(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
+                 fingerprint: S3SourceFingerprint(size: length))
     }
 }
 
