@@ -54,6 +54,8 @@ final class CurlTransfer: @unchecked Sendable {
     var position: Int64 = 0
     /// The read callback paused the transfer because the producer had nothing yet.
     var paused = false
+    /// When a transfer paused by `UploadOptions.rateLimit` may send again (loop thread only).
+    var rateResume: ContinuousClock.Instant?
     /// Paused on a descriptor that had no bytes: the loop polls it.
     var pausedDescriptor: Int32?
     /// The descriptor body reached its end.
@@ -170,6 +172,14 @@ final class CurlTransfer: @unchecked Sendable {
         case .none, .descriptor: break
         }
         return nil
+    }
+
+    /// The rate limit's wait is over: unpause (the read callback asks the limit again).
+    func rateLimitWaitEnded() {
+        guard let easy, rateResume != nil else { return }
+        rateResume = nil
+        paused = false
+        _ = curl_easy_pause(easy.handle, SLUICE_CURLPAUSE_CONT)
     }
 
     /// The loop saw the paused descriptor readable (bytes, its end or an error): unpause.

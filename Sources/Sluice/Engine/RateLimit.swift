@@ -81,4 +81,10 @@ public final class RateLimit: Sendable {
             return .send(granted)
         }
     }
+
+    /// Returns bytes taken but not sent (a short read, the end of a body).
+    public func giveBack(_ count: Int) {
+        guard count > 0 else { return }
+        bucket.withLock { $0.tokens = min(Double(burst), $0.tokens + Double(count)) }
+    }
 }
