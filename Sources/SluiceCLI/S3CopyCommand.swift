@@ -7,7 +7,7 @@ struct S3CommonOptions {
     /// Timeouts of every request (`--stall-timeout`).
     var transfer = UploadOptions()
 
-    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style", "--ca-bundle", "--stall-timeout"]
+    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style", "--ca-bundle", "--stall-timeout", "--limit-rate"]
     static let usage = """
       --endpoint-url URL         a custom endpoint (MinIO, SeaweedFS, R2 …); else AWS_ENDPOINT_URL_S3,
                                  AWS_ENDPOINT_URL, the profile's endpoint_url, then AWS
@@ -17,6 +17,7 @@ struct S3CommonOptions {
                                  auto: path style for custom endpoints, virtual-hosted for AWS
       --ca-bundle FILE           CAs to trust for https (PEM); else AWS_CA_BUNDLE, the profile's ca_bundle
     \(Arguments.stallTimeoutUsage)
+    \(Arguments.limitRateUsage)
     """
 
     /// Takes `name` if it is one of the common options.
@@ -27,6 +28,7 @@ struct S3CommonOptions {
         case "--profile": overrides.profile = value
         case "--ca-bundle": overrides.caBundle = value
         case "--stall-timeout": try Arguments.stallTimeout(value, into: &transfer)
+        case "--limit-rate": try Arguments.limitRate(value, into: &transfer)
         case "--addressing-style":
             guard let style = S3AddressingStyle(rawValue: value) else {
                 throw UsageError("unknown addressing style '\(value)': use auto, path or virtual")

@@ -15,7 +15,7 @@ struct UploadPartsCommand {
       --concurrency N            parts in flight (default 8)
       --retries N                attempts after the first per part, 0 ... 1000 (default 5)
       --state DIR                where accepted parts are recorded (default ~/.cache/sluice/s3-presigned)
-      --transport curl|urlsession, --progress auto|bar|json|none, --stall-timeout SECONDS,
+      --transport curl|urlsession, --progress auto|bar|json|none, --stall-timeout SECONDS, --limit-rate RATE,
       --cacert FILE, -k/--insecure   as for a plain upload
     """
 
@@ -37,7 +37,7 @@ struct UploadPartsCommand {
         var scanner = Arguments(arguments)
         var planPath: String?
         var settings = Settings()
-        try scanner.scan(valued: ["--parts", "--concurrency", "--retries", "--state", "--transport", "--progress", "--stall-timeout", "--cacert"],
+        try scanner.scan(valued: ["--parts", "--concurrency", "--retries", "--state", "--transport", "--progress", "--stall-timeout", "--limit-rate", "--cacert"],
                          flags: ["-k", "--insecure"]) { name, value in
             let value = value ?? ""
             switch name {
@@ -51,6 +51,7 @@ struct UploadPartsCommand {
             case "--progress": settings.progress = try Arguments.progressStyle(value)
             case "--stall-timeout": settings.transfer.stallTimeout = try Arguments.seconds(value, option: name)
             case "--cacert": settings.transfer.caFile = value
+            case "--limit-rate": try Arguments.limitRate(value, into: &settings.transfer)
             default: settings.transfer.insecure = true
             }
         }

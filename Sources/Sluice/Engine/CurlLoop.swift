@@ -175,8 +175,7 @@ final class CurlLoop: @unchecked Sendable {
             let now = ContinuousClock.now
             for transfer in attached.values {
                 guard let resume = transfer.rateResume else { continue }
-                let milliseconds = (resume - now) / .milliseconds(1)
-                wait = min(wait, Int32(max(0, min(Double(Int32.max), milliseconds.rounded(.up)))))
+                wait = resume <= now ? 0 : min(wait, Int32(clamping: (resume - now).wholeUnits(of: .milliseconds(1))))
             }
             // Descriptor bodies paused for want of bytes: libcurl waits on them too.
             var extra = attached.values.compactMap { transfer in
