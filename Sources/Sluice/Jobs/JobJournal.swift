@@ -262,8 +262,8 @@ package struct JobJournalError: Error, Sendable, Equatable, CustomStringConverti
     package var description: String {
         switch problem {
         case .system(let call, let code): return "job record \(path): \(call): \(String(cString: strerror(code)))"
-        case .corrupt(let line, let what): return "job record \(path) is damaged (line \(line): \(what)): use --restart to forget it"
-        case .anotherJob(let job): return "job record \(path) belongs to another job (\(job)): use --restart to forget it"
+        case .corrupt(let line, let what): return "job record \(path) is damaged (line \(line): \(what))"
+        case .anotherJob(let job): return "job record \(path) belongs to another job (\(job))"
         case .closed: return "job record \(path) is closed"
         }
     }
