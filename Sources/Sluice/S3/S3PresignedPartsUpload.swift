@@ -50,6 +50,7 @@ public struct S3PresignedPartsUpload: Sendable {
     public var retries = 5
     /// First backoff delay; doubled for every retry of a part, up to `maximumRetryDelay`.
     public var retryDelay: Duration = .milliseconds(250)
+    /// Longest backoff delay.
     public var maximumRetryDelay: Duration = .seconds(8)
     /// Where the accepted parts are recorded; nil for `defaultStateDirectory`.
     public var stateDirectory: String?
@@ -103,5 +104,6 @@ public struct S3PresignedPartsResult: Sendable {
     public var retries: Int
     /// URLs asked for again because they had expired.
     public var renewedURLs: Int
+    /// Seconds the run took.
     public var elapsed: Double
 }
