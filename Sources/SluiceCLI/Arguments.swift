@@ -86,6 +86,20 @@ extension Arguments {
         return .seconds(seconds)
     }
 
+    /// `--stall-timeout SECONDS`, which every command that talks to a server takes.
+    static let stallTimeoutUsage = """
+      --stall-timeout SECONDS    fail an attempt when the connection, the server's answer or the
+                                 source is silent this long (default 60, at most 31536000)
+    """
+
+    /// Parses `--stall-timeout` into `options`: one bound for the connect, the answer and the
+    /// source alike (a stall is one failed attempt, retried as the command retries).
+    static func stallTimeout(_ value: String, into options: inout UploadOptions) throws {
+        let timeout = try seconds(value, option: "--stall-timeout")
+        options.stallTimeout = timeout
+        options.connectTimeout = timeout
+    }
+
     /// Parses a whole count in `range`.
     static func count(_ value: String, option: String, in range: ClosedRange<Int>) throws -> Int {
         guard let count = Int(value), range.contains(count) else {

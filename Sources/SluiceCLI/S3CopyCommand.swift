@@ -4,8 +4,10 @@ import Sluice
 /// The configuration options every `sluice s3` subcommand takes.
 struct S3CommonOptions {
     var overrides = S3ConfigurationOverrides()
+    /// Timeouts of every request (`--stall-timeout`).
+    var transfer = UploadOptions()
 
-    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style", "--ca-bundle"]
+    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style", "--ca-bundle", "--stall-timeout"]
     static let usage = """
       --endpoint-url URL         a custom endpoint (MinIO, SeaweedFS, R2 …); else AWS_ENDPOINT_URL_S3,
                                  AWS_ENDPOINT_URL, the profile's endpoint_url, then AWS
@@ -14,6 +16,7 @@ struct S3CommonOptions {
       --addressing-style auto|path|virtual
                                  auto: path style for custom endpoints, virtual-hosted for AWS
       --ca-bundle FILE           CAs to trust for https (PEM); else AWS_CA_BUNDLE, the profile's ca_bundle
+    \(Arguments.stallTimeoutUsage)
     """
 
     /// Takes `name` if it is one of the common options.
@@ -23,6 +26,7 @@ struct S3CommonOptions {
         case "--region": overrides.region = value
         case "--profile": overrides.profile = value
         case "--ca-bundle": overrides.caBundle = value
+        case "--stall-timeout": try Arguments.stallTimeout(value, into: &transfer)
         case "--addressing-style":
             guard let style = S3AddressingStyle(rawValue: value) else {
                 throw UsageError("unknown addressing style '\(value)': use auto, path or virtual")
@@ -107,6 +111,7 @@ struct S3CopyCommand {
         source = scanner.positionals[0]
         _ = try SourceSpecification(parsing: source)   // a malformed SOURCE is a usage error (2)
         do { location = try S3Location(parsing: scanner.positionals[1]) } catch { throw UsageError("\(error)") }
+        options.transfer = common.transfer
         self.common = common
         self.options = options
         self.progress = progress
@@ -202,6 +207,7 @@ struct S3AbortCommand {
         guard scanner.positionals.count == 1 else { throw UsageError("s3 abort needs s3://BUCKET/KEY") }
         do { location = try S3Location(parsing: scanner.positionals[0]) } catch { throw UsageError("\(error)") }
         guard !location.key.isEmpty else { throw UsageError("s3 abort needs the object's key: s3://\(location.bucket)/KEY") }
+        options.transfer = common.transfer
         self.uploadID = uploadID
         self.common = common
         self.options = options

@@ -119,16 +119,19 @@ extension S3Source {
 }
 
 extension S3Client {
-    /// `uploadStream`, with `onCancel` run when the task is cancelled (Ctrl-C): the stream is
-    /// read on a thread of its own, which only the stream can wake. A read failure that
+    /// `uploadStream`, with `onCancel` run when the task is cancelled (Ctrl-C) or the stream is
+    /// silent for the stall timeout: the stream is read on a thread of its own, which only the
+    /// stream can wake. A read failure that
     /// cancellation caused is reported as `.cancelled`.
     func uploadStream(
         _ stream: any SequentialByteSource, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)?,
         onCancel: @escaping @Sendable () -> Void
     ) async throws -> S3UploadResult {
+        // A source silent for the stall timeout fails the upload, as a silent server does.
+        let guarded = StallGuardedStream(stream, timeout: options.transfer.stallTimeout, interrupt: onCancel)
         do {
             return try await withTaskCancellationHandler {
-                try await uploadStream(stream, to: location, progress: progress)
+                try await uploadStream(guarded, to: location, progress: progress)
             } onCancel: {
                 onCancel()
             }

@@ -21,7 +21,7 @@ struct UploadCommand: Subcommand {
       --progress auto|bar|json|none
       --cacert FILE              extra trusted CAs (PEM)
       -k, --insecure             skip TLS verification
-      --stall-timeout SECONDS    fail when nothing moves this long (default 60, at most 31536000)
+    \(Arguments.stallTimeoutUsage)
       -h, --help                 this text
       --                         everything after it is SOURCE or URL, even if it starts with -
     The response body is streamed to stdout as it arrives, whatever its size.
@@ -73,7 +73,7 @@ struct UploadCommand: Subcommand {
             case "--cacert": options.caFile = value
             case "-k", "--insecure": options.insecure = true
             case "--location-trusted": options.keepsCredentialsAcrossOrigins = true
-            case "--stall-timeout": options.stallTimeout = try Arguments.seconds(value, option: name)
+            case "--stall-timeout": try Arguments.stallTimeout(value, into: &options)
             default: break
             }
         }

@@ -15,7 +15,8 @@ import Foundation
 /// - The thread count does not grow with the number of transfers: `configuration.loops`
 ///   threads, plus one producer thread per sequential (non-replayable) body while it is sent.
 /// - At most `configuration.maximumTransfersPerHost` requests to one origin (scheme, host,
-///   port) run at once; the rest wait in order.
+///   port) run at once; the rest wait in order. The parts of a parallel upload are bounded
+///   by the upload's own `concurrency` instead, and never wait here.
 /// - A request goes to a loop that holds an idle connection to its origin when there is one
 ///   (so the requests of one tus upload share a connection), else to the least busy loop.
 ///
@@ -108,17 +109,40 @@ public final class TransferEngine: Sendable {
     /// Counters since the engine started.
     public var statistics: Statistics { scheduler.withLock { $0.statistics } }
 
-    /// Cancels every request and ends the loop threads. Only for engines you made; a request
-    /// sent afterwards fails with `.transport`.
+    /// What a request gets when the engine shuts down under it, or is sent after that.
+    static let shutDownError = UploadError(.transport, "the transfer engine was shut down")
+
+    /// Fails every request, waiting or running, with `.transport` ("the transfer engine was
+    /// shut down"), and ends the loop threads; returns when they have ended. Only for engines
+    /// you made; a request sent afterwards fails at once with the same error.
+    ///
+    /// - Important: Idempotent, from any thread; a later call waits like the first. It blocks
+    ///   the calling thread for at most one loop turn: from an async context prefer
+    ///   `shutdownGracefully()`. An engine that is dropped shuts down by itself.
     public func shutdown() {
         let waiting = scheduler.withLock { scheduler -> [CurlTransfer] in
             scheduler.stopped = true
             defer { scheduler.waiting = [:] }
             return scheduler.waiting.values.flatMap { $0 }
         }
-        for transfer in waiting { transfer.complete(.failure(transfer.cancelledError())) }
+        for transfer in waiting { transfer.complete(.failure(transfer.isCancelled ? transfer.cancelledError() : Self.shutDownError)) }
         for loop in loops { loop.stop() }
     }
+
+    /// `shutdown()`, awaited: the loop threads are joined on a thread of its own, not on one of
+    /// the few cooperative ones.
+    public func shutdownGracefully() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                self.shutdown()
+                continuation.resume()
+            }
+        }
+    }
+
+    // A request holds its engine, so none is running here; the loops' threads end (at once
+    // when the last reference went on one of them).
+    deinit { shutdown() }
 
     // MARK: Scheduling
 
@@ -126,7 +150,8 @@ public final class TransferEngine: Sendable {
     func enqueue(_ transfer: CurlTransfer) {
         let loop = scheduler.withLock { scheduler -> CurlLoop?? in
             if scheduler.stopped || transfer.isCancelled { return .some(nil) }
-            if scheduler.perHost[transfer.origin, default: 0] >= configuration.maximumTransfersPerHost {
+            if !transfer.options.concurrencyBoundByCaller,
+               scheduler.perHost[transfer.origin, default: 0] >= configuration.maximumTransfersPerHost {
                 scheduler.waiting[transfer.origin, default: []].append(transfer)
                 return nil
             }
@@ -135,8 +160,7 @@ public final class TransferEngine: Sendable {
         switch loop {
         case .some(.some(let loop)): loop.start(transfer)
         case .some(.none):
-            transfer.complete(.failure(transfer.isCancelled
-                ? transfer.cancelledError() : UploadError(.transport, "the transfer engine was shut down")))
+            transfer.complete(.failure(transfer.isCancelled ? transfer.cancelledError() : Self.shutDownError))
         case .none: break
         }
     }

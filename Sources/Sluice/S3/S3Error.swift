@@ -57,6 +57,8 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
     public var status: Int?
     /// S3's error code from the error document (`AccessDenied`, `SlowDown`, …).
     public var serverCode: String?
+    /// The request id from the error document, for the server's operator.
+    public var requestID: String?
     /// The multipart upload this concerns, when there is one.
     public var uploadID: String?
     /// The part this concerns (1-based), when there is one.
@@ -65,17 +67,19 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
     public var underlying: (any Error)?
 
     public init(
-        _ code: Code, _ message: String, status: Int? = nil, serverCode: String? = nil,
+        _ code: Code, _ message: String, status: Int? = nil, serverCode: String? = nil, requestID: String? = nil,
         uploadID: String? = nil, partNumber: Int? = nil, underlying: (any Error)? = nil
     ) {
         self.code = code
         self.message = message
         self.status = status
         self.serverCode = serverCode
+        self.requestID = requestID
         self.uploadID = uploadID
         self.partNumber = partNumber
         self.underlying = underlying
     }
 
-    public var description: String { message }
+    /// The message, with any password in a URL shown as `***`.
+    public var description: String { Redaction.passwords(in: message) }
 }

@@ -28,7 +28,7 @@ extension CurlTransfer {
             }
             return make(.connectionFailed, "could not connect to \(target): \(detail)")
         case SLUICE_CURLE_COULDNT_RESOLVE_HOST, SLUICE_CURLE_COULDNT_RESOLVE_PROXY:
-            return make(.connectionFailed, "could not resolve \(url.host ?? "?"): \(detail)")
+            return make(.connectionFailed, "could not resolve \(url.bracketedHost ?? "?"): \(detail)")
         case SLUICE_CURLE_SEND_ERROR:
             return make(.connectionReset, "connection to \(target) broke while sending: \(detail)")
         case SLUICE_CURLE_RECV_ERROR, SLUICE_CURLE_PARTIAL_FILE, SLUICE_CURLE_HTTP2, SLUICE_CURLE_HTTP2_STREAM:
