@@ -76,6 +76,9 @@ extension S3PresignedPartsUpload {
         var options = transfer
         options.maximumRedirects = 0
         options.responseBody = .collect(limit: Self.answerLimit)
+        // At most `concurrency` parts at once: the engine's per-origin limit does not hold
+        // them back (a URL fetched just before its part goes does not age in a queue).
+        options.concurrencyBoundByCaller = true
         var budget = RetryBudget(retryPolicy)
         while true {
             if !presigned.hasExpired(at: now()) {
