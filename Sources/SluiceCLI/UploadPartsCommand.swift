@@ -78,7 +78,7 @@ struct UploadPartsCommand {
             defer { opened.close() }
             var upload = try plan.upload(opened.source)
             upload.concurrency = settings.concurrency
-            upload.retries = settings.retries
+            upload.retryPolicy.retries = settings.retries
             upload.stateDirectory = settings.stateDirectory
             upload.transfer = settings.transfer
             let chosen = settings.transport

@@ -21,7 +21,7 @@ extension S3PresignedPartsUpload {
         over transport: any UploadTransport = TransportKind.platformDefault.makeTransport(),
         progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> S3PresignedPartsResult {
-        guard (1...256).contains(concurrency), retries >= 0 else {
+        guard (1...256).contains(concurrency), retryPolicy.retries >= 0 else {
             throw S3Error(.invalidOption, "concurrency must be 1 ... 256 and retries not negative", uploadID: uploadID)
         }
         let start = ContinuousClock.now
@@ -76,27 +76,31 @@ extension S3PresignedPartsUpload {
         var options = transfer
         options.maximumRedirects = 0
         options.responseBody = .collect(limit: Self.answerLimit)
-        var attempt = 0
+        // At most `concurrency` parts at once: the engine's per-origin limit does not hold
+        // them back (a URL fetched just before its part goes does not age in a queue).
+        options.concurrencyBoundByCaller = true
+        var budget = RetryBudget(retryPolicy)
         while true {
             if !presigned.hasExpired(at: now()) {
-                attempt += 1
                 switch try await attemptPart(number, body: body, checksum: sum, at: presigned, over: transport, options: options,
                                              journal: journal, counters: counters, meter: meter) {
                 case .accepted(let part):
                     return part
                 case .retry(var failure):
                     meter.update(part: number, bytes: 0, length: length)
-                    guard attempt <= retries else {
-                        failure.message += " (after \(attempt) attempts)"
+                    switch budget.failed() {
+                    case .failure:
+                        failure.message += " (after \(budget.failures) attempts)"
                         throw failure
-                    }
-                    counters.retried()
-                    do { try await Task.sleep(for: .backoff(base: retryDelay, maximum: maximumRetryDelay, attempt: attempt)) } catch {
-                        throw S3Error(.cancelled, "cancelled while waiting to retry part \(number)", uploadID: uploadID, partNumber: number)
+                    case .success(let delay):
+                        counters.retried()
+                        do { try await Task.sleep(for: delay) } catch {
+                            throw S3Error(.cancelled, "cancelled while waiting to retry part \(number)", uploadID: uploadID, partNumber: number)
+                        }
                     }
                     continue
                 case .expired:
-                    attempt -= 1   // not the part's fault: renewed below
+                    break   // not the part's fault, nor counted: renewed below
                 }
             }
             // Expired: asked for again, once.

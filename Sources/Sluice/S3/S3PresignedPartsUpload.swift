@@ -46,11 +46,9 @@ public struct S3PresignedPartsUpload: Sendable {
     public var checksum: ChecksumAlgorithm?
     /// Parts in flight at once, 1 ... 256.
     public var concurrency = 8
-    /// Attempts after the first for one part (resets, 408/429/5xx, `SlowDown`).
-    public var retries = 5
-    /// First backoff delay; doubled for every retry of a part, up to `maximumRetryDelay`.
-    public var retryDelay: Duration = .milliseconds(250)
-    public var maximumRetryDelay: Duration = .seconds(8)
+    /// When a part that failed (resets, 408/429/5xx, `SlowDown`) is sent again, and after how
+    /// long: the policy every protocol shares, each part with its own budget.
+    public var retryPolicy = RetryPolicy()
     /// Where the accepted parts are recorded; nil for `defaultStateDirectory`.
     public var stateDirectory: String?
     /// Timeouts, buffers and TLS of each part's request. Redirects are never followed (a URL is
@@ -103,5 +101,6 @@ public struct S3PresignedPartsResult: Sendable {
     public var retries: Int
     /// URLs asked for again because they had expired.
     public var renewedURLs: Int
+    /// Seconds the run took.
     public var elapsed: Double
 }

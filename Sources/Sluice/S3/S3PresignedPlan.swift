@@ -27,6 +27,7 @@ public struct S3PartETag: Codable, Sendable, Equatable {
 /// writes it (`S3Client.presignedPlan`); a client with no credentials sends a source by it
 /// (`upload(_:)`, `sluice upload --parts`).
 public struct S3PresignedPlan: Codable, Sendable, Equatable {
+    /// One part: where it is in the source and where it goes.
     public struct Part: Codable, Sendable, Equatable {
         public var partNumber: Int
         public var offset: Int64
@@ -44,8 +45,10 @@ public struct S3PresignedPlan: Codable, Sendable, Equatable {
         }
     }
 
+    /// The format this sluice writes and reads.
     public static let currentVersion = 1
 
+    /// The format; a plan of another version is refused.
     public var version: Int
     /// The upload: its object, id, size, part size and checksum algorithm.
     public var upload: S3PresignedUpload
@@ -120,6 +123,7 @@ public struct S3PresignedPlan: Codable, Sendable, Equatable {
 /// What a client hands its backend after a presigned-parts upload (`sluice upload --parts`,
 /// `etags.json`): the plan's identity and every part's ETag and checksum.
 public struct S3PresignedPartList: Codable, Sendable, Equatable {
+    /// The format (`S3PresignedPlan.currentVersion`).
     public var version: Int
     /// The upload, as the plan gave it.
     public var upload: S3PresignedUpload

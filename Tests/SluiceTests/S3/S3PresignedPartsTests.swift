@@ -32,7 +32,7 @@ struct S3PresignedPartsSeaweedTests {
                                                 checksum: upload.checksum.flatMap(ChecksumAlgorithm.init), url: url)
         client.stateDirectory = state
         client.concurrency = 3
-        client.retryDelay = .milliseconds(10)
+        client.retryPolicy.baseDelay = .milliseconds(10)
         return client
     }
 
