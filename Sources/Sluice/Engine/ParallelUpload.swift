@@ -86,6 +86,9 @@ public struct ParallelUpload: Sendable {
     public var parts: [UploadPart]
     /// Part requests in flight at once.
     public var concurrency = 8
+    /// A budget shared with other uploads (a job's): each attempt holds one of its permits
+    /// while it is sent, so the requests of all of them stay within its limit.
+    public var budget: RequestBudget?
     /// When a part is tried again (transient failures and `.retry` verdicts) and the backoff
     /// before it; each part has its own budget.
     public var retryPolicy = RetryPolicy(retries: 4, baseDelay: .milliseconds(100), maximumDelay: .seconds(5))
@@ -218,8 +221,12 @@ extension TransferEngine {
             attempt += 1
             if Task.isCancelled { throw cancelled() }
             // One attempt: its response, or the transport's failure.
+            if let budget = upload.budget {
+                do { try await budget.acquire() } catch { throw cancelled() }
+            }
             let outcome: Result<UploadResponse, UploadError>
             do {
+                defer { upload.budget?.release() }
                 let prepared = try await upload.prepare(part)
                 outcome = .success(try await send(prepared.request, body: prepared.body, options: upload.options) { sent in
                     tracker.update(index, sent)

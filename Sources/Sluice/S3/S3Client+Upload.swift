@@ -235,8 +235,10 @@ extension S3Client {
     ) async throws -> S3UploadResult {
         let call = S3Call(method: "PUT", location: location, headers: objectHeaders, action: "PutObject")
         let length = bytes.length
-        let answer = try await send(call, body: .bytes(bytes), counters: counters) { sent in
-            meter.update(part: 1, bytes: sent, length: length)
+        let answer = try await withRequestPermit {
+            try await send(call, body: .bytes(bytes), counters: counters) { sent in
+                meter.update(part: 1, bytes: sent, length: length)
+            }
         }
         meter.finish(part: 1, length: length)
         var verified: String?
@@ -250,6 +252,16 @@ extension S3Client {
             location: location, length: length, eTag: answer.response.header("ETag") ?? "", uploadID: nil, partCount: 1,
             partsSkipped: 0, resumed: false, bytesSent: counters.bytesSent, retries: counters.retries, checksum: verified,
             elapsed: Self.seconds(since: start))
+    }
+
+    /// Runs `body` holding a permit of `options.requestBudget`, if there is one.
+    ///
+    /// - Throws: `S3Error.cancelled` when the task is cancelled while it waits; what `body` throws.
+    func withRequestPermit<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        guard let budget = options.requestBudget else { return try await body() }
+        do { try await budget.acquire() } catch { throw S3Error(.cancelled, "cancelled while waiting for a request slot") }
+        defer { budget.release() }
+        return try await body()
     }
 
     /// Runs `work` for every item, at most `concurrency` at once; the first failure cancels the rest.
