@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Aggregate progress of parts in flight: bytes of finished parts plus each part's bytes so far.
 final class S3PartProgress: Sendable {
@@ -10,7 +9,7 @@ final class S3PartProgress: Sendable {
         var engine: Int64 = 0
         var total: Int64 { finished + engine + inFlight.values.reduce(0, +) }
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let meter: ProgressMeter
 
     init(total: Int64?, interval: Duration, report: (@Sendable (UploadProgress) -> Void)?) {
