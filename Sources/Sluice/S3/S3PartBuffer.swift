@@ -34,17 +34,20 @@ final class S3PartBuffer: ResidentByteSource, @unchecked Sendable {
     }
 
     /// Reads up to `size` bytes from `stream` (growing the buffer first if needed); stops
-    /// early only at the end of the stream.
+    /// early only at the end of the stream. A descriptor's stream (stdin, a pipe) is read only
+    /// once it is readable, a wait that `interrupt` ends at once.
     ///
     /// - Returns: The bytes held (0 at the end of the stream).
-    /// - Throws: The stream's error.
-    func fill(from stream: any SequentialByteSource, size: Int) throws -> Int {
+    /// - Throws: The stream's error; `ReadInterrupt.Interrupted`.
+    func fill(from stream: any SequentialByteSource, size: Int, interrupt: ReadInterrupt? = nil) throws -> Int {
         if size > storage.count {
             storage.deallocate()
             storage = .allocate(byteCount: size, alignment: 64)
         }
         count = 0
+        let descriptor = (stream as? FileDescriptorStream)?.fd
         while count < size {
+            if let interrupt, let descriptor { try interrupt.waitReadable(descriptor) }
             let n = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[count..<size]))
             if n == 0 { break }
             count += n
