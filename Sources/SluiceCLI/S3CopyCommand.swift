@@ -4,8 +4,10 @@ import Sluice
 /// The configuration options every `sluice s3` subcommand takes.
 struct S3CommonOptions {
     var overrides = S3ConfigurationOverrides()
+    /// Timeouts of every request (`--stall-timeout`).
+    var transfer = UploadOptions()
 
-    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style", "--ca-bundle"]
+    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style", "--ca-bundle", "--stall-timeout", "--limit-rate"]
     static let usage = """
       --endpoint-url URL         a custom endpoint (MinIO, SeaweedFS, R2 …); else AWS_ENDPOINT_URL_S3,
                                  AWS_ENDPOINT_URL, the profile's endpoint_url, then AWS
@@ -14,6 +16,8 @@ struct S3CommonOptions {
       --addressing-style auto|path|virtual
                                  auto: path style for custom endpoints, virtual-hosted for AWS
       --ca-bundle FILE           CAs to trust for https (PEM); else AWS_CA_BUNDLE, the profile's ca_bundle
+    \(Arguments.stallTimeoutUsage)
+    \(Arguments.limitRateUsage)
     """
 
     /// Takes `name` if it is one of the common options.
@@ -23,6 +27,8 @@ struct S3CommonOptions {
         case "--region": overrides.region = value
         case "--profile": overrides.profile = value
         case "--ca-bundle": overrides.caBundle = value
+        case "--stall-timeout": try Arguments.stallTimeout(value, into: &transfer)
+        case "--limit-rate": try Arguments.limitRate(value, into: &transfer)
         case "--addressing-style":
             guard let style = S3AddressingStyle(rawValue: value) else {
                 throw UsageError("unknown addressing style '\(value)': use auto, path or virtual")
@@ -79,15 +85,7 @@ struct S3CopyCommand {
             case "--concurrency":
                 guard let count = Int(value), (1...256).contains(count) else { throw UsageError("--concurrency needs a count, 1 ... 256") }
                 options.concurrency = count
-            case "--checksum":
-                if value == "none" {
-                    options.checksum = nil
-                } else {
-                    guard let algorithm = ChecksumAlgorithm(name: value) else {
-                        throw UsageError("unknown checksum '\(value)': use crc32c, crc32, sha256 or none")
-                    }
-                    options.checksum = algorithm
-                }
+            case "--checksum": options.checksum = try Arguments.checksum(value)
             case "--payload-signing":
                 guard let signing = S3PayloadSigning(rawValue: value) else {
                     throw UsageError("unknown payload signing '\(value)': use auto, chunked, trailer, unsigned or sha256")
@@ -115,6 +113,7 @@ struct S3CopyCommand {
         source = scanner.positionals[0]
         _ = try SourceSpecification(parsing: source)   // a malformed SOURCE is a usage error (2)
         do { location = try S3Location(parsing: scanner.positionals[1]) } catch { throw UsageError("\(error)") }
+        options.transfer = common.transfer
         self.common = common
         self.options = options
         self.progress = progress
@@ -158,9 +157,7 @@ struct S3CopyCommand {
                 line += "; upload \(id) is kept: run the same command to resume, or `sluice s3 abort \(location) --upload-id \(id)`"
             }
             Terminal.error("sluice: s3 cp: \(line)")
-            // Refused before any byte was sent (bad input, a plan S3 cannot take): 2.
-            let usage: [S3Error.Code] = [.invalidLocation, .invalidOption, .configuration, .credentials, .tooManyParts, .partTooLarge, .objectTooLarge]
-            return usage.contains(error.code) && error.uploadID == nil ? 2 : 1
+            return error.exitStatus
         }
     }
 }
@@ -212,6 +209,7 @@ struct S3AbortCommand {
         guard scanner.positionals.count == 1 else { throw UsageError("s3 abort needs s3://BUCKET/KEY") }
         do { location = try S3Location(parsing: scanner.positionals[0]) } catch { throw UsageError("\(error)") }
         guard !location.key.isEmpty else { throw UsageError("s3 abort needs the object's key: s3://\(location.bucket)/KEY") }
+        options.transfer = common.transfer
         self.uploadID = uploadID
         self.common = common
         self.options = options

@@ -82,8 +82,7 @@ extension S3Client {
             // The library's stream reader waits for stdin in a poll that a cancel ends at once.
             return try await uploadStream(FileDescriptorStream.standardInput, to: target, progress: progress)
         case .synthetic(let length, let seed):
-            let source = S3Source(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
-                                  fingerprint: S3SourceFingerprint(size: length))
+            let source = S3Source.synthetic(length: length, seed: seed)
             let target = try location.resolvingKey(forSourceNamed: "synthetic-\(length)-\(seed).bin")
             return try await upload(source, to: target, progress: progress)
         case .file(let path):
@@ -107,17 +106,28 @@ extension S3Client {
     }
 }
 
+extension S3Source {
+    /// `synthetic:LENGTH:SEED`: its identity names the seed, its fingerprint is the length.
+    static func synthetic(length: Int64, seed: UInt64) -> S3Source {
+        S3Source(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
+                 fingerprint: S3SourceFingerprint(size: length))
+    }
+}
+
 extension S3Client {
-    /// `uploadStream`, with `onCancel` run when the task is cancelled (Ctrl-C): the stream is
-    /// read on a thread of its own, which only the stream can wake. A read failure that
+    /// `uploadStream`, with `onCancel` run when the task is cancelled (Ctrl-C) or the stream is
+    /// silent for the stall timeout: the stream is read on a thread of its own, which only the
+    /// stream can wake. A read failure that
     /// cancellation caused is reported as `.cancelled`.
     func uploadStream(
         _ stream: any SequentialByteSource, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)?,
         onCancel: @escaping @Sendable () -> Void
     ) async throws -> S3UploadResult {
+        // A source silent for the stall timeout fails the upload, as a silent server does.
+        let guarded = StallGuardedStream(stream, timeout: options.transfer.stallTimeout, interrupt: onCancel)
         do {
             return try await withTaskCancellationHandler {
-                try await uploadStream(stream, to: location, progress: progress)
+                try await uploadStream(guarded, to: location, progress: progress)
             } onCancel: {
                 onCancel()
             }

@@ -17,9 +17,10 @@ enum Terminal {
         errorText(line + "\n")
     }
 
-    /// Text on stderr as it is (a progress bar's redraw); failures are ignored.
+    /// Text on stderr as it is (a progress bar's redraw), but for passwords in URLs, shown as
+    /// `***` (`Redaction`): every message of every command goes through here. Failures are ignored.
     static func errorText(_ text: String) {
-        var text = text
+        var text = Redaction.passwords(in: text)
         text.withUTF8 { try? write(2, UnsafeRawBufferPointer($0)) }
     }
 

@@ -10,23 +10,35 @@ import Synchronization
 /// transfers, cancellations and producers that have bytes again wake it with
 /// `curl_multi_wakeup`. There is no polling timer.
 ///
-/// - Important: `start` and `poke` may be called from any thread and return at once. Every
-///   libcurl call on `multi` but `curl_multi_wakeup` happens on the loop's thread.
+/// - Important: `start`, `poke` and `stop` may be called from any thread, any number of times,
+///   before or after `stop`. Every libcurl call on `multi` but `curl_multi_wakeup` happens on
+///   the loop's thread, which also frees the handle when it ends: after the last wake-up in
+///   flight (counted, as `OwnedDescriptor` counts reads), so none reaches freed memory. A
+///   transfer started on a stopped loop fails at once (`TransferEngine.shutDownError`).
 final class CurlLoop: @unchecked Sendable {
     // @unchecked: `attached` is touched only on the loop's thread; `inbox` is behind a lock;
     // `multi` is used from other threads only through curl_multi_wakeup, which libcurl allows
-    // from any thread, and the handle lives until `stop()` has joined the thread.
+    // from any thread, and only while `inbox.wakers` counts the call.
+
+    private enum Phase {
+        case running
+        /// `stop()` was called; the thread fails its transfers and ends.
+        case stopping
+        /// The thread ended and freed the multi handle.
+        case stopped
+    }
 
     private struct Inbox {
         var started: [CurlTransfer] = []
         var poked: [CurlTransfer] = []
-        var stopping = false
+        var phase = Phase.running
+        /// `curl_multi_wakeup` calls in flight from other threads (only while running).
+        var wakers = 0
     }
 
     let index: Int
     private let multi: OpaquePointer
     private let inbox = Lock(Inbox())
-    private let stopped = DispatchSemaphore(value: 0)
     /// The transfers on the multi handle, by easy handle (loop thread only).
     private var attached: [OpaquePointer: CurlTransfer] = [:]
     /// The loop thread's `pthread_self()`, set first thing on it.
@@ -52,31 +64,65 @@ final class CurlLoop: @unchecked Sendable {
             // The OS name (Foundation sets only its own): ps, top and the thread tests see it.
             nameCurrentThread("sluice-loop-\(index)")
             run()
-            stopped.signal()
+            // Stopping: nothing joins the inbox or starts a wake-up any more. Once the wake-ups
+            // in flight are out, the handle (its wake-up pipe, its connections) goes.
+            inbox.wait { $0.wakers == 0 ? () : nil }
+            _ = curl_multi_cleanup(self.multi)
+            let late = inbox.withLockBroadcasting { inbox -> [CurlTransfer] in
+                inbox.phase = .stopped
+                defer { inbox.started = [] }
+                return inbox.started
+            }
+            for transfer in late { transfer.complete(.failure(TransferEngine.shutDownError)) }
         }
         thread.name = "sluice-loop-\(index)"
         thread.stackSize = 1 << 20
         thread.start()
     }
 
-    /// Hands a transfer to the loop; it is configured and added on the loop's thread.
+    /// Hands a transfer to the loop; it is configured and added on the loop's thread. On a
+    /// stopped (or stopping) loop the transfer fails at once.
     func start(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.started.append(transfer) }
-        _ = curl_multi_wakeup(multi)
+        if !enter({ $0.started.append(transfer) }) { transfer.complete(.failure(TransferEngine.shutDownError)) }
     }
 
     /// Asks the loop to look at a transfer again: it was cancelled, or its producer has bytes.
+    /// Ignored once the loop stops (its transfers are failed by then).
     func poke(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.poked.append(transfer) }
-        _ = curl_multi_wakeup(multi)
+        _ = enter { $0.poked.append(transfer) }
     }
 
-    /// Cancels every transfer on the loop, ends its thread and frees the multi handle.
-    func stop() {
-        inbox.withLock { $0.stopping = true }
+    /// Puts something in the inbox and wakes the loop, while it runs; false once it stops.
+    private func enter(_ put: (inout Inbox) -> Void) -> Bool {
+        let accepted = inbox.withLock { inbox -> Bool in
+            guard inbox.phase == .running else { return false }
+            put(&inbox)
+            inbox.wakers += 1
+            return true
+        }
+        guard accepted else { return false }
         _ = curl_multi_wakeup(multi)
-        stopped.wait()
-        _ = curl_multi_cleanup(multi)
+        inbox.withLockBroadcasting { $0.wakers -= 1 }
+        return true
+    }
+
+    /// Fails every transfer on the loop with `TransferEngine.shutDownError` and ends its
+    /// thread; returns when the thread has ended (at once when called on the loop's own
+    /// thread, which ends when its turn returns). Idempotent.
+    func stop() {
+        let first = inbox.withLock { inbox -> Bool in
+            guard inbox.phase == .running else { return false }
+            inbox.phase = .stopping
+            // Counted like any wake-up: the thread may be past its last turn already.
+            inbox.wakers += 1
+            return true
+        }
+        if first {
+            _ = curl_multi_wakeup(multi)
+            inbox.withLockBroadcasting { $0.wakers -= 1 }
+        }
+        if isCurrentThread { return }
+        inbox.wait { $0.phase == .stopped ? () : nil }
     }
 
     private func run() {
@@ -88,12 +134,11 @@ final class CurlLoop: @unchecked Sendable {
                     inbox.started = []
                     inbox.poked = []
                 }
-                return (inbox.started, inbox.poked, inbox.stopping)
+                return (inbox.started, inbox.poked, inbox.phase != .running)
             }
             for transfer in started {
                 if let result = transfer.begin(on: multi) {
-                    transfer.teardown()
-                    transfer.complete(result)
+                    transfer.finish(result)
                 } else if let easy = transfer.easyHandle {
                     attached[easy] = transfer
                 }
@@ -103,7 +148,9 @@ final class CurlLoop: @unchecked Sendable {
                 if let result = transfer.poked() { detach(easy, transfer, result) }
             }
             if stopping {
-                for (easy, transfer) in attached { detach(easy, transfer, .failure(transfer.cancelledError())) }
+                for (easy, transfer) in attached {
+                    detach(easy, transfer, .failure(transfer.isCancelled ? transfer.cancelledError() : TransferEngine.shutDownError))
+                }
                 return
             }
 
@@ -123,7 +170,13 @@ final class CurlLoop: @unchecked Sendable {
             var timeout: CLong = -1
             _ = curl_multi_timeout(multi, &timeout)
             // -1: libcurl has no timer running; sleep until a socket or a wakeup says otherwise.
-            let wait = timeout < 0 ? Int32.max : Int32(clamping: timeout)
+            var wait = timeout < 0 ? Int32.max : Int32(clamping: timeout)
+            // Transfers paused by a rate limit: wake when the first may send again.
+            let now = ContinuousClock.now
+            for transfer in attached.values {
+                guard let resume = transfer.rateResume else { continue }
+                wait = resume <= now ? 0 : min(wait, Int32(clamping: (resume - now).wholeUnits(of: .milliseconds(1))))
+            }
             // Descriptor bodies paused for want of bytes: libcurl waits on them too.
             var extra = attached.values.compactMap { transfer in
                 transfer.pausedDescriptor.map { curl_waitfd(fd: $0, events: Int16(SLUICE_CURL_WAIT_POLLIN), revents: 0) }
@@ -134,6 +187,10 @@ final class CurlLoop: @unchecked Sendable {
                 } else {
                     _ = curl_multi_poll(multi, &extra, UInt32(extra.count), wait, nil)
                 }
+            }
+            let after = ContinuousClock.now
+            for transfer in attached.values {
+                if let resume = transfer.rateResume, resume <= after { transfer.rateLimitWaitEnded() }
             }
             if !extra.isEmpty {
                 // Checked with poll(2) itself: an empty pipe whose writer closed reports only
@@ -149,8 +206,7 @@ final class CurlLoop: @unchecked Sendable {
 
     private func detach(_ easy: OpaquePointer, _ transfer: CurlTransfer, _ result: Result<UploadResponse, any Error>) {
         attached[easy] = nil
-        transfer.teardown()
-        transfer.complete(result)
+        transfer.finish(result)
     }
 }
 

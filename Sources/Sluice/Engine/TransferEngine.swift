@@ -109,17 +109,40 @@ public final class TransferEngine: Sendable {
     /// Counters since the engine started.
     public var statistics: Statistics { scheduler.withLock { $0.statistics } }
 
-    /// Cancels every request and ends the loop threads. Only for engines you made; a request
-    /// sent afterwards fails with `.transport`.
+    /// What a request gets when the engine shuts down under it, or is sent after that.
+    static let shutDownError = UploadError(.transport, "the transfer engine was shut down")
+
+    /// Fails every request, waiting or running, with `.transport` ("the transfer engine was
+    /// shut down"), and ends the loop threads; returns when they have ended. Only for engines
+    /// you made; a request sent afterwards fails at once with the same error.
+    ///
+    /// - Important: Idempotent, from any thread; a later call waits like the first. It blocks
+    ///   the calling thread for at most one loop turn: from an async context prefer
+    ///   `shutdownGracefully()`. An engine that is dropped shuts down by itself.
     public func shutdown() {
         let waiting = scheduler.withLock { scheduler -> [CurlTransfer] in
             scheduler.stopped = true
             defer { scheduler.waiting = [:] }
             return scheduler.waiting.values.flatMap { $0 }
         }
-        for transfer in waiting { transfer.complete(.failure(transfer.cancelledError())) }
+        for transfer in waiting { transfer.complete(.failure(transfer.isCancelled ? transfer.cancelledError() : Self.shutDownError)) }
         for loop in loops { loop.stop() }
     }
+
+    /// `shutdown()`, awaited: the loop threads are joined on a thread of its own, not on one of
+    /// the few cooperative ones.
+    public func shutdownGracefully() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                self.shutdown()
+                continuation.resume()
+            }
+        }
+    }
+
+    // A request holds its engine, so none is running here; the loops' threads end (at once
+    // when the last reference went on one of them).
+    deinit { shutdown() }
 
     // MARK: Scheduling
 
@@ -137,8 +160,7 @@ public final class TransferEngine: Sendable {
         switch loop {
         case .some(.some(let loop)): loop.start(transfer)
         case .some(.none):
-            transfer.complete(.failure(transfer.isCancelled
-                ? transfer.cancelledError() : UploadError(.transport, "the transfer engine was shut down")))
+            transfer.complete(.failure(transfer.isCancelled ? transfer.cancelledError() : Self.shutDownError))
         case .none: break
         }
     }

@@ -2,6 +2,11 @@
 public struct UploadOptions: Sendable {
     /// Send `Transfer-Encoding: chunked` even when the length is known.
     public var forceChunked = false
+    /// A cap on body bytes per second, shared by every request given the same instance (all
+    /// the parts of an upload, every upload of a job); nil for none. The libcurl transport
+    /// pauses a request over the cap and resumes it when the bucket refills; the URLSession
+    /// transport's pump waits before it writes.
+    public var rateLimit: RateLimit?
     /// Bytes in flight between the source and the connection; the upload's memory bound.
     public var bufferSize = 1 << 20
     /// Used to answer a 401 challenge; the body is replayed with them.

@@ -177,9 +177,13 @@ extension S3Client {
                 progress?(bytes)
             }
         } catch {
+            await prepared.chunked?.endReading()
             counters?.sent(sent.load(ordering: .relaxed))
             throw error
         }
+        // The request ended: its read-ahead ends too, whatever the transport (the engine's
+        // loops end it themselves).
+        await prepared.chunked?.endReading()
         counters?.sent(response.bytesSent)
         guard response.isSuccess else {
             throw S3ServerError(status: response.status, body: response.body)
@@ -322,6 +326,11 @@ extension S3Client {
             guard next > (marker ?? 0) else {
                 throw S3Error(.malformedResponse, "the server's ListParts pages do not advance (marker \(next))", uploadID: uploadID)
             }
+            // An upload has at most 10,000 parts: pages that go on past them never end.
+            guard next < S3PartPlan.maximumParts, parts.count < S3PartPlan.maximumParts else {
+                throw S3Error(.malformedResponse, "the server's ListParts pages go on past S3's \(S3PartPlan.maximumParts) parts (marker \(next), \(parts.count) parts listed): the server is wrong",
+                              uploadID: uploadID)
+            }
             marker = next
         } while true
         return parts
@@ -363,19 +372,31 @@ extension S3Client {
         }
     }
 
-    /// `ListMultipartUploads` for exactly `location.key`, every page.
+    /// The most `ListMultipartUploads` pages read for one key: S3 lists 1,000 uploads a page,
+    /// so this is 100,000 uploads in progress of one key; pages past it never end.
+    static let uploadListingPageLimit = 100
+
+    /// `ListMultipartUploads` for exactly `location.key`, every page (at most
+    /// `uploadListingPageLimit`), each upload once.
     func listMultipartUploads(_ location: S3Location) async throws -> [S3UploadInProgress] {
         var found: [S3UploadInProgress] = []
+        var seen: Set<String> = []
         var keyMarker: String?
         var idMarker: String?
         let bucket = try S3Location(bucket: location.bucket, key: "")
+        var pages = 0
         repeat {
+            pages += 1
+            guard pages <= Self.uploadListingPageLimit else {
+                throw S3Error(.malformedResponse, "the server's ListMultipartUploads pages for \(location) go on past \(Self.uploadListingPageLimit) pages (\(found.count) uploads of the key): the server is wrong")
+            }
             var query = [SigV4QueryItem("uploads"), SigV4QueryItem("prefix", location.key)]
             if let keyMarker { query.append(SigV4QueryItem("key-marker", keyMarker)) }
             if let idMarker { query.append(SigV4QueryItem("upload-id-marker", idMarker)) }
             let call = S3Call(method: "GET", location: bucket, query: query, action: "ListMultipartUploads")
             let page = try S3UploadsPage(xml: try await send(call).response.body)
-            found += page.uploads.filter { $0.key == location.key }
+            // A listing that repeats an upload counts it once.
+            found += page.uploads.filter { $0.key == location.key && seen.insert($0.uploadID).inserted }
             guard page.isTruncated, page.nextKeyMarker != nil || page.nextUploadIDMarker != nil else { break }
             guard page.nextKeyMarker != keyMarker || page.nextUploadIDMarker != idMarker else { break }
             keyMarker = page.nextKeyMarker

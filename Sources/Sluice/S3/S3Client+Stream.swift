@@ -13,7 +13,7 @@ extension S3Client {
     public func uploadStream(
         _ stream: any SequentialByteSource, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> S3UploadResult {
-        try options.validate()
+        try checkBeforeAnyEffect()
         let start = ContinuousClock.now
         let counters = S3Counters()
         let plan = try S3PartPlan(streamWithFirstPartSize: options.partSize, equalParts: options.equalParts,

@@ -55,7 +55,7 @@ extension S3Client {
     public func upload(
         _ source: S3Source, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> S3UploadResult {
-        try options.validate()
+        try checkBeforeAnyEffect()
         let start = ContinuousClock.now
         let counters = S3Counters()
         let length = source.bytes.length
@@ -71,6 +71,9 @@ extension S3Client {
         }
 
         let store = S3StateStore(directory: options.stateDirectory)
+        // Where a record will go must take one before anything happens at the server (a
+        // restart's abort, an upload to be billed).
+        try store.prepare()
         let endpoint = configuration.endpointIdentity
         var record: S3UploadRecord?
         do {
@@ -103,8 +106,6 @@ extension S3Client {
             }
         }
         if record == nil {
-            // Where the record will go must take it before an upload exists to be billed.
-            try store.prepare()
             let uploadID = try await createMultipartUpload(location, counters: counters)
             let created = S3UploadRecord(
                 endpoint: endpoint, bucket: location.bucket, key: location.key, uploadID: uploadID, source: source.identity,
@@ -182,6 +183,15 @@ extension S3Client {
             location: location, length: source.bytes.length, eTag: completed.eTag, uploadID: uploadID, partCount: count,
             partsSkipped: skipped, resumed: resumed, bytesSent: counters.bytesSent, retries: counters.retries,
             checksum: verified, elapsed: Self.seconds(since: start))
+    }
+
+    /// What can be found wrong before any effect, local (a state directory) or remote: the
+    /// options, and that there are credentials to sign with.
+    ///
+    /// - Throws: `S3Error` (`.invalidOption`, `.credentials`).
+    func checkBeforeAnyEffect() throws {
+        try options.validate()
+        _ = try makeSigner()
     }
 
     /// How a file source differs now from its fingerprint (taken when it was opened, or
@@ -278,6 +288,7 @@ extension S3Client {
     /// - Returns: The upload ids aborted.
     /// - Throws: `S3Error` (`.server` with `NoSuchUpload` when a given id does not exist).
     public func abort(_ location: S3Location, uploadID: String? = nil) async throws -> [String] {
+        try checkBeforeAnyEffect()
         let store = S3StateStore(directory: options.stateDirectory)
         let records = store.records(endpoint: configuration.endpointIdentity, bucket: location.bucket, key: location.key)
         var ids: [String]

@@ -80,5 +80,6 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    public var description: String { message }
+    /// The message, with any password in a URL shown as `***`.
+    public var description: String { Redaction.passwords(in: message) }
 }

@@ -67,9 +67,12 @@ public struct S3Options: Sendable {
     var readAheadPerPart: Int { Self.readAheadBudget / max(1, concurrency) }
 
     /// `transfer`, with buffers that keep memory flat however many parts are in flight, not
-    /// held back by the engine's per-origin limit (the parts are `concurrency` at most).
+    /// held back by the engine's per-origin limit (the parts are `concurrency` at most), and
+    /// answers read up to `ResponseBodyHandling.answerLimit` (S3's error and XML documents are
+    /// a few KiB; a `ListParts` page of 1,000 parts with checksums about 400 KiB).
     var requestTransfer: UploadOptions {
         var options = transfer
+        options.responseBody = .protocolAnswer
         options.bufferSize = min(options.bufferSize, max(16 << 10, Self.connectionBufferBudget / max(1, concurrency)))
         // At most `concurrency` requests at once, each signed just before it is sent.
         options.concurrencyBoundByCaller = true

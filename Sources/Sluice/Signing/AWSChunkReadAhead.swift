@@ -8,8 +8,13 @@ import Dispatch
 /// consumer's progress, fills slots in chunk order (source bytes and their SHA-256) while
 /// the slot is free; the consumer takes chunk `i` from its slot, which stays valid until it
 /// takes the next chunk. The work item never waits for the consumer: it stops when the ring
-/// is full and is started again by the next `take`, so nothing is left running when the
-/// body is dropped.
+/// is full and is started again by the next `take`.
+///
+/// A consumer that must not wait (a loop thread) takes with a `wake` closure: it gets
+/// `.notReady` at once, and `wake` is called once, from the producer, when the chunk is ready
+/// (or failed). `end` cancels the producer and runs its closure once the producer has
+/// stopped (at once when it is not running): the request that reads the body calls it when it
+/// ends, so no read of the source outlives the request. After `end`, `take` says `.ended`.
 ///
 /// - Important: Memory: `slotCount × chunkSize` (at most the `limit` given, 2 MiB by default), none for a
 ///   `ResidentByteSource` (hashed in place, its bytes handed out as they are). One consumer at a
@@ -39,6 +44,22 @@ final class AWSChunkReadAhead: @unchecked Sendable {
         /// waits for a batch of chunks, not for each one, so the two threads do not trade a
         /// wake-up per chunk. nil when the consumer is not waiting.
         var wakeAt: Int64?
+        /// Called instead of a broadcast for a consumer that does not wait (set by `take`).
+        var waker: (@Sendable () -> Void)?
+        /// `end` was called: nothing is produced any more.
+        var ended = false
+        /// Run once the producer has stopped after `end`.
+        var whenStopped: [@Sendable () -> Void] = []
+    }
+
+    /// What `take` found.
+    enum Taken {
+        /// The chunk's bytes (valid until the next `take` or `restart`) and SHA-256.
+        case chunk(UnsafeRawBufferPointer, hash: [UInt8])
+        /// Not read yet: the `wake` given is called when it is.
+        case notReady
+        /// `end` was called: read the chunk without the read-ahead.
+        case ended
     }
 
     let source: any ByteSource
@@ -84,27 +105,33 @@ final class AWSChunkReadAhead: @unchecked Sendable {
         return UnsafeMutableRawBufferPointer(rebasing: memory![start..<start + size])
     }
 
-    /// Chunk `chunk`'s bytes and SHA-256, waiting for the producer if it is on it.
+    /// Chunk `chunk`'s bytes and SHA-256.
     ///
-    /// Chunks are taken in order (`chunk` is the previous one + 1, or 0 after `restart`). The
-    /// returned bytes stay valid until the next `take` or `restart`.
+    /// Chunks are taken in order (`chunk` is the previous one + 1, or 0 after `restart`).
     ///
+    /// - Parameter wake: nil to wait for the producer if it is on the chunk; else `.notReady`
+    ///   comes back at once and `wake` is called once, from the producer's thread, when the
+    ///   chunk is ready or failed.
     /// - Throws: The source's error for that chunk.
-    func take(_ chunk: Int64) throws -> (bytes: UnsafeRawBufferPointer, hash: [UInt8]) {
+    func take(_ chunk: Int64, wake: (@Sendable () -> Void)? = nil) throws -> Taken {
         let start = state.withLockBroadcasting { state -> Bool in
+            guard !state.ended else { return false }
             state.consumed = chunk
             if state.produced < chunk { state.produced = chunk }
             return startProducerLocked(&state)
         }
         if start { launch() }
-        let slot = try state.wait { state -> Result<Slot, any Error>? in
-            let slot = state.slots[Int(chunk % Int64(slotCount))]
+        let found = { (state: inout State) -> Result<Taken, any Error>? in
+            if state.ended { return .success(.ended) }
+            let slot = state.slots[Int(chunk % Int64(self.slotCount))]
             guard slot.chunk == chunk, slot.ready else {
                 // Chunks are produced in order: wait for half a ring past this one.
-                state.wakeAt = min(chunk + Int64(slotCount / 2), encoding.dataChunkCount, state.consumed + Int64(slotCount)) - 1
+                state.wakeAt = min(chunk + Int64(self.slotCount / 2), self.encoding.dataChunkCount,
+                                   state.consumed + Int64(self.slotCount)) - 1
                 return nil
             }
             state.wakeAt = nil
+            state.waker = nil
             if let error = slot.error {
                 // Forget what was read ahead: the next take of this chunk reads it again.
                 state.generation += 1
@@ -112,10 +139,31 @@ final class AWSChunkReadAhead: @unchecked Sendable {
                 for index in state.slots.indices { state.slots[index] = Slot() }
                 return .failure(error)
             }
-            return .success(slot)
+            return .success(.chunk(slot.bytes, hash: slot.hash))
+        }
+        guard let wake else { return try state.wait(found).get() }
+        return try state.withLock { state -> Result<Taken, any Error> in
+            if let taken = found(&state) { return taken }
+            state.waker = wake
+            return .success(.notReady)
         }.get()
-        return (slot.bytes, slot.hash)
     }
+
+    /// Stops the producer: it claims no chunk after this, and `then` runs once it has stopped
+    /// (on its thread), or at once on the caller's when it is not running. Idempotent.
+    func end(then: @escaping @Sendable () -> Void) {
+        let now = state.withLockBroadcasting { state -> Bool in
+            state.ended = true
+            state.waker = nil
+            guard state.running else { return true }
+            state.whenStopped.append(then)
+            return false
+        }
+        if now { then() }
+    }
+
+    /// Whether the producer is at work.
+    var isRunning: Bool { state.withLock { $0.running } }
 
     /// Forgets every chunk read ahead: the consumer starts again from chunk 0.
     func restart() {
@@ -130,7 +178,7 @@ final class AWSChunkReadAhead: @unchecked Sendable {
     /// Marks the producer running when there is a free slot and a chunk left; true when the
     /// caller must launch it.
     private func startProducerLocked(_ state: inout State) -> Bool {
-        guard !state.running, state.produced < encoding.dataChunkCount,
+        guard !state.running, !state.ended, state.produced < encoding.dataChunkCount,
               state.produced < state.consumed + Int64(slotCount) else { return false }
         state.running = true
         return true
@@ -145,7 +193,8 @@ final class AWSChunkReadAhead: @unchecked Sendable {
         while true {
             let claim = state.withLock { state -> (chunk: Int64, generation: Int)? in
                 let chunk = state.produced
-                guard chunk < encoding.dataChunkCount, chunk < state.consumed + Int64(slotCount), chunk >= max(state.consumed, 0) else {
+                guard !state.ended, chunk < encoding.dataChunkCount, chunk < state.consumed + Int64(slotCount),
+                      chunk >= max(state.consumed, 0) else {
                     state.running = false
                     return nil
                 }
@@ -153,25 +202,44 @@ final class AWSChunkReadAhead: @unchecked Sendable {
                 state.slots[Int(chunk % Int64(slotCount))] = Slot(chunk: chunk)
                 return (chunk, state.generation)
             }
-            guard let claim else { return }
+            guard let claim else {
+                let stopped = state.withLockBroadcasting { state -> [@Sendable () -> Void] in
+                    defer { state.whenStopped = [] }
+                    return state.whenStopped
+                }
+                for then in stopped { then() }
+                return
+            }
             var slot = Slot(chunk: claim.chunk, ready: true)
             do {
                 let (offset, size) = chunkRange(claim.chunk)
-                slot.bytes = try source.bytes(at: offset, count: size) { slotMemory(claim.chunk, size: size) }
-                slot.hash = SigningCrypto.sha256(slot.bytes)
+                // Counted as a reader of the source (a pooled part buffer is not refilled
+                // meanwhile): the bytes are read and hashed inside.
+                try source.whileReading {
+                    slot.bytes = try source.bytes(at: offset, count: size) { slotMemory(claim.chunk, size: size) }
+                    slot.hash = SigningCrypto.sha256(slot.bytes)
+                }
             } catch {
                 slot.error = error
             }
-            let wake = state.withLock { state -> Bool in
+            let waker = state.withLock { state -> (@Sendable () -> Void)?? in
                 let index = Int(claim.chunk % Int64(slotCount))
                 if state.generation == claim.generation, state.slots[index].chunk == claim.chunk { state.slots[index] = slot }
-                guard let wakeAt = state.wakeAt else { return false }
+                guard let wakeAt = state.wakeAt else { return nil }
                 // The batch is ready, this chunk failed, or it is the last one the producer may
                 // claim now (the ring is full or the body ends): the consumer goes on.
                 let last = min(encoding.dataChunkCount, state.consumed + Int64(slotCount)) - 1
-                return claim.chunk >= wakeAt || claim.chunk >= last || slot.error != nil || state.generation != claim.generation
+                guard claim.chunk >= wakeAt || claim.chunk >= last || slot.error != nil || state.generation != claim.generation else {
+                    return nil
+                }
+                state.wakeAt = nil
+                defer { state.waker = nil }
+                return .some(state.waker)
             }
-            if wake { state.withLockBroadcasting { $0.wakeAt = nil } }
+            if let waker {
+                state.broadcast()
+                waker?()
+            }
         }
     }
 }

@@ -10,12 +10,17 @@
 /// - Important: Memory: the read-ahead ring in signed modes (`readAhead`, none for a
 ///   `ResidentByteSource`, whose chunks are hashed and sent in place), else one `chunkSize`
 ///   buffer (none for a resident source). Reads may come from any thread; they are
-///   serialised (the chain is sequential).
-public final class AWSChunkedBody: ByteSource {
+///   serialised (the chain is sequential): a read claims the cursor under a lock and runs the
+///   chain with the lock released, so no lock is held across a read of the source. An engine
+///   loop reads with `read(into:at:wake:)`, which never waits for the read-ahead, and ends it
+///   with `endReading(then:)` when its request ends.
+public final class AWSChunkedBody: ByteSource, ReadAheadByteSource {
     public let source: any ByteSource
     public let encoding: AWSChunkedEncoding
     let signer: AWSChunkSigner?
-    private let cursor: Lock<AWSChunkedCursor>
+    /// The cursor while no read holds it; nil while one does.
+    private let cursor: Lock<AWSChunkedCursor?>
+    private let readAhead: AWSChunkReadAhead?
 
     /// - Parameters:
     ///   - source: The decoded bytes; its length must be `encoding.decodedLength`.
@@ -36,6 +41,7 @@ public final class AWSChunkedBody: ByteSource {
         self.encoding = encoding
         self.signer = signer
         let ring = encoding.isSigned ? AWSChunkReadAhead.make(source: source, encoding: encoding, limit: readAhead) : nil
+        self.readAhead = ring
         cursor = Lock(AWSChunkedCursor(encoding: encoding, seed: signer?.seedSignature ?? "", readAhead: ring))
     }
 
@@ -45,16 +51,26 @@ public final class AWSChunkedBody: ByteSource {
     public var length: Int64 { encoding.encodedLength }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        // Without a wake-up the chain waits for the read-ahead, so it always has an answer.
+        try read(into: buffer, at: offset, waking: nil)!
+    }
+
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, wake: @escaping @Sendable () -> Void) throws -> Int? {
+        try read(into: buffer, at: offset, waking: wake)
+    }
+
+    private func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, waking wake: (@Sendable () -> Void)?) throws -> Int? {
         guard offset >= 0, offset <= length else {
             throw ByteSourceError.offsetOutOfRange(offset: offset, length: length)
         }
         guard !buffer.isEmpty, offset < length else { return 0 }
-        return try cursor.withLock { cursor in
+        return try withCursor { cursor in
             var written = 0
             var position = offset
             while written < buffer.count, position < length {
                 let (index, start) = section(containing: position)
-                try cursor.load(index, from: source, signer: signer)
+                // Not ready: what was copied goes now, the rest when the read-ahead wakes the reader.
+                guard try cursor.load(index, from: source, signer: signer, wake: wake) else { return written > 0 ? written : nil }
                 let count = cursor.copy(from: Int(position - start), into: UnsafeMutableRawBufferPointer(rebasing: buffer[written...]))
                 written += count
                 position += Int64(count)
@@ -63,28 +79,47 @@ public final class AWSChunkedBody: ByteSource {
         }
     }
 
+    package func endReading(then: @escaping @Sendable () -> Void) {
+        guard let readAhead else { return then() }
+        readAhead.end(then: then)
+    }
+
+    /// Whether the read-ahead's producer is at work (for tests).
+    var isReadingAhead: Bool { readAhead?.isRunning ?? false }
+
+    /// Runs `body` with the cursor, claimed under the lock and used with it released; a
+    /// second reader waits for it.
+    private func withCursor<R>(_ body: (AWSChunkedCursor) throws -> R) rethrows -> R {
+        let claimed = cursor.wait { cursor -> AWSChunkedCursor? in
+            defer { cursor = nil }
+            return cursor
+        }
+        defer { cursor.withLockBroadcasting { $0 = claimed } }
+        return try body(claimed)
+    }
+
     /// The trailer's checksum of the whole source (reading it to the end first if the encoded
     /// body has not been read that far); nil without a trailer.
     ///
     /// - Throws: The source's error.
     public func trailerChecksum() throws -> Checksum? {
         guard encoding.trailer != nil else { return nil }
-        return try cursor.withLock { cursor in
-            try cursor.load(encoding.dataChunkCount, from: source, signer: signer)
+        return try withCursor { cursor in
+            _ = try cursor.load(encoding.dataChunkCount, from: source, signer: signer, wake: nil)
             return cursor.finalChecksum
         }
     }
 
     /// How many times the signature chain was started from the first chunk (1 after any
     /// number of in-order reads; one more for each read that went backwards).
-    public var passCount: Int { cursor.withLock { $0.passCount } }
+    public var passCount: Int { withCursor { $0.passCount } }
 
     /// Bytes of chunk buffers the signed read-ahead holds (0 without one, or for a
     /// `ResidentByteSource`).
-    var readAheadMemoryBytes: Int { cursor.withLock { $0.readAhead?.slotMemoryBytes ?? 0 } }
+    var readAheadMemoryBytes: Int { readAhead?.slotMemoryBytes ?? 0 }
 
     /// Source bytes read and hashed so far, over all passes.
-    public var bytesHashed: Int64 { cursor.withLock { $0.bytesHashed } }
+    public var bytesHashed: Int64 { withCursor { $0.bytesHashed } }
 
     /// The section (data chunk index, or `dataChunkCount` for the final one) holding encoded
     /// offset `position`, and where that section starts.
@@ -100,7 +135,8 @@ public final class AWSChunkedBody: ByteSource {
 
 /// The chain state of an `AWSChunkedBody`: chunks hashed so far, the last signature, the
 /// running checksum, and the one section held in memory.
-// @unchecked Sendable: only ever touched inside AWSChunkedBody's lock.
+// @unchecked Sendable: used by one reader at a time, which claims it from AWSChunkedBody's
+// lock and puts it back there (the lock orders the hand-overs).
 final class AWSChunkedCursor: @unchecked Sendable {
     let encoding: AWSChunkedEncoding
     let seed: String
@@ -150,27 +186,39 @@ final class AWSChunkedCursor: @unchecked Sendable {
     }
 
     /// Makes section `index` the one held, running the chain up to it.
-    func load(_ index: Int64, from source: any ByteSource, signer: AWSChunkSigner?) throws {
-        if index == loadedIndex { return }
+    ///
+    /// - Parameter wake: nil to wait for the read-ahead; else see `AWSChunkReadAhead.take`.
+    /// - Returns: false when a chunk on the way is not read ahead yet (`wake` is called when
+    ///   it is); the chain stays where it got to.
+    func load(_ index: Int64, from source: any ByteSource, signer: AWSChunkSigner?, wake: (@Sendable () -> Void)?) throws -> Bool {
+        if index == loadedIndex { return true }
         if passCount == 0 || index < nextChunk { restart() }
-        while nextChunk < index { try advance(source, signer) }
+        while nextChunk < index {
+            guard try advance(source, signer, wake) else { return false }
+        }
         if index < encoding.dataChunkCount {
-            try advance(source, signer)
+            guard try advance(source, signer, wake) else { return false }
         } else {
             loadFinal(signer)
         }
         loadedIndex = index
+        return true
     }
 
-    /// Reads, hashes and signs chunk `nextChunk` into `data` and `head`.
-    private func advance(_ source: any ByteSource, _ signer: AWSChunkSigner?) throws {
+    /// Reads, hashes and signs chunk `nextChunk` into `data` and `head`; false when the
+    /// read-ahead does not hold it yet (nothing changed).
+    private func advance(_ source: any ByteSource, _ signer: AWSChunkSigner?, _ wake: (@Sendable () -> Void)?) throws -> Bool {
         let start = nextChunk * Int64(encoding.chunkSize)
         let size = Int(min(Int64(encoding.chunkSize), encoding.decodedLength - start))
+        // The held section's bytes may go (a read-ahead slot reused, the buffer overwritten).
         loadedIndex = -1
         var hash: [UInt8]?
-        if let readAhead {
-            (data, hash) = try readAhead.take(nextChunk)
-        } else {
+        switch try readAhead?.take(nextChunk, wake: wake) {
+        case .chunk(let bytes, let digest)?:
+            (data, hash) = (bytes, digest)
+        case .notReady?:
+            return false
+        case .ended?, nil:
             data = try source.bytes(at: start, count: size) { buffer }
         }
         var line = String(size, radix: 16)
@@ -184,6 +232,7 @@ final class AWSChunkedCursor: @unchecked Sendable {
         bytesHashed += Int64(size)
         nextChunk += 1
         loadedIndex = nextChunk - 1
+        return true
     }
 
     /// The final empty chunk, trailer and closing CRLF, once every data chunk is in the chain.

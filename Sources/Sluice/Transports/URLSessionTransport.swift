@@ -430,7 +430,8 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         case .random(let source, let start):
             let fresh = InputStreamSource(
                 filler: .random(source, range: start..<source.length), bufferSize: options.bufferSize, queue: nil,
-                readerStallTimeout: options.stallTimeout, streams: streams)
+                readerStallTimeout: options.stallTimeout, streams: streams,
+                rateLimit: options.rateLimit)
             let old = state.withLock { state -> InputStreamSource? in
                 defer { state.source = fresh }
                 return state.source
@@ -441,7 +442,8 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
             return fresh.inputStream
         case .sequential(let source):
             let fresh = InputStreamSource(filler: .sequential(source), bufferSize: options.bufferSize, queue: nil,
-                                          readerStallTimeout: options.stallTimeout, streams: streams)
+                                          readerStallTimeout: options.stallTimeout, streams: streams,
+                rateLimit: options.rateLimit)
             state.withLock { $0.source = fresh }
             watch(fresh)
             fresh.start()
@@ -453,7 +455,8 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
             let queue = DispatchQueue(label: "sluice.stream-body")
             let caller = InputStreamByteSource(make(), length: length)
             let fresh = InputStreamSource(filler: .sequential(caller), bufferSize: options.bufferSize, queue: queue,
-                                          readerStallTimeout: options.stallTimeout, streams: streams)
+                                          readerStallTimeout: options.stallTimeout, streams: streams,
+                rateLimit: options.rateLimit)
             fresh.onFinish { _ in queue.async { caller.close() } }
             state.withLock { $0.source = fresh }
             watch(fresh)

@@ -57,6 +57,8 @@ final class TusUploadJob {
     }
 
     func run() async throws -> TusUploadResult {
+        // A record must be storable before the server holds an upload that needs one.
+        try store?.prepare()
         let server = try await client.discover(endpoint)
         if let maximum = server.maximumSize, length > maximum {
             throw TusError(.tooLarge, "the source is \(length) bytes, more than the server's Tus-Max-Size of \(maximum)",

@@ -46,8 +46,13 @@ public struct TusOptions: Sendable {
     /// Extra headers on every request (authorization, for instance).
     public var headers: [HTTPHeader] = []
     /// Transport options: buffers, timeouts, TLS, credentials. `progressInterval` throttles
-    /// the tus progress callback.
-    public var transfer = UploadOptions()
+    /// the tus progress callback. Answers are read up to `ResponseBodyHandling.answerLimit`
+    /// (`.protocolAnswer`): a tus server's are a few bytes.
+    public var transfer: UploadOptions = {
+        var options = UploadOptions()
+        options.responseBody = .protocolAnswer
+        return options
+    }()
 
     public init() {}
 

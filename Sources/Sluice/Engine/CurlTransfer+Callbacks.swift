@@ -6,10 +6,29 @@ import Foundation
 extension CurlTransfer {
     /// CURLOPT_READFUNCTION: fills curl's buffer straight from the source.
     ///
-    /// Random-access sources are read at the tracked offset into curl's own buffer; a
-    /// producer's ring is copied out, and an empty ring pauses the transfer until the
+    /// Random-access sources are read at the tracked offset into curl's own buffer (one that
+    /// reads ahead, when its next bytes are not ready, pauses the transfer until it wakes the
+    /// loop); a producer's ring is copied out, and an empty ring pauses the transfer until the
     /// producer wakes the loop. A source that ends early or fails aborts the transfer.
     func readBody(_ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
+        guard let limit = options.rateLimit, buffer != nil, capacity > 0 else { return readSource(buffer, capacity) }
+        switch limit.take(upTo: capacity) {
+        case .wait(let delay):
+            // Over the cap: pause; the loop resumes the transfer when the bucket has refilled.
+            paused = true
+            rateResume = .now + delay
+            return Int(SLUICE_CURL_READFUNC_PAUSE)
+        case .send(let granted):
+            let result = readSource(buffer, granted)
+            // What was not sent (a short read, the end, a pause or an abort code) goes back.
+            let used = (0...granted).contains(result) ? result : 0
+            if used < granted { limit.giveBack(granted - used) }
+            return result
+        }
+    }
+
+    /// Fills up to `capacity` bytes of curl's buffer from the body, without the rate limit.
+    private func readSource(_ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
         guard let buffer, capacity > 0 else { return 0 }
         let target = UnsafeMutableRawBufferPointer(start: buffer, count: capacity)
         switch reader {
@@ -21,7 +40,18 @@ extension CurlTransfer {
             let wanted = Int(min(Int64(capacity), remaining))
             let offset = start + position
             do {
-                let count = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: target[..<wanted]), at: offset)
+                let slice = UnsafeMutableRawBufferPointer(rebasing: target[..<wanted])
+                let read: Int?
+                if let ahead = source as? any ReadAheadByteSource {
+                    // Never waits for the read-ahead: pause, and let it wake the loop.
+                    read = try ahead.read(into: slice, at: offset) { [weak self] in self?.wakeUp() }
+                } else {
+                    read = try source.read(into: slice, at: offset)
+                }
+                guard let count = read else {
+                    paused = true
+                    return Int(SLUICE_CURL_READFUNC_PAUSE)
+                }
                 guard count > 0 else {
                     let cause = ByteSourceError.endedEarly(offset: offset, expected: start + length)
                     return abort(UploadError(

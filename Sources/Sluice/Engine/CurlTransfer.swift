@@ -54,6 +54,8 @@ final class CurlTransfer: @unchecked Sendable {
     var position: Int64 = 0
     /// The read callback paused the transfer because the producer had nothing yet.
     var paused = false
+    /// When a transfer paused by `UploadOptions.rateLimit` may send again (loop thread only).
+    var rateResume: ContinuousClock.Instant?
     /// Paused on a descriptor that had no bytes: the loop polls it.
     var pausedDescriptor: Int32?
     /// The descriptor body reached its end.
@@ -125,8 +127,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     var isCancelled: Bool { control.withLock { $0.cancelled } }
 
-    /// Resumes the caller once and gives the slot back to the engine.
-    func complete(_ result: Result<UploadResponse, any Error>) {
+    /// Resumes the caller once and gives the slot back to the engine; `keptConnection` and
+    /// `connectionsOpened` are the loop's figures (none before the transfer reached it).
+    func complete(_ result: Result<UploadResponse, any Error>, keptConnection: String? = nil, connectionsOpened: Int = 0) {
         let (continuation, loop) = control.withLock { control -> (CheckedContinuation<UploadResponse, any Error>?, CurlLoop?) in
             guard !control.completed else { return (nil, nil) }
             control.completed = true
@@ -134,11 +137,7 @@ final class CurlTransfer: @unchecked Sendable {
             return (control.continuation, control.loop)
         }
         guard let continuation else { return }
-        if let loop {
-            var kept: String?
-            if case .success = result { kept = url.origin }
-            engine.finished(self, on: loop, keptConnection: kept, connectionsOpened: connectionsOpened)
-        }
+        if let loop { engine.finished(self, on: loop, keptConnection: keptConnection, connectionsOpened: connectionsOpened) }
         continuation.resume(with: result)
     }
 
@@ -160,14 +159,27 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// The loop looked again: a cancellation ends the transfer; a producer with bytes unpauses it.
+    /// The loop looked again: a cancellation ends the transfer; a producer with bytes, or a
+    /// read-ahead with the next chunk, unpauses it.
     func poked() -> Result<UploadResponse, any Error>? {
         if isCancelled { return .failure(cancelledError()) }
-        if paused, case .pipe(let pipe) = reader, pipe.isReadable, let easy {
+        guard paused, let easy else { return nil }
+        switch reader {
+        case .pipe(let pipe) where !pipe.isReadable: return nil
+        case .pipe, .random:
             paused = false
             _ = curl_easy_pause(easy.handle, SLUICE_CURLPAUSE_CONT)
+        case .none, .descriptor: break
         }
         return nil
+    }
+
+    /// The rate limit's wait is over: unpause (the read callback asks the limit again).
+    func rateLimitWaitEnded() {
+        guard let easy, rateResume != nil else { return }
+        rateResume = nil
+        paused = false
+        _ = curl_easy_pause(easy.handle, SLUICE_CURLPAUSE_CONT)
     }
 
     /// The loop saw the paused descriptor readable (bytes, its end or an error): unpause.
@@ -278,8 +290,21 @@ final class CurlTransfer: @unchecked Sendable {
         UploadError(.cancelled, "the upload was cancelled", bytesSent: bytesSent, totalBytes: body.length.value)
     }
 
+    /// Ends the transfer with `result`, on the loop's thread: releases libcurl's resources,
+    /// then resumes the caller once the body's read-ahead (if any) has stopped, so that no read
+    /// of the body outlives its request. The loop does not wait for it.
+    func finish(_ result: Result<UploadResponse, any Error>) {
+        var ahead: (any ReadAheadByteSource)?
+        if case .random(let source, _, _) = reader { ahead = source as? any ReadAheadByteSource }
+        let kept: String? = if case .success = result { url.origin } else { nil }
+        let opened = connectionsOpened
+        teardown()
+        guard let ahead else { return complete(result, keptConnection: kept, connectionsOpened: opened) }
+        ahead.endReading { self.complete(result, keptConnection: kept, connectionsOpened: opened) }
+    }
+
     /// Releases every libcurl resource; called once, on the loop's thread.
-    func teardown() {
+    private func teardown() {
         if let multi, let easy { _ = curl_multi_remove_handle(multi, easy.handle) }
         easy?.cleanup()
         if let headerList { curl_slist_free_all(headerList) }
