@@ -1,9 +1,5 @@
 import Foundation
 import Sluice
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 // The tus and S3 clients take sources as types; these open what a SOURCE argument names.
 
@@ -83,8 +79,8 @@ extension S3Client {
         switch try SourceSpecification(parsing: source, orThrow: { S3Error(.source, "\($0)", underlying: $0) }) {
         case .standardInput:
             let target = try location.resolvingKey(forSourceNamed: nil)
-            let stdin = InterruptibleStandardInput()
-            return try await uploadStream(stdin, to: target, progress: progress, onCancel: stdin.interrupt)
+            // The library's stream reader waits for stdin in a poll that a cancel ends at once.
+            return try await uploadStream(FileDescriptorStream.standardInput, to: target, progress: progress)
         case .synthetic(let length, let seed):
             let source = S3Source.synthetic(length: length, seed: seed)
             let target = try location.resolvingKey(forSourceNamed: "synthetic-\(length)-\(seed).bin")
@@ -139,32 +135,6 @@ extension S3Client {
             error.code = .cancelled
             throw error
         }
-    }
-}
-
-/// Standard input for `s3 cp -`: each read first waits, in slices of 100 ms, until stdin is
-/// readable or `interrupt()` was called, so Ctrl-C ends an upload whose stdin is idle (a
-/// `read(2)` blocked on a quiet pipe or terminal returns only when input comes). stdin's
-/// flags are left alone (no `O_NONBLOCK` on a descriptor shared with the shell).
-final class InterruptibleStandardInput: SequentialByteSource {
-    struct Interrupted: Error, CustomStringConvertible {
-        var description: String { "interrupted while waiting for stdin" }
-    }
-
-    var length: BodyLength { .unknown }
-    private let interrupted = Atomic<Bool>(false)
-
-    func interrupt() { interrupted.store(true, ordering: .relaxed) }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        var entry = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-        while true {
-            if interrupted.load(ordering: .relaxed) { throw Interrupted() }
-            let ready = poll(&entry, 1, 100)
-            // Readable, at its end, or failed: read(2) now returns at once and says which.
-            if ready > 0 || (ready < 0 && errno != EINTR) { break }
-        }
-        return try FileDescriptorStream.standardInput.read(into: buffer)
     }
 }
 

@@ -91,10 +91,6 @@ struct RetryBudget: Sendable {
 
     init(_ policy: RetryPolicy) { self.policy = policy }
 
-    /// Retries done: failures that were followed by another attempt.
-    var retries: Int { failures - (exhausted == nil ? 0 : 1) }
-    private var exhausted: Exhausted?
-
     /// The work moved forward: the count of failures in a row starts again.
     mutating func progressed() { consecutive = 0 }
 
@@ -106,6 +102,7 @@ struct RetryBudget: Sendable {
         failures += 1
         let now = ContinuousClock.now
         if firstFailure == nil { firstFailure = now }
+        var exhausted: Exhausted?
         if consecutive > policy.retries {
             exhausted = .inARow(consecutive)
         } else if let limit = policy.maximumRetries, failures > limit {

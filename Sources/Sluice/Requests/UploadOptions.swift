@@ -37,6 +37,10 @@ public struct UploadOptions: Sendable {
     /// per-origin limit does not hold it back, so what the caller asked for is what runs, and
     /// a request signed just before it is sent does not age in a queue.
     var concurrencyBoundByCaller = false
+    /// Send a random-access body with `Content-Length` even where the transport can do so only
+    /// by holding it in memory (URLSession on Linux, up to `maximumSizedBody`): for servers that
+    /// need a length (tus). Off, such a transport streams the body, chunked.
+    var prefersContentLength = false
 
     public init() {}
 

@@ -116,14 +116,37 @@ extension S3Client {
     }
 
     /// Fills `buffer` on a thread of its own: a read of stdin may block for as long as the
-    /// producer takes, and must not hold one of the few cooperative threads.
+    /// producer takes, and must not hold one of the few cooperative threads. Cancelling the
+    /// task ends a wait for a descriptor's bytes (stdin, a pipe) at once; any other stream's
+    /// read is left to finish on its thread while the upload ends.
+    ///
+    /// - Throws: `S3Error.cancelled` when cancelled; `S3Error.source` for the stream's error.
     static func fill(_ buffer: S3PartBuffer, from stream: any SequentialByteSource, size: Int) async throws -> Int {
         do {
-            return try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(with: Result { try buffer.fill(from: stream, size: size) })
+            let interrupt = try ReadInterrupt()
+            let resumed = Lock<CheckedContinuation<Int, any Error>?>(nil)
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    resumed.withLock { $0 = continuation }
+                    if Task.isCancelled {
+                        // Cancelled before the handler could see a continuation to resume.
+                        resumed.withLock { $0.take() }?.resume(throwing: CancellationError())
+                        return
+                    }
+                    Thread.detachNewThread {
+                        let result = Result { try buffer.fill(from: stream, size: size, interrupt: interrupt) }
+                        interrupt.close()
+                        resumed.withLock { $0.take() }?.resume(with: result)
+                    }
                 }
+            } onCancel: {
+                interrupt.interrupt()
+                resumed.withLock { $0.take() }?.resume(throwing: CancellationError())
             }
+        } catch is CancellationError {
+            throw S3Error(.cancelled, "cancelled while reading the stream")
+        } catch is ReadInterrupt.Interrupted {
+            throw S3Error(.cancelled, "cancelled while reading the stream")
         } catch {
             throw S3Error(.source, "cannot read the stream: \(error)", underlying: error)
         }

@@ -15,9 +15,10 @@ import FoundationNetworking
 /// and a replay, and a 2xx after a short body is an error. Credentials go to another origin
 /// only as `UploadRequest.sendsCredentials(to:options:)` allows.
 ///
-/// A random-access body of at most `sizedBodyLimit` bytes goes with `Content-Length` instead:
-/// read into memory and handed to URLSession as data (servers that need a length, such as
-/// tuspyserver's PATCH, take it); `TusClient` cuts its PATCHes to that size on this transport.
+/// When `options.prefersContentLength` asks (`TusClient` does), a random-access body of at most
+/// `sizedBodyLimit` bytes goes with `Content-Length` instead: read into memory and handed to
+/// URLSession as data (servers that need a length, such as tuspyserver's PATCH, take it);
+/// `TusClient` cuts its PATCHes to that size on this transport.
 ///
 /// - Important: Each `send` uses its own session, invalidated when it ends. Memory: the ring
 ///   (`options.bufferSize`) for a streamed body, the body itself for a sized one.
@@ -277,19 +278,30 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         return try result.get()
     }
 
-    /// The body, read whole, when it goes with `Content-Length`: random access, a known
-    /// length up to `URLSessionTransport.sizedBodyLimit`, and no `forceChunked`.
+    /// The body, read whole, when it goes with `Content-Length`: asked for
+    /// (`prefersContentLength`), random access, a known length up to
+    /// `URLSessionTransport.sizedBodyLimit`, and no `forceChunked`.
     ///
-    /// - Throws: `UploadError.sourceFailed` when the source cannot give its range.
+    /// - Throws: `UploadError.sourceFailed` naming the offset where the source failed or ended.
     private func readSizedBody() throws -> Data? {
-        guard case .random(let source, let start) = body.storage, !options.forceChunked,
+        guard options.prefersContentLength, !options.forceChunked, case .random(let source, let start) = body.storage,
               source.length - start <= URLSessionTransport.sizedBodyLimit else { return nil }
+        var data = Data(count: Int(source.length - start))
+        var offset = start
         do {
-            return Data(try source.bytes(in: start..<source.length))
+            try data.withUnsafeMutableBytes { buffer in
+                while offset < source.length {
+                    let target = UnsafeMutableRawBufferPointer(rebasing: buffer[Int(offset - start)...])
+                    let count = try source.read(into: target, at: offset)
+                    if count == 0 { throw ByteSourceError.endedEarly(offset: offset, expected: source.length) }
+                    offset += Int64(count)
+                }
+            }
         } catch {
-            throw UploadError(.sourceFailed, "the source failed: \(error)", bytesSent: 0, totalBytes: source.length - start,
-                              offset: start, underlying: error)
+            throw UploadError(.sourceFailed, "source failed at byte \(offset): \(error)", bytesSent: 0,
+                              totalBytes: source.length - start, offset: offset, underlying: error)
         }
+        return data
     }
 
     /// Cancels `task` from a dispatch thread, never from the caller's. On Linux `cancel` runs

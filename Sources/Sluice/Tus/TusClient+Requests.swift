@@ -43,7 +43,10 @@ extension TusClient {
     func send(_ request: UploadRequest, body: UploadBody? = nil, inFlight: TusInFlight? = nil,
               progress: (@Sendable (Int64) -> Void)? = nil) async throws -> UploadResponse {
         inFlight?.reset()
-        return try await transport.send(request, body: body ?? .bytes(MemoryByteSource([])), options: options.transfer) { sent in
+        var transfer = options.transfer
+        // tus servers need a length (tuspyserver ignores a chunked creation body, refuses a chunked PATCH).
+        transfer.prefersContentLength = true
+        return try await transport.send(request, body: body ?? .bytes(MemoryByteSource([])), options: transfer) { sent in
             inFlight?.update(sent)
             progress?(sent)
         }
