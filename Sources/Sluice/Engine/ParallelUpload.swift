@@ -210,7 +210,7 @@ extension TransferEngine {
             tracker.update(index, 0)
             guard attempt <= upload.retries else {
                 let status = failure.status.map { "status \($0)" } ?? "no status"
-                throw UploadError(failure.code, "\(part) failed after \(attempt) attempts (\(status)): \(reason)",
+                throw UploadError(failure.code, "\(part) failed after \(counted(attempt, "attempt")) (\(status)): \(reason)",
                                   status: failure.status, bytesSent: failure.bytesSent, totalBytes: part.length, underlying: failure)
             }
             tracker.retried()

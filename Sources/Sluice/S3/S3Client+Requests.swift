@@ -205,7 +205,7 @@ extension S3Client {
                 guard failure.retryable, consecutive < options.retries else {
                     if failure.retryable {
                         var final = failure.error
-                        final.message = "\(failure.error.message) (after \(consecutive + 1) attempts)"
+                        final.message = "\(failure.error.message) (after \(counted(consecutive + 1, "attempt")))"
                         if final.code != .server { final.code = .retriesExhausted }
                         throw final
                     }

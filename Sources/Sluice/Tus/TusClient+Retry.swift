@@ -52,7 +52,7 @@ struct TusRetrier {
         consecutive += 1
         total += 1
         guard consecutive <= limit else {
-            throw TusError(.retriesExhausted, "\(action) failed \(consecutive) times in a row, last: \(cause)",
+            throw TusError(.retriesExhausted, "\(action) failed \(consecutive == 1 ? "once" : "\(consecutive) times in a row"), last: \(cause)",
                            uploadURL: uploadURL, offset: offset, totalBytes: length, underlying: error)
         }
         let delay = Duration.backoff(base: baseDelay, maximum: maximumDelay, attempt: consecutive)
