@@ -6,9 +6,14 @@ the right result, or one `sluice: ...` line and a non-zero status.
 Against the real peers (SeaweedFS through test_s3_cli.py's fixtures, tuspyserver, the fault
 server) and, where a server must lie, Tests/Peers/s3_proxy.py's FaultProxy or a small server here."""
 
+import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 import urllib.parse
 
 import pytest
@@ -29,6 +34,33 @@ def one_line(err):
 def run(*args, env=None, stdin=None, input_bytes=None, timeout=60):
     proc = subprocess.run([sluice_bin(), *args], env=env, stdin=stdin, input=input_bytes, capture_output=True, timeout=timeout)
     return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+
+
+def resume_records(env):
+    """The S3 resume records under the test's cache directory."""
+    return [os.path.join(root, f) for root, _, files in os.walk(env["XDG_CACHE_HOME"]) for f in files if f.endswith(".json")]
+
+
+def through_proxy(env, proxy):
+    return dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port)
+
+
+def leave_a_resumable_upload(env, proxy, path, name):
+    """Runs `s3 cp` of `path` (over 6 MiB) through `proxy` and kills it once the first part is
+    sent: the upload and its resume record (keyed by the proxy's endpoint) are kept. Returns
+    the arguments to run it again."""
+    args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "1"]
+    proc = subprocess.Popen([sluice_bin(), *args, "--progress", "json"], env=through_proxy(env, proxy),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for raw in proc.stderr:
+            if raw.startswith(b"{") and json.loads(raw)["bytes_sent"] >= 6 * MIB:
+                break
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert "complete" not in proxy.actions, proxy.actions
+    return args
 
 
 # --- 3. Passwords in URLs never reach a message ---
@@ -120,26 +152,22 @@ def test_s3_cp_without_credentials_touches_nothing(env, tmp_path):
     assert not home.exists()
 
 
-def test_a_resume_record_that_is_a_symlink_to_dev_zero_is_named_as_such(s3, env, tmp_path):
+def test_a_resume_record_that_is_a_symlink_to_dev_zero_is_named_as_such(s3, weed, env, tmp_path):
     source = tmp_path / "src.bin"
     source.write_bytes(os.urandom(11 * MIB))
     name = key()
-    proxy = FaultProxy(need_weed_port(env))
+    proxy = FaultProxy(weed[1])
     try:
         args = leave_a_resumable_upload(env, proxy, source, name)
     finally:
         proxy.close()
-    records = [os.path.join(root, f) for root, _, files in os.walk(env["XDG_CACHE_HOME"]) for f in files if f.endswith(".json")]
+    records = resume_records(env)
     assert len(records) == 1, records
     os.unlink(records[0])
     os.symlink("/dev/zero", records[0])
-    status, out, err = sluice(dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port), *args, timeout=30)
+    status, out, err = sluice(through_proxy(env, proxy), *args, timeout=30)
     assert status == 1 and one_line(err), (status, err)
     assert "not a regular file (a character device)" in err and "permission" not in err.lower(), err
-
-
-def need_weed_port(env):
-    return urllib.parse.urlsplit(env["AWS_ENDPOINT_URL"]).port
 
 
 # --- 10. Configuration files are read up to a cap ---
@@ -156,29 +184,6 @@ def test_a_huge_aws_config_file_is_refused_in_one_line_naming_it(env, tmp_path, 
 
 
 # --- 1. What a server sends is read with a bound ---
-
-
-def through_proxy(env, proxy):
-    return dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port)
-
-
-def leave_a_resumable_upload(env, proxy, path, name):
-    """Runs `s3 cp` of `path` (over 6 MiB) through `proxy` and kills it once the first part is
-    sent: the upload and its resume record (keyed by the proxy's endpoint) are kept. Returns
-    the arguments to run it again."""
-    import json
-    args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "1"]
-    proc = subprocess.Popen([sluice_bin(), *args, "--progress", "json"], env=through_proxy(env, proxy),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        for raw in proc.stderr:
-            if raw.startswith(b"{") and json.loads(raw)["bytes_sent"] >= 6 * MIB:
-                break
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
-    assert "complete" not in proxy.actions, proxy.actions
-    return args
 
 
 @pytest.mark.parametrize("action", ["part", "create", "complete", "put"])
@@ -284,8 +289,6 @@ class SilentServer:
     """Accepts connections on 127.0.0.1, reads what comes, never answers."""
 
     def __init__(self):
-        import socket
-        import threading
         self.listener = socket.socket()
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen(64)
@@ -328,7 +331,6 @@ def silent():
 
 
 def timed(*args, **kwargs):
-    import time
     started = time.monotonic()
     result = run(*args, **kwargs)
     return result + (time.monotonic() - started,)
@@ -388,8 +390,6 @@ def interrupt_during_complete(env, weed, args, stdin_bytes=None, meanwhile=None)
     """Runs sluice through a proxy that holds the server's answer to Complete (the object is
     complete at the server) until sluice was interrupted; `meanwhile()` runs before the
     interrupt. Returns (status, stderr)."""
-    import signal
-    import threading
     completed, release = threading.Event(), threading.Event()
 
     def hold(status, headers, body):
@@ -434,8 +434,7 @@ def test_ctrl_c_while_the_server_completes_says_the_object_is_stored(s3, weed, e
     assert status == 130 and one_line(err), (status, err)
     assert "is stored" in err and "kept" not in err and "was aborted" not in err, err
     assert s3.head_object(Bucket=BUCKET, Key=name)["ContentLength"] == 11 * MIB
-    records = [f for _, _, files in os.walk(env["XDG_CACHE_HOME"]) for f in files if f.endswith(".json")]
-    assert records == [], records
+    assert resume_records(env) == []
 
 
 def test_ctrl_c_while_the_server_completes_an_object_then_deleted_says_it_may_have_completed(s3, weed, env, tmp_path):
@@ -466,8 +465,7 @@ def test_an_upload_gone_under_a_resumer_is_not_called_kept(s3, weed, env, tmp_pa
     # Before: "… NoSuchUpload …; upload X is kept: run the same command to resume".
     assert status == 1 and one_line(err), (status, err)
     assert "NoSuchUpload" in err and "is gone" in err and "kept" not in err and "resume" not in err, err
-    records = [f for _, _, files in os.walk(env["XDG_CACHE_HOME"]) for f in files if f.endswith(".json")]
-    assert records == [], records
+    assert resume_records(env) == []
 
 
 @pytest.mark.parametrize("transport", ["curl", "urlsession"])
