@@ -6,6 +6,7 @@ the right result, or one `sluice: ...` line and a non-zero status.
 Against the real peers (SeaweedFS through test_s3_cli.py's fixtures, tuspyserver, the fault
 server) and, where a server must lie, Tests/Peers/s3_proxy.py's FaultProxy or a small server here."""
 
+import http.server
 import json
 import os
 import signal
@@ -521,3 +522,50 @@ def test_a_rerun_with_other_part_size_or_checksum_is_refused_not_silently_resume
         assert status == 0, err
     finally:
         proxy.close()
+
+
+class EndlessAnswer:
+    """Answers every request 500 with a chunked body that never ends (until the client goes)."""
+
+    def __init__(self):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def answer(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(500)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                block = b"%x\r\n%s\r\n" % (1 << 16, b"e" * (1 << 16))
+                try:
+                    while True:
+                        self.wfile.write(block)
+                except OSError:
+                    pass
+            do_OPTIONS = do_POST = do_HEAD = do_PATCH = do_GET = do_PUT = answer
+
+            def log_message(self, *args):
+                pass
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_tus_answer_that_never_ends_fails_at_1_mib(tmp_path):
+    source = tmp_path / "f.bin"
+    source.write_bytes(b"z" * 1000)
+    server = EndlessAnswer()
+    try:
+        # Before: the answer was read (16 MiB kept, the rest dropped) for as long as it came: no end.
+        status, out, err, seconds = timed("tus", str(source), server.url + "/files/", "--retries", "0",
+                                          "--state", str(tmp_path / "tus"), timeout=60)
+    finally:
+        server.close()
+    assert status == 1 and out == "" and one_line(err), (status, err)
+    assert "longer than 1 MiB" in err, err
+    assert seconds < 20, seconds
