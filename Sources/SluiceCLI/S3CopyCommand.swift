@@ -158,18 +158,23 @@ struct S3CopyCommand {
         switch result {
         case .success(let upload):
             do { try Terminal.output("\(upload.location)\n") } catch {
-                Terminal.error("sluice: \(error)")
+                // The object is stored: say so, with why stdout failed.
+                Terminal.error("sluice: s3 cp: \(upload.summary), but \(error)")
                 return 1
             }
             Terminal.error("sluice: \(upload.summary)")
             return 0
         case .failure(let error):
             let error = error as? S3Error ?? S3Error(.transport, "\(error)")
-            let resumable = source != "-" && error.uploadID != nil && error.code != .sourceChanged
+            // Not after a refusal the same command would meet again (a changed source, resume
+            // state it cannot use): --restart is what the line asks for then.
+            let resumable = source != "-" && error.uploadID != nil && error.code != .sourceChanged && error.code != .state
             var line = error.message + Self.flagHint(for: error)
             if error.code == .cancelled {
                 line = "interrupted"
-                if resumable, let id = error.uploadID {
+                if let completion = error.completion {
+                    line += Self.interruptedCompletion(completion, uploadID: error.uploadID, location: location)
+                } else if resumable, let id = error.uploadID {
                     line += "; upload \(id) is kept: run the same command again to resume, or `sluice s3 abort \(location) --upload-id \(id)` to remove it"
                 } else if error.uploadID != nil {
                     line += "; \(error.message)"
@@ -187,6 +192,17 @@ struct S3CopyCommand {
 }
 
 extension S3CopyCommand {
+    /// What the server says of an upload interrupted while it was being completed.
+    static func interruptedCompletion(_ completion: S3InterruptedCompletion, uploadID: String?, location: S3Location) -> String {
+        let upload = uploadID.map { "upload \($0)" } ?? "the upload"
+        switch completion {
+        case .completed(let eTag):
+            return " while the server completed \(upload), which it finished: \(location) is stored (ETag \(eTag))"
+        case .mayHaveCompleted:
+            return " while the server completed \(upload), which is no longer there and \(location) does not show it: it may have completed; check the object before uploading again"
+        }
+    }
+
     /// The option that changes what the library's message asks for, if there is one.
     static func flagHint(for error: S3Error) -> String {
         switch error.code {
@@ -248,7 +264,7 @@ struct S3AbortCommand {
                 Terminal.error("sluice: s3 abort: no multipart upload of \(location) in progress")
             }
             for id in aborted { try Terminal.output("\(id)\n") }
-            if !aborted.isEmpty { Terminal.error("sluice: aborted \(aborted.count) upload\(aborted.count == 1 ? "" : "s") of \(location)") }
+            if !aborted.isEmpty { Terminal.error("sluice: aborted \(counted(aborted.count, "upload")) of \(location)") }
             return 0
         } catch {
             Terminal.error("sluice: s3 abort: \(error)")

@@ -93,6 +93,10 @@ extension S3Client {
                 throw S3Error(.sourceChanged,
                               "the source changed since upload \(stored.uploadID) of \(location) began (\(change)): restart the upload to abort it and start again",
                               uploadID: stored.uploadID)
+            } else if let difference = settingsDiffer(from: stored, fresh: fresh) {
+                // Its parts were cut and checked so: resuming would silently use them instead.
+                throw S3Error(.state, "upload \(stored.uploadID) of \(location) was started with \(difference): give those to resume it, or restart the upload to start again with these",
+                              uploadID: stored.uploadID)
             } else {
                 do {
                     for part in try await listParts(location, uploadID: stored.uploadID, counters: counters) { listed[part.partNumber] = part }
@@ -129,6 +133,13 @@ extension S3Client {
                                        meter: meter, start: start, store: store)
         } catch var error as S3Error {
             error.uploadID = error.uploadID ?? stored.uploadID
+            if error.serverCode == "NoSuchUpload" {
+                // Completed or aborted by someone else (another run that resumed it): nothing
+                // is left to resume.
+                store.remove(stored)
+                error.message += "; upload \(stored.uploadID) is gone, its stored state dropped"
+                error.uploadID = nil
+            }
             if error.code == .source, let change = Self.change(during: source) {
                 // It ended early because it shrank (or was replaced): say that, not "resume".
                 error.code = .sourceChanged
@@ -175,13 +186,41 @@ extension S3Client {
             throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): upload \(uploadID) of \(location) was not completed; restart the upload to send it again",
                           uploadID: uploadID)
         }
-        let completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts, counters: counters)
+        let completed: S3CompletedUpload
+        do {
+            completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts, counters: counters)
+        } catch var error as S3Error where error.code == .cancelled {
+            // Interrupted while the server completes: if the upload is gone, say what is true
+            // instead of naming it as kept (outside the cancelled task: the questions must go out).
+            let client = self
+            if let completion = await Task.detached(operation: {
+                await client.completionIfGone(location, uploadID: uploadID, partCount: count, length: source.bytes.length)
+            }).value {
+                store.remove(record)
+                error.completion = completion
+            }
+            throw error
+        }
         store.remove(record)
         let verified = try verify(completed, parts: parts, lengths: (1...count).map { Int64(plan.range(ofPart: $0).count) }, uploadID: uploadID)
         return S3UploadResult(
             location: location, length: source.bytes.length, eTag: completed.eTag, uploadID: uploadID, partCount: count,
             partsSkipped: skipped, resumed: resumed, bytesSent: counters.bytesSent, retries: counters.retries,
             checksum: verified, elapsed: Self.seconds(since: start))
+    }
+
+    /// How the part size asked for (when one was) and the checksum differ from those a stored
+    /// upload was started with, in words; nil when they agree.
+    func settingsDiffer(from stored: S3UploadRecord, fresh: S3PartPlan) -> String? {
+        var differences: [String] = []
+        if options.partSize != nil, fresh.partSize != stored.plan.partSize {
+            differences.append("\(stored.plan.partSize)-byte parts, not \(fresh.partSize)")
+        }
+        if options.checksum?.s3Algorithm != stored.checksum {
+            let name = { (algorithm: S3ChecksumAlgorithm?) in algorithm.map { $0.rawValue.lowercased() } ?? "none" }
+            differences.append("checksum \(name(stored.checksum)), not \(name(options.checksum?.s3Algorithm))")
+        }
+        return differences.isEmpty ? nil : differences.joined(separator: " and ")
     }
 
     /// What can be found wrong before any effect, local (a state directory) or remote: the
