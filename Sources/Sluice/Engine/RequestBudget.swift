@@ -31,6 +31,9 @@ public final class RequestBudget: Sendable {
         state = Lock(State(available: max(1, limit)))
     }
 
+    /// Tasks waiting for a permit now.
+    public var waiting: Int { state.withLock { $0.waiters.count } }
+
     /// The most permits that were out at once (for tests and measurements).
     public var mostInFlight: Int { state.withLock { $0.mostInFlight } }
 
