@@ -10,13 +10,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
 import pytest
 
 from conftest import REPO, sluice_bin
-from test_s3_cli import BUCKET, MIB, env, s3, sluice, weed  # noqa: F401 (fixtures)
+from test_s3_cli import BUCKET, MIB, env, fault_proxy, s3, sluice, weed  # noqa: F401 (fixtures)
 
 
 def make_tree(root, small=120, big=40 * MIB):
@@ -124,6 +125,37 @@ def test_kill_9_then_the_same_command_finishes_the_job(s3, env, tmp_path, record
     assert "%d unchanged since a run before" % done_before in err, err
     assert bucket_listing(s3, prefix) == files
     assert journal_lines(state) == 0, "the record goes when the job completes"
+
+
+def test_kill_9_during_complete_multipart_upload(s3, fault_proxy, tmp_path):
+    """The server completes the big file's upload, and sluice is killed before it hears so:
+    the same command finds the upload gone (NoSuchUpload), sends that file again, and the
+    bucket is the tree."""
+    proxy, env = fault_proxy
+    root = str(tmp_path / "tree")
+    files = make_tree(root, small=10, big=12 * MIB)
+    prefix = "complete-%s/" % uuid.uuid4().hex[:8]
+    state = str(tmp_path / "state")
+    held, release = threading.Event(), threading.Event()
+
+    def hold(status, headers, body):
+        held.set()
+        release.wait(60)
+        return status, headers, body
+
+    proxy.rewrite["complete"] = hold
+    args = ["s3", "cp", "-r", root, "s3://%s/%s" % (BUCKET, prefix), "--state", state, "--progress", "none", "--part-size", "5MiB"]
+    proc = subprocess.Popen([sluice_bin(), *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert held.wait(60), "CompleteMultipartUpload never came"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        release.set()
+    del proxy.rewrite["complete"]
+    status, out, err = sluice(env, *args)
+    assert status == 0, err
+    assert bucket_listing(s3, prefix) == files
 
 
 def test_a_file_that_cannot_go_fails_alone_and_the_rerun_tries_only_it(s3, env, tmp_path):
