@@ -29,12 +29,23 @@ extension S3CopyCommand {
         if let state = options.stateDirectory { job.stateDirectory = state + "/jobs" }
         let started = ContinuousClock.now
         let configured = job
-        let result = await ProgressPrinter.run(style: progress) { report in
+        // Reports come from every part's progress: drawn at most every 100 ms, and the last one.
+        let lastDrawn = Lock<ContinuousClock.Instant?>(nil)
+        let result = await ProgressPrinter.runReporting(style: progress) { printer in
             try await configured.run(to: destination) { job in
-                let elapsed = (ContinuousClock.now - started) / .seconds(1)
+                let now = ContinuousClock.now
+                let finished = job.walkEnded && job.filesDone + job.filesFailed == job.filesFound
+                let due = lastDrawn.withLock { last -> Bool in
+                    if !finished, let last, now - last < .milliseconds(100) { return false }
+                    last = now
+                    return true
+                }
+                guard due else { return }
+                let elapsed = (now - started) / .seconds(1)
                 let sent = job.bytesDone - job.bytesAlreadyDone
-                report(UploadProgress(bytesSent: job.bytesDone, totalBytes: job.walkEnded ? job.bytesFound : nil,
-                                      bytesPerSecond: elapsed > 0 ? Double(sent) / elapsed : 0, elapsed: elapsed))
+                printer.report(UploadProgress(bytesSent: job.bytesDone, totalBytes: job.walkEnded ? job.bytesFound : nil,
+                                              bytesPerSecond: elapsed > 0 ? Double(sent) / elapsed : 0, elapsed: elapsed),
+                               files: (job.filesDone, job.walkEnded ? job.filesFound : nil))
             }
         }
         switch result {

@@ -217,3 +217,20 @@ def test_bad_input_is_one_line(s3, env, tmp_path, case):
         return
     assert len(err.strip().splitlines()) == 1, err
     assert out == ""
+
+
+def test_progress_json_counts_files_and_bytes(s3, env, tmp_path):
+    root = str(tmp_path / "tree")
+    files = make_tree(root, small=30, big=6 * MIB)
+    prefix = "progress-%s/" % uuid.uuid4().hex[:8]
+    status, out, err = sluice(env, "s3", "cp", "-r", root, "s3://%s/%s" % (BUCKET, prefix), "--progress", "json")
+    assert status == 0, err
+    records = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    assert records, err
+    last = records[-1]
+    assert last["files_done"] == last["files_total"] == len(files)
+    assert last["bytes_sent"] == last["total_bytes"] == sum(os.path.getsize(os.path.join(root, k)) for k in files)
+    done = [r["files_done"] for r in records]
+    assert done == sorted(done), "files done never goes back"
+    # Throttled: at most one record every 100 ms, plus the last.
+    assert len(records) <= last["elapsed"] * 10 + 2, (len(records), last["elapsed"])
