@@ -162,12 +162,6 @@ extension ProgressPrinter {
     static func run<Value: Sendable>(
         style: Style, _ work: @escaping @Sendable (_ report: @escaping @Sendable (UploadProgress) -> Void) async throws -> Value
     ) async -> Result<Value, any Error> {
-        let printer = ProgressPrinter(style: style)
-        let task = Task { try await work { printer.report($0) } }
-        let signals = SignalWatcher { _ in task.cancel() }
-        defer { signals.stop() }
-        let result = await task.result
-        printer.end()
-        return result
+        await runReporting(style: style) { printer in try await work { printer.report($0) } }
     }
 }
