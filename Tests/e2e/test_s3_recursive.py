@@ -180,7 +180,7 @@ def test_a_file_that_cannot_go_fails_alone_and_the_rerun_tries_only_it(s3, env, 
     assert bucket_listing(s3, prefix) == files
 
 
-@pytest.mark.parametrize("case", ["missing", "file", "include-without-r", "damaged-record"])
+@pytest.mark.parametrize("case", ["missing", "file", "include-without-r", "state-is-a-file", "absurd-rate", "damaged-record"])
 def test_bad_input_is_one_line(s3, env, tmp_path, case):
     root = str(tmp_path / "tree")
     os.makedirs(root)
@@ -196,6 +196,16 @@ def test_bad_input_is_one_line(s3, env, tmp_path, case):
         assert status == 2
     elif case == "include-without-r":
         status, out, err = sluice(env, "s3", "cp", root + "/f", target + "f", "--include", "*")
+        assert status == 2
+    elif case == "state-is-a-file":
+        with open(state, "wb") as handle:
+            handle.write(b"not a directory")
+        status, out, err = sluice(env, "s3", "cp", "-r", root, target, "--state", state, "--progress", "none")
+        assert status == 1 and "job record" in err, err
+        bucket, _, prefix = target[len("s3://"):].partition("/")
+        assert s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("KeyCount", 0) == 0, "nothing sent before the refusal"
+    elif case == "absurd-rate":
+        status, out, err = sluice(env, "s3", "cp", "-r", root, target, "--limit-rate", "0")
         assert status == 2
     else:
         # A job that fails leaves its record; damage it; the next run refuses it, --restart forgets it.
