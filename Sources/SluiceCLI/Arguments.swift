@@ -86,6 +86,39 @@ extension Arguments {
         return .seconds(seconds)
     }
 
+    /// `--stall-timeout SECONDS`, which every command that talks to a server takes.
+    static let stallTimeoutUsage = """
+      --stall-timeout SECONDS    fail an attempt when the connection, the server's answer or the
+                                 source is silent this long (default 60, at most 31536000)
+    """
+
+    /// Parses `--stall-timeout` into `options`: one bound for the connect, the answer and the
+    /// source alike (a stall is one failed attempt, retried as the command retries).
+    static func stallTimeout(_ value: String, into options: inout UploadOptions) throws {
+        let timeout = try seconds(value, option: "--stall-timeout")
+        options.stallTimeout = timeout
+        options.connectTimeout = timeout
+    }
+
+    /// `--limit-rate RATE`, which every command that sends a body takes.
+    static let limitRateUsage = """
+      --limit-rate RATE          at most RATE bytes per second across every connection (curl's
+                                 name; 500K, 10M, 1G are binary, as curl reads them)
+    """
+
+    /// Parses `--limit-rate` into `options`: one `RateLimit` that every request draws from.
+    static func limitRate(_ value: String, into options: inout UploadOptions) throws {
+        let rate: Int64
+        do { rate = try ByteCount.parse(value) } catch {
+            throw UsageError("--limit-rate needs a rate such as 500K or 10M (bytes per second), got '\(value)'")
+        }
+        do {
+            options.rateLimit = try RateLimit(bytesPerSecond: rate)
+        } catch {
+            throw UsageError("--limit-rate must be from 1 byte to 1TiB per second, got '\(value)'")
+        }
+    }
+
     /// Parses a whole count in `range`.
     static func count(_ value: String, option: String, in range: ClosedRange<Int>) throws -> Int {
         guard let count = Int(value), range.contains(count) else {

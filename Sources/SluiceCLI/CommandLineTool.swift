@@ -17,6 +17,9 @@ usage: sluice <command> [options]      (sluice <command> --help lists a command'
   s3 cp SOURCE s3://BUCKET/KEY     a parallel, resumable S3 multipart upload
   s3 abort s3://BUCKET/KEY         abort S3 multipart uploads in progress
   s3 presign s3://B/K [options]    a presigned URL
+  s3 presign s3://B/K --multipart --size N   a presigned multipart upload's plan (plan.json)
+  upload --parts plan.json SOURCE  send SOURCE by such a plan, no credentials (etags.json)
+  s3 complete s3://B/K --upload-id ID --parts etags.json   complete it
   demo [--size SIZE]               an upload end to end on this machine, verified
   --version, -V                    print the version
 SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].

@@ -4,7 +4,7 @@ import Sluice
 enum Commands {
     static var all: [(name: String, type: any Subcommand.Type)] {
         [
-            ("upload", UploadCommand.self),
+            ("upload", UploadEntry.self),
             ("receive", ReceiveCommand.self),
             ("checksum", ChecksumCommand.self),
             ("tus", TusCommand.self),

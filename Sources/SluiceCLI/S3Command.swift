@@ -12,17 +12,29 @@ struct S3Command {
       604800 = 7 days). Credentials and endpoint as the AWS CLI reads them: AWS_ACCESS_KEY_ID,
       AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
       AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_PROFILE and ~/.aws/{credentials,config}.
+           sluice s3 presign s3://BUCKET/KEY --multipart --size BYTES [--part-size S] [--expires SECONDS]  > plan.json
+           sluice s3 complete s3://BUCKET/KEY --upload-id ID --parts etags.json
+      A presigned multipart upload: the side with credentials creates it and prints its plan,
+      `sluice upload --parts plan.json SOURCE > etags.json` sends it without credentials, the
+      side with credentials completes it (sluice s3 presign --multipart --help, s3 complete --help).
     """
 
     let arguments: [String]
 
     func run() async throws -> Int32 {
         try Self.refuseArgumentsThatAreNotUTF8()
-        guard let subcommand = arguments.first else { throw UsageError("s3 needs a subcommand: cp, abort or presign (see sluice help)") }
+        guard let subcommand = arguments.first else { throw UsageError("s3 needs a subcommand: cp, abort, presign or complete (see sluice help)") }
+        let rest = Array(arguments.dropFirst())
         switch subcommand {
         case "cp", "abort": return try await S3Subcommands.run(arguments)
-        case "presign": return try S3PresignCommand(arguments: Array(arguments.dropFirst())).run()
-        default: throw UsageError("unknown s3 subcommand '\(subcommand)': use cp, abort or presign")
+        case "presign" where Arguments.mentions("--multipart", in: rest):
+            if rest.contains("--help") || rest.contains("-h") { return printHelp(S3PresignPartsCommand.usage) }
+            return try await S3PresignPartsCommand(arguments: rest).run()
+        case "presign": return try S3PresignCommand(arguments: rest).run()
+        case "complete":
+            if rest.contains("--help") || rest.contains("-h") { return printHelp(S3CompleteCommand.usage) }
+            return try await S3CompleteCommand(arguments: rest).run()
+        default: throw UsageError("unknown s3 subcommand '\(subcommand)': use cp, abort, presign or complete")
         }
     }
 }

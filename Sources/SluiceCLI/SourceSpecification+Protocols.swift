@@ -1,9 +1,5 @@
 import Foundation
 import Sluice
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 // The tus and S3 clients take sources as types; these open what a SOURCE argument names.
 
@@ -83,11 +79,10 @@ extension S3Client {
         switch try SourceSpecification(parsing: source, orThrow: { S3Error(.source, "\($0)", underlying: $0) }) {
         case .standardInput:
             let target = try location.resolvingKey(forSourceNamed: nil)
-            let stdin = InterruptibleStandardInput()
-            return try await uploadStream(stdin, to: target, progress: progress, onCancel: stdin.interrupt)
+            // The library's stream reader waits for stdin in a poll that a cancel ends at once.
+            return try await uploadStream(FileDescriptorStream.standardInput, to: target, progress: progress)
         case .synthetic(let length, let seed):
-            let source = S3Source(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
-                                  fingerprint: S3SourceFingerprint(size: length))
+            let source = S3Source.synthetic(length: length, seed: seed)
             let target = try location.resolvingKey(forSourceNamed: "synthetic-\(length)-\(seed).bin")
             return try await upload(source, to: target, progress: progress)
         case .file(let path):
@@ -111,17 +106,28 @@ extension S3Client {
     }
 }
 
+extension S3Source {
+    /// `synthetic:LENGTH:SEED`: its identity names the seed, its fingerprint is the length.
+    static func synthetic(length: Int64, seed: UInt64) -> S3Source {
+        S3Source(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
+                 fingerprint: S3SourceFingerprint(size: length))
+    }
+}
+
 extension S3Client {
-    /// `uploadStream`, with `onCancel` run when the task is cancelled (Ctrl-C): the stream is
-    /// read on a thread of its own, which only the stream can wake. A read failure that
+    /// `uploadStream`, with `onCancel` run when the task is cancelled (Ctrl-C) or the stream is
+    /// silent for the stall timeout: the stream is read on a thread of its own, which only the
+    /// stream can wake. A read failure that
     /// cancellation caused is reported as `.cancelled`.
     func uploadStream(
         _ stream: any SequentialByteSource, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)?,
         onCancel: @escaping @Sendable () -> Void
     ) async throws -> S3UploadResult {
+        // A source silent for the stall timeout fails the upload, as a silent server does.
+        let guarded = StallGuardedStream(stream, timeout: options.transfer.stallTimeout, interrupt: onCancel)
         do {
             return try await withTaskCancellationHandler {
-                try await uploadStream(stream, to: location, progress: progress)
+                try await uploadStream(guarded, to: location, progress: progress)
             } onCancel: {
                 onCancel()
             }
@@ -129,32 +135,6 @@ extension S3Client {
             error.code = .cancelled
             throw error
         }
-    }
-}
-
-/// Standard input for `s3 cp -`: each read first waits, in slices of 100 ms, until stdin is
-/// readable or `interrupt()` was called, so Ctrl-C ends an upload whose stdin is idle (a
-/// `read(2)` blocked on a quiet pipe or terminal returns only when input comes). stdin's
-/// flags are left alone (no `O_NONBLOCK` on a descriptor shared with the shell).
-final class InterruptibleStandardInput: SequentialByteSource {
-    struct Interrupted: Error, CustomStringConvertible {
-        var description: String { "interrupted while waiting for stdin" }
-    }
-
-    var length: BodyLength { .unknown }
-    private let interrupted = Atomic<Bool>(false)
-
-    func interrupt() { interrupted.store(true, ordering: .relaxed) }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        var entry = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-        while true {
-            if interrupted.load(ordering: .relaxed) { throw Interrupted() }
-            let ready = poll(&entry, 1, 100)
-            // Readable, at its end, or failed: read(2) now returns at once and says which.
-            if ready > 0 || (ready < 0 && errno != EINTR) { break }
-        }
-        return try FileDescriptorStream.standardInput.read(into: buffer)
     }
 }
 

@@ -17,9 +17,10 @@ enum Terminal {
         errorText(line + "\n")
     }
 
-    /// Text on stderr as it is (a progress bar's redraw); failures are ignored.
+    /// Text on stderr as it is (a progress bar's redraw), but for passwords in URLs, shown as
+    /// `***` (`Redaction`): every message of every command goes through here. Failures are ignored.
     static func errorText(_ text: String) {
-        var text = text
+        var text = Redaction.passwords(in: text)
         text.withUTF8 { try? write(2, UnsafeRawBufferPointer($0)) }
     }
 
@@ -101,15 +102,18 @@ struct ProgressPrinter: Sendable {
         }
     }
 
-    func report(_ progress: UploadProgress) {
+    /// One progress report; `files` adds a job's files done of found (the total once known).
+    func report(_ progress: UploadProgress, files: (done: Int, total: Int?)? = nil) {
         switch style {
         case .none, .auto:
             return
         case .json:
             let total = progress.totalBytes.map(String.init) ?? "null"
-            Terminal.error("{\"bytes_sent\":\(progress.bytesSent),\"total_bytes\":\(total),\"bytes_per_second\":\(Terminal.whole(progress.bytesPerSecond)),\"elapsed\":\(String(format: "%.3f", progress.elapsed))}")
+            let counts = files.map { ",\"files_done\":\($0.done),\"files_total\":\($0.total.map(String.init) ?? "null")" } ?? ""
+            Terminal.error("{\"bytes_sent\":\(progress.bytesSent),\"total_bytes\":\(total),\"bytes_per_second\":\(Terminal.whole(progress.bytesPerSecond)),\"elapsed\":\(String(format: "%.3f", progress.elapsed))\(counts)}")
         case .bar:
             var line = "\r"
+            if let files { line += "\(files.done)/\(files.total.map(String.init) ?? "?") files  " }
             let rate = "\(Terminal.bytes(Terminal.whole(progress.bytesPerSecond)))/s"
             if let total = progress.totalBytes, total > 0 {
                 let fraction = min(1, Double(progress.bytesSent) / Double(total))
@@ -140,17 +144,24 @@ struct ProgressPrinter: Sendable {
 }
 
 extension ProgressPrinter {
-    /// Runs `work` in a task that draws progress in `style` and is cancelled by SIGINT or
-    /// SIGTERM; returns its result once the task ended and the progress line is finished.
-    static func run<Value: Sendable>(
-        style: Style, _ work: @escaping @Sendable (_ report: @escaping @Sendable (UploadProgress) -> Void) async throws -> Value
+    /// `run`, for work that reports through the printer itself (a job's files as well as bytes).
+    static func runReporting<Value: Sendable>(
+        style: Style, _ work: @escaping @Sendable (_ printer: ProgressPrinter) async throws -> Value
     ) async -> Result<Value, any Error> {
         let printer = ProgressPrinter(style: style)
-        let task = Task { try await work { printer.report($0) } }
+        let task = Task { try await work(printer) }
         let signals = SignalWatcher { _ in task.cancel() }
         defer { signals.stop() }
         let result = await task.result
         printer.end()
         return result
+    }
+
+    /// Runs `work` in a task that draws progress in `style` and is cancelled by SIGINT or
+    /// SIGTERM; returns its result once the task ended and the progress line is finished.
+    static func run<Value: Sendable>(
+        style: Style, _ work: @escaping @Sendable (_ report: @escaping @Sendable (UploadProgress) -> Void) async throws -> Value
+    ) async -> Result<Value, any Error> {
+        await runReporting(style: style) { printer in try await work { printer.report($0) } }
     }
 }

@@ -18,6 +18,8 @@ struct TusCommand: Subcommand {
       -H, --header 'Name: value' on every request, repeatable
       --transport curl|urlsession
       --progress auto|bar|json|none
+    \(Arguments.stallTimeoutUsage)
+    \(Arguments.limitRateUsage)
       -h, --help                 this text
     Run the same command again after an interruption: it resumes at the server's offset.
     Prints the upload URL on stdout. Exit status: 0 done; 1 failed; 2 usage error; 130 interrupted.
@@ -40,7 +42,8 @@ struct TusCommand: Subcommand {
         var progress = ProgressPrinter.Style.auto
         var delete: String?
         try scanner.scan(
-            valued: ["--chunk-size", "--parallel", "--metadata", "--state", "--retries", "--delete", "-H", "--header", "--transport", "--progress"],
+            valued: ["--chunk-size", "--parallel", "--metadata", "--state", "--retries", "--delete", "-H", "--header", "--transport", "--progress",
+                     "--stall-timeout", "--limit-rate"],
             flags: ["--restart", "--no-checksum"]
         ) { name, value in
             let value = value ?? ""
@@ -63,6 +66,8 @@ struct TusCommand: Subcommand {
                 transport = try Arguments.transport(value)
             case "--progress":
                 progress = try Arguments.progressStyle(value)
+            case "--stall-timeout": try Arguments.stallTimeout(value, into: &options.transfer)
+            case "--limit-rate": try Arguments.limitRate(value, into: &options.transfer)
             case "--restart": options.restarts = true
             case "--no-checksum": options.usesChecksums = false
             default: break

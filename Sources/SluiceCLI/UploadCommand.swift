@@ -21,7 +21,8 @@ struct UploadCommand: Subcommand {
       --progress auto|bar|json|none
       --cacert FILE              extra trusted CAs (PEM)
       -k, --insecure             skip TLS verification
-      --stall-timeout SECONDS    fail when nothing moves this long (default 60, at most 31536000)
+    \(Arguments.stallTimeoutUsage)
+    \(Arguments.limitRateUsage)
       -h, --help                 this text
       --                         everything after it is SOURCE or URL, even if it starts with -
     The response body is streamed to stdout as it arrives, whatever its size.
@@ -51,7 +52,7 @@ struct UploadCommand: Subcommand {
         var form: [MultipartPart] = []
         try scanner.scan(
             valued: ["-X", "--method", "-H", "--header", "-u", "--user", "--transport", "--buffer-size", "--progress",
-                     "--cacert", "--stall-timeout", "-F", "--form", "--form-string"],
+                     "--cacert", "--stall-timeout", "--limit-rate", "-F", "--form", "--form-string"],
             flags: ["--chunked", "-k", "--insecure", "--location-trusted"]
         ) { name, value in
             let value = value ?? ""
@@ -73,7 +74,8 @@ struct UploadCommand: Subcommand {
             case "--cacert": options.caFile = value
             case "-k", "--insecure": options.insecure = true
             case "--location-trusted": options.keepsCredentialsAcrossOrigins = true
-            case "--stall-timeout": options.stallTimeout = try Arguments.seconds(value, option: name)
+            case "--stall-timeout": try Arguments.stallTimeout(value, into: &options)
+            case "--limit-rate": try Arguments.limitRate(value, into: &options)
             default: break
             }
         }

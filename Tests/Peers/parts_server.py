@@ -10,6 +10,10 @@ answer, without `Connection: close`: a keep-alive server that drops idle connect
   /reset/N...          the first request for this path: read half the body, then reset the
                        connection (RST); later requests: as /part
   /fail/N...           read the body, answer 500 every time
+  /hold/N...           read the body, hold the answer ?ms= milliseconds (default 1000); the
+                       requests held at once are counted ("held", "peak_held"), and the lag
+                       of an `X-Prepared-At` header (seconds since the epoch) at arrival is kept
+                       ("peak_lag", seconds)
   /stats               GET: {"connections": accepted sockets, "requests": answered bodies,
                        "attempts": {path: count}}
 """
@@ -20,10 +24,12 @@ import socket
 import struct
 import sys
 import threading
+import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
-STATS = {"connections": 0, "requests": 0, "attempts": {}}
+STATS = {"connections": 0, "requests": 0, "attempts": {}, "held": 0, "peak_held": 0, "peak_lag": 0.0}
 CLOSE_AFTER_RESPONSE = "--close-after-response" in sys.argv
 
 
@@ -59,6 +65,9 @@ class Parts(BaseHTTPRequestHandler):
             attempt = STATS["attempts"].get(path, 0) + 1
             STATS["attempts"][path] = attempt
         length = int(self.headers.get("Content-Length", "0"))
+        if path.startswith("/hold/"):
+            self.hold(length)
+            return
         if path.startswith("/reset/") and attempt == 1:
             self.read(length // 2, hashlib.sha256())
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -86,6 +95,25 @@ class Parts(BaseHTTPRequestHandler):
             self.close_connection = True
 
     do_POST = do_PUT
+
+    def hold(self, length):
+        prepared = self.headers.get("X-Prepared-At")
+        with LOCK:
+            if prepared:
+                STATS["peak_lag"] = max(STATS["peak_lag"], time.time() - float(prepared))
+            STATS["held"] += 1
+            STATS["peak_held"] = max(STATS["peak_held"], STATS["held"])
+        digest = hashlib.sha256()
+        self.read(length, digest)
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+        time.sleep(int(query.get("ms", ["1000"])[0]) / 1000)
+        with LOCK:
+            STATS["held"] -= 1
+            STATS["requests"] += 1
+        self.send_response(200)
+        self.send_header("ETag", '"%s"' % digest.hexdigest())
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def read(self, remaining, digest):
         count = 0

@@ -4,6 +4,8 @@
 
 INPUT: {"endpoint", "region", "access_key", "secret_key", "bucket", "key"}. A missing object gives
 {"status": 404}. boto3 does not undo any Content-Encoding, so the bytes are the stored bytes.
+With "prefix" instead of "key": {"objects": {key below the prefix: sha256, ...}} for every object
+under the prefix (one process for a whole tree).
 """
 import hashlib
 import json
@@ -21,6 +23,14 @@ def main():
         "s3", endpoint_url=spec["endpoint"], region_name=spec["region"],
         aws_access_key_id=spec["access_key"], aws_secret_access_key=spec["secret_key"],
         config=Config(retries={"max_attempts": 2}, s3={"addressing_style": "path"}))
+    if "prefix" in spec:
+        objects = {}
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=spec["bucket"], Prefix=spec["prefix"]):
+            for item in page.get("Contents", []):
+                body = s3.get_object(Bucket=spec["bucket"], Key=item["Key"])["Body"]
+                objects[item["Key"][len(spec["prefix"]):]] = hashlib.sha256(body.read()).hexdigest()
+        json.dump({"objects": objects}, sys.stdout)
+        return
     try:
         answer = s3.get_object(Bucket=spec["bucket"], Key=spec["key"])
     except ClientError as error:

@@ -140,6 +140,7 @@ class FaultProxy(_LoopbackProxy):
 
         proxy = FaultProxy(upstream_port)
         proxy.fail_part(3, 503, "SlowDown", times=1)    # part 3's first attempt gets a 503 SlowDown
+        proxy.clear_failures()                          # no more of those
         proxy.reset_part(3, after=1 << 20, times=1)     # part 3's first attempt is reset after 1 MiB of body
         proxy.rewrite["complete"] = edit                # edit(status, headers, body) -> (status, headers, body)
         proxy.attempts                                  # {part number: requests that carried it}
@@ -158,11 +159,16 @@ class FaultProxy(_LoopbackProxy):
         self._resets = {}
         super().__init__(upstream_port, upstream_host)
 
-    def fail_part(self, number, status, code, times=1):
+    def fail_part(self, number, status, code, times=1, message="injected by FaultProxy"):
         """Answers the next `times` attempts of part `number` with `status` and S3 error `code`
-        (after reading the body, as S3 does); times=None: every attempt."""
+        and `message` (after reading the body, as S3 does); times=None: every attempt."""
         with self.lock:
-            self._failures[number] = [status, code, times]
+            self._failures[number] = [status, code, message, times]
+
+    def clear_failures(self):
+        """Forgets every failure still to inject."""
+        with self.lock:
+            self._failures.clear()
 
     def reset_part(self, number, after, times=1):
         """Resets (RST) the next `times` attempts of part `number` after `after` body bytes."""
@@ -238,9 +244,9 @@ class FaultProxy(_LoopbackProxy):
                 body = self._read_chunked(rfile) if chunked else rfile.read(length)
                 self._count(number, len(body))
                 if failure is not None:
-                    status, code = failure[0], failure[1]
-                    document = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>injected by "
-                                "FaultProxy</Message><RequestId>fault</RequestId></Error>" % code).encode()
+                    status, code, message = failure[0], failure[1], failure[2]
+                    document = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>%s"
+                                "</Message><RequestId>fault</RequestId></Error>" % (code, message)).encode()
                     self._answer(client, status, [("Content-Type", "application/xml")], document)
                     continue
                 if upstream is None:
@@ -261,7 +267,9 @@ class FaultProxy(_LoopbackProxy):
                 edit = self.rewrite.get(action)
                 if edit is not None:
                     status, kept, answer = edit(status, kept, answer)
-                self._answer(client, status, kept, answer)
+                # A HEAD answer's Content-Length is the object's, not its (empty) body's.
+                length = int(response.getheader("Content-Length") or 0) if method == "HEAD" else None
+                self._answer(client, status, kept, answer, length)
         except (OSError, ValueError):
             pass
         finally:
@@ -293,9 +301,9 @@ class FaultProxy(_LoopbackProxy):
             raw += rfile.read(size + 2)
 
     @staticmethod
-    def _answer(client, status, headers, body):
+    def _answer(client, status, headers, body, length=None):
         reason = http.client.responses.get(status, "Status")
         head = "HTTP/1.1 %d %s\r\n" % (status, reason)
         head += "".join("%s: %s\r\n" % (name, value) for name, value in headers)
-        head += "Content-Length: %d\r\n\r\n" % len(body)
+        head += "Content-Length: %d\r\n\r\n" % (len(body) if length is None else length)
         client.sendall(head.encode("latin-1") + body)

@@ -118,13 +118,17 @@ public final class InputStreamSource: @unchecked Sendable {
     }
 
     let streams: Streams
+    /// A cap the pump draws from before each write (`UploadOptions.rateLimit`); over it, the
+    /// pump waits on its queue and writes again when the bucket has refilled.
+    let rateLimit: RateLimit?
 
     init(filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Duration? = nil,
-         streams: Streams = .platformDefault) {
+         streams: Streams = .platformDefault, rateLimit: RateLimit? = nil) {
         precondition(bufferSize > 0, "bufferSize must be positive")
         self.filler = filler
         self.bufferSize = bufferSize
         self.streams = streams
+        self.rateLimit = rateLimit
         switch streams {
         case .sluicePair: channel = BoundStreamPair(capacity: bufferSize, readerStallTimeout: readerStallTimeout)
         case .foundation: channel = FoundationStreamChannel(bufferSize: bufferSize)
@@ -203,7 +207,7 @@ public final class InputStreamSource: @unchecked Sendable {
             throw UploadError(.invalidOption, "replay offset \(start) is outside the body's bytes \(range.lowerBound)...\(range.upperBound)")
         }
         return InputStreamSource(filler: .random(source, range: start..<range.upperBound), bufferSize: bufferSize,
-                                 queue: nil, readerStallTimeout: channel.readerStallTimeout, streams: streams)
+                                 queue: nil, readerStallTimeout: channel.readerStallTimeout, streams: streams, rateLimit: rateLimit)
     }
 
     /// Registers `handler` to run once when the source finishes (at once if it has).
@@ -301,9 +305,23 @@ public final class InputStreamSource: @unchecked Sendable {
             case .bytes(let count):
                 want = count
             }
+            var granted: Int?
+            if let rateLimit {
+                switch rateLimit.take(upTo: want) {
+                case .send(let count):
+                    granted = count
+                case .wait(let delay):
+                    // Over the cap: the ring may have room, so no space event would come; pump
+                    // again when the bucket has refilled.
+                    queue.asyncAfter(deadline: .now() + .microseconds(delay.wholeUnits(of: .microseconds(1)))) { [self] in
+                        pump()
+                    }
+                    return
+                }
+            }
             var failure: (any Error)?
             var ended = false
-            let filled = channel.fill(limit: want) { region in
+            let filled = channel.fill(limit: granted ?? want) { region in
                 guard !region.isEmpty else { return 0 }
                 do {
                     let count = try read(into: region, at: offset)
@@ -314,6 +332,7 @@ public final class InputStreamSource: @unchecked Sendable {
                     return 0
                 }
             }
+            if let granted, granted > max(0, filled) { rateLimit?.giveBack(granted - max(0, filled)) }
             if filled < 0 {
                 fail(channel.failure ?? ReaderClosedEarly(bytesWritten: bytesWritten))
                 return

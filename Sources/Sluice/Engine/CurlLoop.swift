@@ -170,7 +170,13 @@ final class CurlLoop: @unchecked Sendable {
             var timeout: CLong = -1
             _ = curl_multi_timeout(multi, &timeout)
             // -1: libcurl has no timer running; sleep until a socket or a wakeup says otherwise.
-            let wait = timeout < 0 ? Int32.max : Int32(clamping: timeout)
+            var wait = timeout < 0 ? Int32.max : Int32(clamping: timeout)
+            // Transfers paused by a rate limit: wake when the first may send again.
+            let now = ContinuousClock.now
+            for transfer in attached.values {
+                guard let resume = transfer.onLoop.rateResume else { continue }
+                wait = resume <= now ? 0 : min(wait, Int32(clamping: (resume - now).wholeUnits(of: .milliseconds(1))))
+            }
             // Descriptor bodies paused for want of bytes: libcurl waits on them too.
             var extra = attached.values.compactMap { transfer in
                 transfer.onLoop.pausedDescriptor.map { curl_waitfd(fd: $0, events: Int16(SLUICE_CURL_WAIT_POLLIN), revents: 0) }
@@ -181,6 +187,10 @@ final class CurlLoop: @unchecked Sendable {
                 } else {
                     _ = curl_multi_poll(multi, &extra, UInt32(extra.count), wait, nil)
                 }
+            }
+            let after = ContinuousClock.now
+            for transfer in attached.values {
+                if let resume = transfer.onLoop.rateResume, resume <= after { transfer.rateLimitWaitEnded() }
             }
             if !extra.isEmpty {
                 // Checked with poll(2) itself: an empty pipe whose writer closed reports only

@@ -11,6 +11,24 @@ extension CurlTransfer {
     /// loop); a producer's ring is copied out, and an empty ring pauses the transfer until the
     /// producer wakes the loop. A source that ends early or fails aborts the transfer.
     func readBody(_ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
+        guard let limit = options.rateLimit, buffer != nil, capacity > 0 else { return readSource(buffer, capacity) }
+        switch limit.take(upTo: capacity) {
+        case .wait(let delay):
+            // Over the cap: pause; the loop resumes the transfer when the bucket has refilled.
+            onLoop.paused = true
+            onLoop.rateResume = .now + delay
+            return Int(SLUICE_CURL_READFUNC_PAUSE)
+        case .send(let granted):
+            let result = readSource(buffer, granted)
+            // What was not sent (a short read, the end, a pause or an abort code) goes back.
+            let used = (0...granted).contains(result) ? result : 0
+            if used < granted { limit.giveBack(granted - used) }
+            return result
+        }
+    }
+
+    /// Fills up to `capacity` bytes of curl's buffer from the body, without the rate limit.
+    private func readSource(_ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
         guard let buffer, capacity > 0 else { return 0 }
         let target = UnsafeMutableRawBufferPointer(start: buffer, count: capacity)
         switch onLoop.reader {
@@ -122,7 +140,7 @@ extension CurlTransfer {
             onLoop.failure = UploadError(
                 .notReplayable,
                 "the server asked for the body again after \(onLoop.position) bytes (an auth challenge or a retry) and it cannot be replayed",
-                totalBytes: body.length.value)
+                bytesSent: onLoop.position, totalBytes: body.length.value)
             return SLUICE_CURL_SEEKFUNC_FAIL
         }
     }

@@ -55,6 +55,8 @@ final class CurlTransfer: @unchecked Sendable {
         var position: Int64 = 0
         /// The read callback paused the transfer because the producer had nothing yet.
         var paused = false
+        /// When a transfer paused by `UploadOptions.rateLimit` may send again.
+        var rateResume: ContinuousClock.Instant?
         /// Paused on a descriptor that had no bytes: the loop polls it.
         var pausedDescriptor: Int32?
         /// The descriptor body reached its end.
@@ -192,6 +194,14 @@ final class CurlTransfer: @unchecked Sendable {
         return nil
     }
 
+    /// The rate limit's wait is over: unpause (the read callback asks the limit again).
+    func rateLimitWaitEnded() {
+        guard let easy = onLoop.easy, onLoop.rateResume != nil else { return }
+        onLoop.rateResume = nil
+        onLoop.paused = false
+        _ = curl_easy_pause(easy.handle, SLUICE_CURLPAUSE_CONT)
+    }
+
     /// The loop saw the paused descriptor readable (bytes, its end or an error): unpause.
     func descriptorReady() {
         guard let easy = onLoop.easy, onLoop.pausedDescriptor != nil else { return }
@@ -221,9 +231,11 @@ final class CurlTransfer: @unchecked Sendable {
                let location = easy.string(SLUICE_CURLINFO_REDIRECT_URL),
                let next = URL(string: location), next.isHTTPWithHost {
                 guard onLoop.redirects < options.maximumRedirects else {
-                    throw UploadError(
+                    var error = UploadError(
                         .tooManyRedirects, "more than \(options.maximumRedirects) redirects, the last to \(location)",
                         status: status, bytesSent: sent, totalBytes: body.length.value)
+                    error.redirectLocation = location
+                    throw error
                 }
                 onLoop.redirects += 1
                 try redirect(to: next, status: status)

@@ -51,14 +51,32 @@ public struct PartRequest: Sendable {
     }
 }
 
-/// How a part's response is judged.
+/// How a part's response is judged: the protocol's verdict; the upload's `RetryPolicy`
+/// decides what follows a `.retry`.
 public enum PartVerdict: Sendable {
     /// Done; the response is the part's result.
     case accept
-    /// Try the part again from its first byte (counts against the retry limit).
-    case retry(String)
-    /// Fail the whole upload with this reason.
-    case fail(String)
+    /// Try the part again from its first byte (counts against the retry limit). `cause` is the
+    /// protocol's account of the failure (an S3 error document), kept typed for the caller.
+    case retry(String, cause: (any Error)? = nil)
+    /// Fail the whole upload with this reason and the protocol's typed `cause`.
+    case fail(String, cause: (any Error)? = nil)
+}
+
+/// Why one part of a parallel upload failed: the `underlying` error of the `UploadError` that
+/// `TransferEngine.send(_:progress:)` throws, so a protocol reads the part, the attempts and
+/// the server's own account as fields, never from the message.
+public struct PartFailure: Error, Sendable, CustomStringConvertible {
+    public var part: UploadPart
+    /// Attempts made, the failing one included.
+    public var attempts: Int
+    /// Every failure was transient and the retry policy allowed no more.
+    public var retriesExhausted: Bool
+    /// The last attempt's failure: a verdict's cause (an S3 error document), or the
+    /// transport's `UploadError`.
+    public var cause: (any Error)?
+
+    public var description: String { "\(part) failed after \(attempts) attempt\(attempts == 1 ? "" : "s")" }
 }
 
 /// A parallel ranged upload: parts of a random-access source, up to `concurrency` requests at
@@ -68,12 +86,27 @@ public struct ParallelUpload: Sendable {
     public var parts: [UploadPart]
     /// Part requests in flight at once.
     public var concurrency = 8
-    /// Attempts after the first for one part (transient failures and `.retry` verdicts).
-    public var retries = 4
-    /// Backoff before a part's next attempt: `retryDelay * 2^(n-1)`, at most `maximumRetryDelay`
-    /// (and at most `UploadOptions.maximumTimeout`).
-    public var retryDelay: Duration = .milliseconds(100)
-    public var maximumRetryDelay: Duration = .seconds(5)
+    /// A budget shared with other uploads (a job's): each attempt holds one of its permits
+    /// while it is sent, so the requests of all of them stay within its limit.
+    public var budget: RequestBudget?
+    /// When a part is tried again (transient failures and `.retry` verdicts) and the backoff
+    /// before it; each part has its own budget.
+    public var retryPolicy = RetryPolicy(retries: 4, baseDelay: .milliseconds(100), maximumDelay: .seconds(5))
+    /// Attempts after the first for one part: `retryPolicy.retries`.
+    public var retries: Int {
+        get { retryPolicy.retries }
+        set { retryPolicy.retries = newValue }
+    }
+    /// First backoff delay: `retryPolicy.baseDelay`.
+    public var retryDelay: Duration {
+        get { retryPolicy.baseDelay }
+        set { retryPolicy.baseDelay = newValue }
+    }
+    /// Longest backoff delay: `retryPolicy.maximumDelay`.
+    public var maximumRetryDelay: Duration {
+        get { retryPolicy.maximumDelay }
+        set { retryPolicy.maximumDelay = newValue }
+    }
     /// Transfer options for every part (timeouts, TLS, credentials).
     public var options = UploadOptions()
     /// Builds a part's request and body; called before each attempt.
@@ -102,7 +135,7 @@ public struct ParallelUpload: Sendable {
     public static func defaultVerdict(_ part: UploadPart, _ response: UploadResponse) -> PartVerdict {
         switch response.status {
         case 200..<300: return .accept
-        case 408, 429, 500..<600: return .retry("the server answered \(response.status)")
+        case let status where RetryPolicy.isTransient(status: status): return .retry("the server answered \(status)")
         default:
             let text = String(decoding: response.body.prefix(200), as: UTF8.self)
                 .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
@@ -155,6 +188,11 @@ extension TransferEngine {
     ) async throws -> [PartResult] {
         let tracker = PartTracker(parts: upload.parts, report: progress)
         let concurrency = max(1, upload.concurrency)
+        // `concurrency` parts run, whatever the engine's per-origin limit; each is prepared
+        // (signed) just before it is sent.
+        var bounded = upload
+        bounded.options.concurrencyBoundByCaller = true
+        let upload = bounded
         return try await withThrowingTaskGroup(of: (Int, PartResult).self) { group in
             var results = [PartResult?](repeating: nil, count: upload.parts.count)
             var next = 0
@@ -179,51 +217,74 @@ extension TransferEngine {
     }
 
     private func sendPart(_ part: UploadPart, index: Int, of upload: ParallelUpload, tracker: PartTracker) async throws -> PartResult {
+        var budget = RetryBudget(upload.retryPolicy)
         var attempt = 0
+        func cancelled(_ sent: Int64? = nil) -> UploadError {
+            UploadError(.cancelled, "the upload was cancelled during \(part)", bytesSent: sent, totalBytes: part.length)
+        }
         while true {
             attempt += 1
-            if Task.isCancelled { throw UploadError(.cancelled, "the upload was cancelled during \(part)") }
-            let reason: String
-            var failure: UploadError
+            if Task.isCancelled { throw cancelled() }
+            // One attempt: its response, or the transport's failure.
+            if let budget = upload.budget {
+                do { try await budget.acquire() } catch { throw cancelled() }
+            }
+            let outcome: Result<UploadResponse, UploadError>
             do {
+                defer { upload.budget?.release() }
                 let prepared = try await upload.prepare(part)
-                let response = try await send(prepared.request, body: prepared.body, options: upload.options) { sent in
+                outcome = .success(try await send(prepared.request, body: prepared.body, options: upload.options) { sent in
                     tracker.update(index, sent)
-                }
+                })
+            } catch let error as UploadError {
+                if error.code == .cancelled || Task.isCancelled { throw cancelled(error.bytesSent) }
+                outcome = .failure(error)
+            } catch {
+                if Task.isCancelled { throw cancelled() }
+                outcome = .failure(UploadError(.transport, "\(error)", underlying: error))
+            }
+            // The verdict: accepted, failed for good, or one transient failure.
+            let failure: UploadError
+            let cause: (any Error)?
+            switch outcome {
+            case .success(let response):
                 switch upload.verdict(part, response) {
                 case .accept:
                     tracker.done(index)
                     return PartResult(part: part, response: response, attempts: attempt)
-                case .retry(let why):
-                    reason = why
+                case .retry(let why, let reason):
                     failure = UploadError(.httpStatus, why, status: response.status, bytesSent: response.bytesSent, totalBytes: part.length)
-                case .fail(let why):
-                    throw UploadError(.httpStatus, "\(part) failed: \(why)", status: response.status,
-                                      bytesSent: response.bytesSent, totalBytes: part.length)
+                    cause = reason ?? failure
+                case .fail(let why, let reason):
+                    throw Self.partError(.httpStatus, "\(part) failed: \(why)", status: response.status, bytesSent: response.bytesSent,
+                                         PartFailure(part: part, attempts: attempt, retriesExhausted: false, cause: reason))
                 }
-            } catch let error as UploadError where error.code == .cancelled || Task.isCancelled {
-                throw UploadError(.cancelled, "the upload was cancelled during \(part)", bytesSent: error.bytesSent, totalBytes: part.length)
-            } catch let error as UploadError where error.isTransient {
-                reason = error.message
-                failure = error
-            } catch let error as UploadError {
-                throw UploadError(error.code, "\(part) failed: \(error.message)", status: error.status,
-                                  bytesSent: error.bytesSent, totalBytes: part.length, offset: error.offset, underlying: error)
-            } catch {
-                throw UploadError(.transport, "\(part) failed: \(error)", totalBytes: part.length, underlying: error)
+            case .failure(let error) where error.isTransient:
+                (failure, cause) = (error, error)
+            case .failure(let error):
+                throw Self.partError(error.code, "\(part) failed: \(error.message)", status: error.status, bytesSent: error.bytesSent,
+                                     PartFailure(part: part, attempts: attempt, retriesExhausted: false, cause: error))
             }
             tracker.update(index, 0)
-            guard attempt <= upload.retries else {
+            switch budget.failed() {
+            case .failure:
                 let status = failure.status.map { "status \($0)" } ?? "no status"
-                throw UploadError(failure.code, "\(part) failed after \(attempt) attempts (\(status)): \(reason)",
-                                  status: failure.status, bytesSent: failure.bytesSent, totalBytes: part.length, underlying: failure)
-            }
-            tracker.retried()
-            let delay = Duration.backoff(base: upload.retryDelay, maximum: upload.maximumRetryDelay, attempt: attempt)
-            do { try await Task.sleep(for: delay) } catch {
-                throw UploadError(.cancelled, "the upload was cancelled during \(part)", totalBytes: part.length)
+                let exhausted = PartFailure(part: part, attempts: attempt, retriesExhausted: true, cause: cause)
+                throw Self.partError(failure.code, "\(exhausted) (\(status)): \(failure.message)", status: failure.status,
+                                     bytesSent: failure.bytesSent, exhausted)
+            case .success(let delay):
+                tracker.retried()
+                do { try await Task.sleep(for: delay) } catch { throw cancelled() }
             }
         }
+    }
+
+    /// The upload's error for a failed part: `line` names the part once; the typed account
+    /// (part, attempts, the server's own error) is its `underlying` error.
+    private static func partError(
+        _ code: UploadError.Code, _ line: String, status: Int?, bytesSent: Int64?, _ failure: PartFailure
+    ) -> UploadError {
+        UploadError(code, line, status: status, bytesSent: bytesSent, totalBytes: failure.part.length, underlying: failure)
     }
 }
 

@@ -17,7 +17,8 @@ import Foundation
 ///   `SequentialByteSource` or `InputStream`; not stdin or a pipe, which the loop reads
 ///   itself) while it is sent.
 /// - At most `configuration.maximumTransfersPerHost` requests to one origin (scheme, host,
-///   port) run at once; the rest wait in order.
+///   port) run at once; the rest wait in order. The parts of a parallel upload are bounded
+///   by the upload's own `concurrency` instead, and never wait here.
 /// - A request goes to a loop that holds an idle connection to its origin when there is one
 ///   (so the requests of one tus upload share a connection), else to the least busy loop.
 ///
@@ -151,7 +152,8 @@ public final class TransferEngine: Sendable {
     func enqueue(_ transfer: CurlTransfer) {
         let loop = scheduler.withLock { scheduler -> CurlLoop?? in
             if scheduler.stopped || transfer.isCancelled { return .some(nil) }
-            if scheduler.perHost[transfer.origin, default: 0] >= configuration.maximumTransfersPerHost {
+            if !transfer.options.concurrencyBoundByCaller,
+               scheduler.perHost[transfer.origin, default: 0] >= configuration.maximumTransfersPerHost {
                 scheduler.waiting[transfer.origin, default: []].append(transfer)
                 return nil
             }

@@ -5,9 +5,22 @@ public enum ResponseBodyHandling: Sendable {
     /// `collect(limit:)`'s default: 16 MiB.
     public static let defaultLimit = 16 << 20
 
+    /// The most bytes of a protocol's answer (an S3 error or XML document, a tus answer) that
+    /// are read: theirs are a few KiB, so 1 MiB is generous.
+    public static let answerLimit = 1 << 20
+
+    /// How S3 and tus read their answers: `collectOrFail(limit: answerLimit)`.
+    public static let protocolAnswer = ResponseBodyHandling.collectOrFail(limit: answerLimit)
+
     /// Keep up to `limit` bytes in `UploadResponse.body`. Bytes beyond it are read and
     /// dropped, and `UploadResponse.isBodyTruncated` says so; `bodyByteCount` counts them all.
     case collect(limit: Int)
+
+    /// Keep up to `limit` bytes in `UploadResponse.body`; a longer body fails the request with
+    /// `UploadError.responseTooLarge` as soon as it passes the limit, and nothing more is read
+    /// (an answer that should be a few KiB, such as an S3 error or XML document, and is 1 GB
+    /// or never ends costs neither memory nor time).
+    case collectOrFail(limit: Int)
 
     /// Hand the final response's body to `sink` piece by piece as it arrives, whatever its
     /// size; `UploadResponse.body` stays empty.
@@ -58,6 +71,12 @@ final class ResponseBodyReceiver: @unchecked Sendable {
         switch handling {
         case .collect(let limit):
             keep(bytes, limit: limit)
+        case .collectOrFail(let limit):
+            guard kept.count + bytes.count <= limit else {
+                throw UploadError(.responseTooLarge, "the server's answer (status \(status)) is longer than \(Self.size(limit)), more than an answer to this request holds; not read further",
+                                  status: status)
+            }
+            kept.append(contentsOf: bytes)
         case .stream(let sink):
             if Self.mayBeIntermediate(status) {
                 keep(bytes, limit: ResponseBodyHandling.defaultLimit)
@@ -79,6 +98,13 @@ final class ResponseBodyReceiver: @unchecked Sendable {
             try held.withUnsafeBytes { try deliver($0, to: sink) }
         }
         return (kept, count, truncated)
+    }
+
+    /// `1 MiB`, `512 KiB`, `100 bytes`.
+    private static func size(_ bytes: Int) -> String {
+        if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        if bytes >= 1 << 10, bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+        return "\(bytes) bytes"
     }
 
     /// 3xx, 401 and 407: statuses a transport may answer itself.

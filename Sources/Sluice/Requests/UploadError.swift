@@ -7,7 +7,7 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
             case invalidURL, invalidHeader, invalidOption
             case connectionFailed, connectionReset, noResponse, timedOut
             case httpStatus, sourceFailed, notReplayable, cancelled
-            case tooManyRedirects, tls, transport, protocolViolation, responseSinkFailed
+            case tooManyRedirects, tls, transport, protocolViolation, responseSinkFailed, responseTooLarge
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -44,6 +44,8 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
         public static let protocolViolation = Code(.protocolViolation)
         /// The response body's sink (`ResponseBodyHandling.stream`) threw; `underlying` is its error.
         public static let responseSinkFailed = Code(.responseSinkFailed)
+        /// The response body passed the limit of `ResponseBodyHandling.collectOrFail`.
+        public static let responseTooLarge = Code(.responseTooLarge)
 
         public var description: String { base.rawValue }
     }
@@ -61,6 +63,8 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
     public var offset: Int64?
     /// The underlying error.
     public var underlying: (any Error)?
+    /// Where the last redirect pointed (`.tooManyRedirects`), as the server wrote it.
+    public var redirectLocation: String?
 
     public init(
         _ code: Code, _ message: String, status: Int? = nil, bytesSent: Int64? = nil,
@@ -83,12 +87,13 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
         UploadError(.invalidHeader, message)
     }
 
-    /// One line: what happened, the status, bytes sent of total, the cause.
+    /// One line: what happened, the status, bytes sent of total, the cause; any password in
+    /// a URL shown as `***`.
     public var description: String {
         var line = message
         if let bytesSent {
             line += " (\(bytesSent) of \(totalBytes.map(String.init) ?? "unknown") bytes sent)"
         }
-        return line
+        return Redaction.passwords(in: line)
     }
 }

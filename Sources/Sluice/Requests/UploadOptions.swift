@@ -2,6 +2,11 @@
 public struct UploadOptions: Sendable {
     /// Send `Transfer-Encoding: chunked` even when the length is known.
     public var forceChunked = false
+    /// A cap on body bytes per second, shared by every request given the same instance (all
+    /// the parts of an upload, every upload of a job); nil for none. The libcurl transport
+    /// pauses a request over the cap and resumes it when the bucket refills; the URLSession
+    /// transport's pump waits before it writes.
+    public var rateLimit: RateLimit?
     /// Bytes in flight between the source and the connection; the upload's memory bound.
     public var bufferSize = 1 << 20
     /// Used to answer a 401 challenge; the body is replayed with them.
@@ -27,6 +32,15 @@ public struct UploadOptions: Sendable {
     public var insecure = false
     /// Minimum time between progress reports; zero reports every change.
     public var progressInterval: Duration = .milliseconds(100)
+    /// The request is one of a set whose concurrency its sender bounds itself (the parts of a
+    /// parallel upload: `ParallelUpload.concurrency`, `S3Options.concurrency`): the engine's
+    /// per-origin limit does not hold it back, so what the caller asked for is what runs, and
+    /// a request signed just before it is sent does not age in a queue.
+    var concurrencyBoundByCaller = false
+    /// Send a random-access body with `Content-Length` even where the transport can do so only
+    /// by holding it in memory (URLSession on Linux, up to `maximumSizedBody`): for servers that
+    /// need a length (tus). Off, such a transport streams the body, chunked.
+    var prefersContentLength = false
 
     public init() {}
 

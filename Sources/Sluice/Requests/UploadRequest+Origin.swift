@@ -66,8 +66,18 @@ extension URL {
     }
 
     /// `host:port` with the effective port, for messages and connection keys (`?` for a
-    /// missing part).
+    /// missing part); an IPv6 literal in brackets, as in a URL (`[::1]:8080`).
     package var hostAndPort: String {
-        "\(host ?? "?"):\(effectivePort.map(String.init) ?? "?")"
+        "\(bracketedHost ?? "?"):\(effectivePort.map(String.init) ?? "?")"
+    }
+
+    /// The host as a URL writes it: an IPv6 literal in brackets (`[::1]`), any other as is.
+    package var bracketedHost: String? {
+        host.map { $0.contains(":") && !$0.hasPrefix("[") ? "[\($0)]" : $0 }
+    }
+
+    /// Whether the host is an IPv6 literal (`http://[::1]:8080/`).
+    package var hasIPv6LiteralHost: Bool {
+        host?.contains(":") == true
     }
 }

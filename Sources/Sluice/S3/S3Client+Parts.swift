@@ -22,9 +22,11 @@ extension S3Client {
         return try await S3Client.runBounded(numbers, concurrency: options.concurrency) { number in
             let range = plan.range(ofPart: number)
             let length = Int64(range.count)
-            let part = try await self.uploadPart(
-                location, uploadID: uploadID, number: number, body: SliceByteSource(source, range: range), counters: counters
-            ) { bytes in meter.update(part: number, bytes: bytes, length: length) }
+            let part = try await self.withRequestPermit {
+                try await self.uploadPart(
+                    location, uploadID: uploadID, number: number, body: SliceByteSource(source, range: range), counters: counters
+                ) { bytes in meter.update(part: number, bytes: bytes, length: length) }
+            }
             meter.finish(part: number, length: length)
             return part
         }
@@ -54,9 +56,8 @@ extension S3Client {
             return PartRequest(request: request.request, body: .bytes(request.body))
         }
         upload.concurrency = options.concurrency
-        upload.retries = options.retries
-        upload.retryDelay = options.retryDelay
-        upload.maximumRetryDelay = options.maximumRetryDelay
+        upload.budget = options.requestBudget
+        upload.retryPolicy = options.retryPolicy
         upload.options = options.requestTransfer
         upload.verdict = { part, response in
             if response.isSuccess {
@@ -67,7 +68,7 @@ extension S3Client {
             }
             let error = S3ServerError(status: response.status, body: response.body)
             let line = "\(response.status) \(error.explanation)"
-            return error.isRetryable(status: response.status) ? .retry(line) : .fail(line)
+            return error.isRetryable(status: response.status) ? .retry(line, cause: error) : .fail(line, cause: error)
         }
         let retries = Atomic<Int>(0)
         let results: [PartResult]
@@ -89,30 +90,41 @@ extension S3Client {
         }
     }
 
-    /// The engine's failure of a part as an `S3Error`.
+    /// The engine's failure of a part as an `S3Error`, from its typed account (`PartFailure`):
+    /// the part, the attempts and the server's error document.
     private static func partsError(_ error: any Error, uploadID: String) -> S3Error {
         guard let error = error as? UploadError else {
             if let error = error as? S3Error { return error }
             return S3Error(.transport, "UploadPart failed: \(error)", uploadID: uploadID, underlying: error)
         }
-        if error.code == .tooManyRedirects {
-            let part = error.message.components(separatedBy: " failed: ").first.map { " \($0)" } ?? ""
-            return S3Error(.server, "UploadPart:\(part) was \(error.unfollowedRedirect)", status: error.status, uploadID: uploadID,
+        let failure = error.underlying as? PartFailure
+        let number = failure?.part.number
+        let exhausted = failure?.retriesExhausted ?? false
+        switch failure?.cause {
+        case let server as S3ServerError:
+            var refused = server.error(status: error.status ?? 0, action: "UploadPart", uploadID: uploadID, partNumber: number)
+            if let failure, exhausted { refused.message += " (after \(failure.attempts) attempts)" }
+            refused.underlying = error
+            return refused
+        case var prepared as S3Error:
+            // Refused while the part was prepared (its source, a first-pass checksum).
+            prepared.uploadID = prepared.uploadID ?? uploadID
+            prepared.partNumber = prepared.partNumber ?? number
+            return prepared
+        case let transport as UploadError where transport.code == .tooManyRedirects:
+            return S3Error(.server, "UploadPart of part \(number ?? 0) was \(transport.unfollowedRedirect)", status: transport.status,
+                           uploadID: uploadID, partNumber: number, underlying: error)
+        default:
+            let code: S3Error.Code
+            switch error.code {
+            case .cancelled: code = .cancelled
+            case .sourceFailed: code = .source
+            case .httpStatus: code = .server
+            default: code = exhausted ? .retriesExhausted : .transport
+            }
+            return S3Error(code, "UploadPart: \(error.message)", status: error.status, uploadID: uploadID, partNumber: number,
                            underlying: error)
         }
-        let code: S3Error.Code
-        switch error.code {
-        case .cancelled: code = .cancelled
-        case .sourceFailed: code = .source
-        case .httpStatus: code = .server
-        default: code = error.isTransient ? .retriesExhausted : .transport
-        }
-        var serverCode: String?
-        if code == .server, let open = error.message.range(of: "("), let close = error.message[open.upperBound...].firstIndex(of: ")") {
-            serverCode = String(error.message[open.upperBound..<close])
-        }
-        return S3Error(code, "UploadPart: \(error.message)", status: error.status, serverCode: serverCode, uploadID: uploadID,
-                       underlying: error)
     }
     #endif
 }

@@ -13,7 +13,7 @@ extension S3Client {
     public func uploadStream(
         _ stream: any SequentialByteSource, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> S3UploadResult {
-        try options.validate()
+        try checkBeforeAnyEffect()
         let start = ContinuousClock.now
         let counters = S3Counters()
         let plan = try S3PartPlan(streamWithFirstPartSize: options.partSize, equalParts: options.equalParts,
@@ -28,10 +28,13 @@ extension S3Client {
         }
 
         let uploadID = try await createMultipartUpload(location, counters: counters)
+        /// The part count and length, once `CompleteMultipartUpload` was sent.
+        var completing: (count: Int, length: Int64)?
         do {
             let parts = try await sendStreamParts(stream, first: first, plan: plan, location: location, uploadID: uploadID,
                                                   counters: counters, meter: meter)
             try Task.checkCancellation()
+            completing = (parts.count, parts.reduce(0) { $0 + $1.length })
             let completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts.map(\.part), counters: counters)
             let verified = try verify(completed, parts: parts.map(\.part), lengths: parts.map(\.length), uploadID: uploadID)
             return S3UploadResult(
@@ -39,13 +42,31 @@ extension S3Client {
                 partCount: parts.count, partsSkipped: 0, resumed: false, bytesSent: counters.bytesSent, retries: counters.retries,
                 checksum: verified, elapsed: Self.seconds(since: start))
         } catch {
-            // A stream cannot be resumed: abort, outside the (possibly cancelled) task.
+            // A stream cannot be resumed: abort, outside the (possibly cancelled) task. After
+            // Complete was sent, first ask whether the server completed it (an abort of a
+            // completed upload may still answer 204).
             let client = self
-            let aborted = await Task.detached { try? await client.abortMultipartUpload(location, uploadID: uploadID) }.value
             var failure = (error as? S3Error) ?? classify(error, S3Call(method: "PUT", location: location, action: "UploadPart")).error
             failure.uploadID = uploadID
-            failure.message += aborted == nil ? " (aborting upload \(uploadID) failed too: remove it with sluice s3 abort \(location))"
-                                              : " (stdin cannot be resumed: upload \(uploadID) was aborted)"
+            if let completing {
+                let completion = await Task.detached {
+                    await client.completion(of: location, partCount: completing.count, length: completing.length)
+                }.value
+                if case .completed = completion {
+                    failure.completion = completion
+                    throw failure
+                }
+            }
+            let aborted = await Task.detached { try? await client.abortMultipartUpload(location, uploadID: uploadID) }.value
+            switch aborted {
+            case nil:
+                failure.message += " (aborting upload \(uploadID) failed too: remove it with sluice s3 abort \(location))"
+            case true?:
+                failure.message += " (stdin cannot be resumed: upload \(uploadID) was aborted)"
+            case false?:
+                if completing != nil { failure.completion = .mayHaveCompleted }
+                failure.message += " (upload \(uploadID) was no longer at the server)"
+            }
             throw failure
         }
     }
@@ -116,14 +137,37 @@ extension S3Client {
     }
 
     /// Fills `buffer` on a thread of its own: a read of stdin may block for as long as the
-    /// producer takes, and must not hold one of the few cooperative threads.
+    /// producer takes, and must not hold one of the few cooperative threads. Cancelling the
+    /// task ends a wait for a descriptor's bytes (stdin, a pipe) at once; any other stream's
+    /// read is left to finish on its thread while the upload ends.
+    ///
+    /// - Throws: `S3Error.cancelled` when cancelled; `S3Error.source` for the stream's error.
     static func fill(_ buffer: S3PartBuffer, from stream: any SequentialByteSource, size: Int) async throws -> Int {
         do {
-            return try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(with: Result { try buffer.fill(from: stream, size: size) })
+            let interrupt = try ReadInterrupt()
+            let resumed = Lock<CheckedContinuation<Int, any Error>?>(nil)
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    resumed.withLock { $0 = continuation }
+                    if Task.isCancelled {
+                        // Cancelled before the handler could see a continuation to resume.
+                        resumed.withLock { $0.take() }?.resume(throwing: CancellationError())
+                        return
+                    }
+                    Thread.detachNewThread {
+                        let result = Result { try buffer.fill(from: stream, size: size, interrupt: interrupt) }
+                        interrupt.close()
+                        resumed.withLock { $0.take() }?.resume(with: result)
+                    }
                 }
+            } onCancel: {
+                interrupt.interrupt()
+                resumed.withLock { $0.take() }?.resume(throwing: CancellationError())
             }
+        } catch is CancellationError {
+            throw S3Error(.cancelled, "cancelled while reading the stream")
+        } catch is ReadInterrupt.Interrupted {
+            throw S3Error(.cancelled, "cancelled while reading the stream")
         } catch {
             throw S3Error(.source, "cannot read the stream: \(error)", underlying: error)
         }

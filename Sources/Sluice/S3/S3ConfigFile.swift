@@ -26,18 +26,25 @@ public struct S3ConfigFile: Sendable, Equatable {
         self.sections = sections
     }
 
-    /// Reads and parses `path`.
+    /// The largest configuration or credentials file read: real ones are a few KiB (botocore
+    /// reads any size; a 100 MB line cost it, and Sluice before this, half a minute and 700 MB).
+    public static let sizeLimit = 1 << 20
+
+    /// Reads and parses `path`, up to `sizeLimit` bytes.
     ///
     /// - Returns: nil when there is no such regular file (a missing file, or `/dev/null`, is
     ///   no error: botocore checks `os.path.isfile`).
-    /// - Throws: `S3Error` with code `.configuration` when it cannot be read or parsed.
+    /// - Throws: `S3Error` with code `.configuration` when it cannot be read (larger than
+    ///   `sizeLimit` included) or parsed.
     public static func load(path: String) throws -> S3ConfigFile? {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw S3Error(.configuration, "cannot read \(path): \(String(cString: strerror(errno)))")
+        let bytes: [UInt8]?
+        do { bytes = try SmallFile.read(path, limit: sizeLimit) } catch {
+            throw S3Error(.configuration, "cannot read \(path): \(error)", underlying: error)
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let bytes else { return nil }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
             throw S3Error(.configuration, "cannot read \(path): it is not UTF-8")
         }
         return try S3ConfigFile(parsing: text, path: path)

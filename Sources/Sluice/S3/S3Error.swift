@@ -57,25 +57,32 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
     public var status: Int?
     /// S3's error code from the error document (`AccessDenied`, `SlowDown`, …).
     public var serverCode: String?
+    /// The request id from the error document, for the server's operator.
+    public var requestID: String?
     /// The multipart upload this concerns, when there is one.
     public var uploadID: String?
     /// The part this concerns (1-based), when there is one.
     public var partNumber: Int?
     /// The underlying error (an `UploadError`, a `ByteSourceError`, a file system error).
     public var underlying: (any Error)?
+    /// What the server says of an upload whose `CompleteMultipartUpload` was interrupted
+    /// (`.cancelled`), when the upload is gone: nil while it is still there (kept for a resume).
+    public var completion: S3InterruptedCompletion?
 
     public init(
-        _ code: Code, _ message: String, status: Int? = nil, serverCode: String? = nil,
+        _ code: Code, _ message: String, status: Int? = nil, serverCode: String? = nil, requestID: String? = nil,
         uploadID: String? = nil, partNumber: Int? = nil, underlying: (any Error)? = nil
     ) {
         self.code = code
         self.message = message
         self.status = status
         self.serverCode = serverCode
+        self.requestID = requestID
         self.uploadID = uploadID
         self.partNumber = partNumber
         self.underlying = underlying
     }
 
-    public var description: String { message }
+    /// The message, with any password in a URL shown as `***`.
+    public var description: String { Redaction.passwords(in: message) }
 }

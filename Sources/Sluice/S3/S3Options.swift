@@ -21,6 +21,9 @@ public struct S3Options: Sendable {
     public var partSize: Int64?
     /// Parts in flight at once (and, for a stream, buffers of one part size: this plus one).
     public var concurrency = 8
+    /// A request budget shared with other uploads (a job's): every `PutObject` and
+    /// `UploadPart` attempt holds one of its permits while it is sent; nil for none.
+    public var requestBudget: RequestBudget?
     /// The checksum sent with every part and object; nil for none.
     public var checksum: ChecksumAlgorithm? = .crc32c
     public var payloadSigning = S3PayloadSigning.auto
@@ -42,6 +45,10 @@ public struct S3Options: Sendable {
     public var retryDelay: Duration = .milliseconds(250)
     /// Longest backoff delay; at most `UploadOptions.maximumTimeout`.
     public var maximumRetryDelay: Duration = .seconds(8)
+    /// The retry policy every request of an upload follows (each request, each part, its own budget).
+    public var retryPolicy: RetryPolicy {
+        RetryPolicy(retries: retries, baseDelay: retryDelay, maximumDelay: maximumRetryDelay)
+    }
     /// Stream parts per size step (`S3PartPlan.partsPerStep`); tests use fewer to see parts grow.
     var streamStepParts: Int?
     /// The most parts a stream may have; nil for S3's 10,000. Tests lower it to reach the
@@ -62,10 +69,16 @@ public struct S3Options: Sendable {
     /// The read-ahead of one part's signed body.
     var readAheadPerPart: Int { Self.readAheadBudget / max(1, concurrency) }
 
-    /// `transfer`, with buffers that keep memory flat however many parts are in flight.
+    /// `transfer`, with buffers that keep memory flat however many parts are in flight, not
+    /// held back by the engine's per-origin limit (the parts are `concurrency` at most), and
+    /// answers read up to `ResponseBodyHandling.answerLimit` (S3's error and XML documents are
+    /// a few KiB; a `ListParts` page of 1,000 parts with checksums about 400 KiB).
     var requestTransfer: UploadOptions {
         var options = transfer
+        options.responseBody = .protocolAnswer
         options.bufferSize = min(options.bufferSize, max(16 << 10, Self.connectionBufferBudget / max(1, concurrency)))
+        // At most `concurrency` requests at once, each signed just before it is sent.
+        options.concurrencyBoundByCaller = true
         return options
     }
 

@@ -59,11 +59,12 @@ final class S3PartBuffer: ResidentByteSource, ReusedByteSource, @unchecked Senda
     }
 
     /// Reads up to `size` bytes from `stream` (growing the buffer first if needed), once no
-    /// reader is inside; stops early only at the end of the stream.
+    /// reader is inside; stops early only at the end of the stream. A descriptor's stream
+    /// (stdin, a pipe) is read only once it is readable, a wait that `interrupt` ends at once.
     ///
     /// - Returns: The bytes held (0 at the end of the stream).
-    /// - Throws: The stream's error.
-    func fill(from stream: any SequentialByteSource, size: Int) throws -> Int {
+    /// - Throws: The stream's error; `ReadInterrupt.Interrupted`.
+    func fill(from stream: any SequentialByteSource, size: Int, interrupt: ReadInterrupt? = nil) throws -> Int {
         let storage = state.wait { state -> UnsafeMutableRawBufferPointer? in
             guard state.inside == 0 else { return nil }
             state.refilling = true
@@ -81,7 +82,9 @@ final class S3PartBuffer: ResidentByteSource, ReusedByteSource, @unchecked Senda
                 state.refilling = false
             }
         }
+        let descriptor = (stream as? FileDescriptorStream)?.fd
         while count < size {
+            if let interrupt, let descriptor { try interrupt.waitReadable(descriptor) }
             let n = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[count..<size]))
             if n == 0 { break }
             count += n

@@ -93,11 +93,19 @@ public struct S3PartPlan: Sendable, Equatable, Codable {
     }
 
     /// The size part `number` has when it is full (the last part of a known length may be shorter).
+    ///
+    /// A stream's parts double every `stepParts` parts and saturate at S3's 5 GiB maximum: the
+    /// doubling stops there, whatever the step, so the size never wraps.
     public func nominalSize(ofPart number: Int) -> Int64 {
         precondition(number >= 1)
         if equalParts || length != nil { return partSize }
         let step = (number - 1) / (stepParts ?? Self.partsPerStep)
-        return min(Self.maximumPartSize, partSize << min(step, 32))
+        guard partSize > 0 else { return partSize }
+        // partSize × 2^step ≥ maximumPartSize exactly when partSize > (maximumPartSize - 1) >> step.
+        if step >= Int64.bitWidth - 1 || partSize > (Self.maximumPartSize - 1) >> step {
+            return Self.maximumPartSize
+        }
+        return partSize << step
     }
 
     /// Where part `number` starts in the object.

@@ -2,7 +2,7 @@ import Foundation
 
 /// An S3 error document (`<Error><Code>…</Code><Message>…</Message>…</Error>`) and what it
 /// means, in one line.
-public struct S3ServerError: Sendable, Equatable {
+public struct S3ServerError: Error, Sendable, Equatable {
     /// S3's error code: `SignatureDoesNotMatch`, `AccessDenied`, `SlowDown`, …
     public var code: String
     public var message: String
@@ -58,7 +58,7 @@ public struct S3ServerError: Sendable, Equatable {
             "SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout", "RequestTimeTooSkewed",
             "Throttling", "ThrottlingException", "RequestLimitExceeded", "OperationAborted",
         ]
-        return transientCodes.contains(code) || status >= 500 || status == 408 || status == 429
+        return transientCodes.contains(code) || RetryPolicy.isTransient(status: status)
     }
 
     /// What the error means for the user, in words: the cause and what to do.
@@ -104,6 +104,7 @@ public struct S3ServerError: Sendable, Equatable {
         if let partNumber { line += " of part \(partNumber)" }
         line += " failed: \(status) \(explanation)"
         if let requestID, !requestID.isEmpty { line += " [request \(requestID)]" }
-        return S3Error(.server, line, status: status, serverCode: code, uploadID: uploadID, partNumber: partNumber)
+        return S3Error(.server, line, status: status, serverCode: code, requestID: requestID, uploadID: uploadID, partNumber: partNumber,
+                       underlying: self)
     }
 }

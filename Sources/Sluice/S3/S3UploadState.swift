@@ -141,7 +141,7 @@ public struct S3StateStore: Sendable {
             }
             return record
         } catch {
-            let reason = error is DecodingError ? "it is not a resume record (truncated or edited)" : "\(error)"
+            let reason = error is DecodingError ? "it is not a resume record (truncated or edited)" : FileSystemReason.text(for: error)
             throw S3Error(.state, "cannot read the resume state \(path): \(reason); restart the upload to forget it", underlying: error)
         }
     }
@@ -151,21 +151,9 @@ public struct S3StateStore: Sendable {
     ///
     /// - Throws: `S3Error` with code `.state`, naming the directory and what is wrong.
     public func prepare() throws {
-        func failure(_ reason: String) -> S3Error {
-            S3Error(.state, "cannot use the resume state directory \(directory): \(reason)")
+        do { try store.prepare() } catch {
+            throw S3Error(.state, "cannot use the resume state directory \(directory): \(error)", underlying: error)
         }
-        guard !directory.isEmpty else { throw failure("the path is empty") }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code
-            switch code.map(Int32.init) {
-            case EEXIST?, ENOTDIR?: throw failure("a part of it is a file, not a directory")
-            case let code?: throw failure(String(cString: strerror(code)))
-            case nil: throw failure("\(error)")
-            }
-        }
-        guard access(directory, W_OK | X_OK) == 0 else { throw failure(String(cString: strerror(errno))) }
     }
 
     /// Removes the record file for an object and a source, whatever it holds.
@@ -186,7 +174,8 @@ public struct S3StateStore: Sendable {
         do {
             try store.save(record, at: path)
         } catch {
-            throw S3Error(.state, "cannot write the resume state \(path): \(error)", uploadID: record.uploadID, underlying: error)
+            throw S3Error(.state, "cannot write the resume state \(path): \(FileSystemReason.text(for: error))", uploadID: record.uploadID,
+                          underlying: error)
         }
     }
 

@@ -63,11 +63,12 @@ public struct SigV4Request: Sendable, Hashable {
         self.init(method: method, scheme: scheme, host: hostHeader, path: base + tail, query: query, headers: headers)
     }
 
-    /// A request from its parts; no checks.
+    /// A request from its parts; no checks. An IPv4 address in `host` is kept in the form
+    /// libcurl sends (`127.1` is signed and sent as `127.0.0.1`): the host signed is the host sent.
     public init(method: String, scheme: String = "https", host: String, path: String, query: [SigV4QueryItem] = [], headers: [SigV4Header] = []) {
         self.method = method
         self.scheme = scheme
-        self.host = host
+        self.host = HTTPSyntax.canonicalIPv4(authority: host)
         self.path = path.isEmpty ? "/" : path
         self.query = query
         self.headers = headers

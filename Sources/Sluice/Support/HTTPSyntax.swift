@@ -2,6 +2,42 @@
 /// methods, header names and values are made of, for the headers Sluice sends and for the
 /// loopback receiver, which checks what it is sent strictly.
 package enum HTTPSyntax {
+    /// `authority` (`host[:port]`) with its host in the dotted-decimal form libcurl sends when
+    /// it is an IPv4 address written in one of the other forms URL parsers accept (libcurl,
+    /// WHATWG URL): fewer parts (`127.1`), hexadecimal (`0x7f000001`), octal (`0177.0.0.1`),
+    /// one number (`2130706433`). Anything else (a name, an IPv6 literal, an address out of
+    /// range) comes back unchanged. What signs the `Host` of a request uses this, so that it
+    /// signs the host that is sent.
+    package static func canonicalIPv4(authority: String) -> String {
+        if authority.hasPrefix("[") { return authority }
+        guard let colon = authority.lastIndex(of: ":") else { return canonicalIPv4(authority) }
+        return canonicalIPv4(String(authority[..<colon])) + authority[colon...]
+    }
+
+    /// `canonicalIPv4` of a bare host (no port).
+    package static func canonicalIPv4(_ host: String) -> String {
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...4).contains(parts.count) else { return host }
+        var values: [UInt64] = []
+        for part in parts {
+            let (digits, radix): (Substring, Int)
+            if part.hasPrefix("0x") || part.hasPrefix("0X") {
+                (digits, radix) = (part.dropFirst(2), 16)
+            } else if part.hasPrefix("0") && part.count > 1 {
+                (digits, radix) = (part.dropFirst(), 8)
+            } else {
+                (digits, radix) = (part, 10)
+            }
+            guard !digits.isEmpty, digits.count <= 12, let value = UInt64(digits, radix: radix) else { return host }
+            values.append(value)
+        }
+        // Every part but the last is one byte; the last fills the bytes that are left.
+        guard values.dropLast().allSatisfy({ $0 <= 255 }), values.last! < 1 << (8 * UInt64(5 - values.count)) else { return host }
+        var address = values.last!
+        for (index, value) in values.dropLast().enumerated() { address |= value << (8 * UInt64(3 - index)) }
+        return (0..<4).map { String((address >> (8 * UInt64(3 - $0))) & 255) }.joined(separator: ".")
+    }
+
     /// `tchar`: the characters of a token.
     @inline(__always)
     package static func isTokenCharacter(_ byte: UInt8) -> Bool {

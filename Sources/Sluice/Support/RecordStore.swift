@@ -31,12 +31,17 @@ package struct RecordStore<Record: Codable>: Sendable {
         return directory + "/" + digest.finalizeHex().prefix(32) + ".json"
     }
 
+    /// The most bytes a record file may hold: records are a few KiB; a larger file (a symlink
+    /// to `/dev/zero`, an edit gone wrong) is refused before it is read.
+    package static var recordLimit: Int { 1 << 20 }
+
     /// The record at `path`, or nil when there is none.
     ///
-    /// - Throws: The read or decoding error when the file exists but cannot be read.
+    /// - Throws: `SmallFile.Failure` when the file exists but cannot be read (not a regular
+    ///   file, larger than `recordLimit`), or the decoding error.
     package func load(at path: String) throws -> Record? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        return try JSONDecoder().decode(Record.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        guard let bytes = try SmallFile.read(path, limit: Self.recordLimit) else { return nil }
+        return try JSONDecoder().decode(Record.self, from: Data(bytes))
     }
 
     /// Every record in the directory that can be read, in file-name order.
@@ -44,10 +49,23 @@ package struct RecordStore<Record: Codable>: Sendable {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         return names.sorted().compactMap { name in
             let path = directory + "/" + name
-            guard name.hasSuffix(".json"), let data = FileManager.default.contents(atPath: path),
-                  let record = try? JSONDecoder().decode(Record.self, from: data) else { return nil }
+            guard name.hasSuffix(".json"), let record = (try? load(at: path)) ?? nil else { return nil }
             return (path, record)
         }
+    }
+
+    /// Makes sure records can be written here before anything is done that would need one:
+    /// the directory exists (it is created) and is a writable directory.
+    ///
+    /// - Throws: `RecordStoreError` whose description is the reason in a few words.
+    package func prepare() throws(RecordStoreError) {
+        guard !directory.isEmpty else { throw RecordStoreError(call: nil, code: ENOENT) }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw RecordStoreError(call: nil, code: FileSystemReason.errno(of: error) ?? EIO)
+        }
+        guard access(directory, W_OK | X_OK) == 0 else { throw RecordStoreError(call: nil, code: errno) }
     }
 
     /// Stores `record` at `path` durably and atomically.
@@ -56,7 +74,7 @@ package struct RecordStore<Record: Codable>: Sendable {
     package func save(_ record: Record, at path: String) throws {
         let temporary = path + ".tmp-\(getpid())"
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try prepare()
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try Self.writeSynced(try encoder.encode(record), to: temporary)
@@ -100,7 +118,11 @@ package struct RecordStore<Record: Codable>: Sendable {
 
 /// A system call of `RecordStore` failed.
 package struct RecordStoreError: Error, CustomStringConvertible {
-    package var call: String
+    /// The call that failed, when it says more than the reason (`fsync directory`).
+    package var call: String?
     package var code: Int32
-    package var description: String { "\(call): \(String(cString: strerror(code)))" }
+    package var description: String {
+        let reason = FileSystemReason.text(errno: code)
+        return call.map { "\($0): \(reason)" } ?? reason
+    }
 }

@@ -15,8 +15,20 @@ import FoundationNetworking
 /// and a replay, and a 2xx after a short body is an error. Credentials go to another origin
 /// only as `UploadRequest.sendsCredentials(to:options:)` allows.
 ///
-/// - Important: Each `send` uses its own session, invalidated when it ends.
+/// When `options.prefersContentLength` asks (`TusClient` does), a random-access body of at most
+/// `sizedBodyLimit` bytes goes with `Content-Length` instead: read into memory and handed to
+/// URLSession as data (servers that need a length, such as tuspyserver's PATCH, take it);
+/// `TusClient` cuts its PATCHes to that size on this transport.
+///
+/// - Important: Each `send` uses its own session, invalidated when it ends. Memory: the ring
+///   (`options.bufferSize`) for a streamed body, the body itself for a sized one.
 public struct URLSessionTransport: UploadTransport {
+    /// The longest body sent with `Content-Length` (held in memory whole); longer ones, and
+    /// bodies that cannot be read twice, are streamed, chunked on Linux.
+    public static let sizedBodyLimit: Int64 = 8 << 20
+
+    public var maximumSizedBody: Int64? { Self.sizedBodyLimit }
+
     /// The bound pair bodies go through: Foundation's own where it has one (Apple platforms).
     let streams: InputStreamSource.Streams
 
@@ -39,35 +51,41 @@ public struct URLSessionTransport: UploadTransport {
         }
         try request.validate()
         try Self.refuseSignedDotSegments(request)
+        try Self.refuseIPv6Literal(request.url)
         var url = request.url
         var authorization: String?
         var redirects = 0
         var answeredChallenge = false
-        var firstAttempt = true
+        /// The attempt before this one, if any.
+        var previous: UploadResponse?
         let responseBody = ResponseBodyReceiver(options.responseBody)
         while true {
             if Task.isCancelled {
                 throw UploadError(.cancelled, "upload cancelled", bytesSent: 0, totalBytes: body.length.value)
             }
-            if !firstAttempt && !body.isReplayable {
-                throw UploadError(.notReplayable, "the server asked for the body again and it cannot be replayed (stdin or a stream)",
-                                  bytesSent: 0, totalBytes: body.length.value)
+            if let previous, !body.isReplayable {
+                // What the last attempt sent is what the line counts (before: 0 after 5 MB).
+                throw UploadError(.notReplayable, "server answered \(previous.status) and asked for the body again, which cannot be replayed (stdin or a stream)",
+                                  status: previous.status, bytesSent: previous.bytesSent, totalBytes: body.length.value)
             }
-            firstAttempt = false
             responseBody.begin(status: 0)
             let mayAuthenticate = request.sendsCredentials(to: url, options: options)
             let response = try await URLSessionAttempt(
                 url: url, request: request, authorization: mayAuthenticate ? authorization : nil, body: body,
                 options: options, streams: streams, responseBody: responseBody, progress: progress
             ).run()
+            previous = response
             if response.status == 307 || response.status == 308, let location = response.header("Location") {
                 redirects += 1
                 guard redirects <= options.maximumRedirects else {
-                    throw UploadError(.tooManyRedirects, "more than \(options.maximumRedirects) redirects", status: response.status)
+                    var error = UploadError(.tooManyRedirects, "more than \(options.maximumRedirects) redirects", status: response.status)
+                    error.redirectLocation = location
+                    throw error
                 }
                 guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
                     throw UploadError(.protocolViolation, "redirect to an invalid location '\(location)'", status: response.status)
                 }
+                try Self.refuseIPv6Literal(next, redirectedBy: response.status)
                 url = next
                 continue
             }
@@ -108,6 +126,25 @@ extension URLSessionTransport {
     }
 }
 
+extension URLSessionTransport {
+    /// Refuses a URL whose host is an IPv6 literal (`http://[::1]:8080/`) before any byte is
+    /// sent: FoundationNetworking (Linux) hands libcurl the host without its brackets, and
+    /// every such request fails with `NSURLErrorDomain -1000` (bad URL). The curl transport
+    /// reaches them.
+    ///
+    /// - Parameter status: The redirect that led there, if any.
+    /// - Throws: `UploadError.invalidURL`.
+    static func refuseIPv6Literal(_ url: URL, redirectedBy status: Int? = nil) throws(UploadError) {
+        #if canImport(FoundationNetworking)
+        guard url.hasIPv6LiteralHost else { return }
+        let how = status.map { "the server redirected (\($0)) to \(url.hostAndPort), an IPv6 literal" }
+            ?? "\(url.hostAndPort) is an IPv6 literal"
+        throw UploadError(.invalidURL, "\(how), which URLSession on Linux cannot reach (FoundationNetworking drops the brackets): the curl transport (the default) can",
+                          status: status)
+        #endif
+    }
+}
+
 extension UploadRequest {
     /// Whether the request carries a SigV4 signature over its path: an `AWS4-HMAC-SHA256`
     /// `Authorization` header or a presigned URL's `X-Amz-Signature` query item.
@@ -128,7 +165,7 @@ extension URL {
 }
 
 /// One request/response exchange over a private URLSession.
-private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: NSObject subclass; mutable state lives in `state`, a lock; the rest is immutable.
     private let url: URL
     private let request: UploadRequest
@@ -141,6 +178,8 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
 
     private struct State {
         var source: InputStreamSource?
+        /// The body handed to URLSession as data (sent with `Content-Length`), and its bytes sent.
+        var sized: (count: Int64, sent: Int64)?
         var streamsHanded = 0
         var response: HTTPURLResponse?
         /// The response-body sink threw: the task was cancelled and this is the outcome.
@@ -200,6 +239,8 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         // Cookies only as the caller's own header, under the credential policy.
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
+        let sizedBody = try readSizedBody()
+        if let sizedBody { state.withLock { $0.sized = (Int64(sizedBody.count), 0) } }
         let queue = BoundedDelegateQueue(streaming: { if case .stream = options.responseBody { true } else { false } }())
         // On Linux, URLSession drives every task of the process from one shared queue, and
         // making a session or task, resume and invalidate wait for it (sync). While a body's
@@ -207,6 +248,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         // must not hold one of Swift's few cooperative threads: make them on a dispatch thread.
         let (session, task) = await Self.offCooperativePool { [urlRequest] in
             let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+            if let sizedBody { return (session, session.uploadTask(with: urlRequest, from: sizedBody)) }
             return (session, session.uploadTask(withStreamedRequest: urlRequest))
         }
         defer { DispatchQueue.global().async { session.finishTasksAndInvalidate() } }
@@ -229,13 +271,47 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             // stream's read. `task.cancel()` waits for that queue (a sync call on Linux), so
             // it runs off this thread and cannot stall the canceller.
             source?.cancel()
-            DispatchQueue.global().async { task.cancel() }
+            Self.cancel(task)
         }
         let result = Result { try outcome() }
         // The task is over: a source still pumping (the server answered before the last byte)
         // stops, and an async sequence body's iterating task ends.
         state.withLock { $0.source }?.cancel()
         return try result.get()
+    }
+
+    /// The body, read whole, when it goes with `Content-Length`: asked for
+    /// (`prefersContentLength`), random access, a known length up to
+    /// `URLSessionTransport.sizedBodyLimit`, and no `forceChunked`.
+    ///
+    /// - Throws: `UploadError.sourceFailed` naming the offset where the source failed or ended.
+    private func readSizedBody() throws -> Data? {
+        guard options.prefersContentLength, !options.forceChunked, case .random(let source, let start) = body.storage,
+              source.length - start <= URLSessionTransport.sizedBodyLimit else { return nil }
+        var data = Data(count: Int(source.length - start))
+        var offset = start
+        do {
+            try data.withUnsafeMutableBytes { buffer in
+                while offset < source.length {
+                    let target = UnsafeMutableRawBufferPointer(rebasing: buffer[Int(offset - start)...])
+                    let count = try source.read(into: target, at: offset)
+                    if count == 0 { throw ByteSourceError.endedEarly(offset: offset, expected: source.length) }
+                    offset += Int64(count)
+                }
+            }
+        } catch {
+            throw UploadError(.sourceFailed, "source failed at byte \(offset): \(error)", bytesSent: 0,
+                              totalBytes: source.length - start, offset: offset, underlying: error)
+        }
+        return data
+    }
+
+    /// Cancels `task` from a dispatch thread, never from the caller's. On Linux `cancel` runs
+    /// synchronously on URLSession's work queue, the queue that calls `needNewBodyStream` (from
+    /// libcurl's seek callback) and waits for the delegate queue: called from either, it would
+    /// wait for itself. Every cancel of a task goes through here.
+    static func cancel(_ task: URLSessionTask) {
+        DispatchQueue.global().async { task.cancel() }
     }
 
     /// Runs `body` on a dispatch thread and returns its result.
@@ -260,7 +336,8 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             error = nil
         }
         let total = body.length.value
-        let sent = source?.bytesRead ?? 0
+        let sized = state.withLock { $0.sized }
+        let sent = source?.bytesRead ?? sized?.sent ?? 0
         if var sinkFailure {
             sinkFailure.bytesSent = sent
             sinkFailure.totalBytes = total
@@ -296,6 +373,8 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             if let source {
                 let written = source.finishedBytes
                 complete = written != nil && sent == written! && (total == nil || sent == total!)
+            } else if let sized {
+                complete = sized.sent == sized.count
             } else {
                 complete = true
             }
@@ -353,7 +432,8 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         case .random(let source, let start):
             let fresh = InputStreamSource(
                 filler: .random(source, range: start..<source.length), bufferSize: options.bufferSize, queue: nil,
-                readerStallTimeout: options.stallTimeout, streams: streams)
+                readerStallTimeout: options.stallTimeout, streams: streams,
+                rateLimit: options.rateLimit)
             let old = state.withLock { state -> InputStreamSource? in
                 defer { state.source = fresh }
                 return state.source
@@ -364,7 +444,8 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             return fresh.inputStream
         case .sequential(let source):
             let fresh = InputStreamSource(filler: .sequential(source), bufferSize: options.bufferSize, queue: nil,
-                                          readerStallTimeout: options.stallTimeout, streams: streams)
+                                          readerStallTimeout: options.stallTimeout, streams: streams,
+                rateLimit: options.rateLimit)
             state.withLock { $0.source = fresh }
             watch(fresh)
             fresh.start()
@@ -376,7 +457,8 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             let queue = DispatchQueue(label: "sluice.stream-body")
             let caller = InputStreamByteSource(make(), length: length)
             let fresh = InputStreamSource(filler: .sequential(caller), bufferSize: options.bufferSize, queue: queue,
-                                          readerStallTimeout: options.stallTimeout, streams: streams)
+                                          readerStallTimeout: options.stallTimeout, streams: streams,
+                rateLimit: options.rateLimit)
             fresh.onFinish { _ in queue.async { caller.close() } }
             state.withLock { $0.source = fresh }
             watch(fresh)
@@ -391,7 +473,7 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
         guard source.streams == .foundation else { return }
         source.onFinish { [state] result in
             guard case .failure = result, let task = state.withLock({ $0.task }) else { return }
-            DispatchQueue.global().async { task.cancel() }
+            Self.cancel(task)
         }
     }
 
@@ -406,7 +488,9 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             let failed = BoundStreamPair(capacity: 1)
             failed.fail(UploadError(.notReplayable, "the body cannot be replayed"))
             completionHandler(failed.inputStream)
-            task.cancel()
+            // This runs on URLSession's work queue, inside libcurl's seek callback, and
+            // `cancel` waits for that queue: cancelling here would never return.
+            Self.cancel(task)
             return
         }
         completionHandler(makeStream())
@@ -450,13 +534,17 @@ private final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchec
             let failure = error as? UploadError ?? UploadError(.responseSinkFailed, "\(error)", underlying: error)
             state.withLock { $0.sinkFailure = failure }
             // Off the delegate queue: URLSession's work queue may be waiting for it (BoundedDelegateQueue).
-            DispatchQueue.global().async { dataTask.cancel() }
+            Self.cancel(dataTask)
         }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
                     totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
-        let sent = state.withLock { $0.source?.bytesRead } ?? totalBytesSent
+        let sent = state.withLock { state -> Int64 in
+            if let source = state.source { return source.bytesRead }
+            if state.sized != nil { state.sized!.sent = totalBytesSent }
+            return totalBytesSent
+        }
         progress(sent)
     }
 

@@ -18,6 +18,14 @@ public protocol UploadTransport: Sendable {
         _ request: UploadRequest, body: UploadBody, options: UploadOptions,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> UploadResponse
+
+    /// The longest body this transport sends with `Content-Length`; nil when any length goes
+    /// with one. Protocols whose servers need a length (tus) cut their requests to it.
+    var maximumSizedBody: Int64? { get }
+}
+
+extension UploadTransport {
+    public var maximumSizedBody: Int64? { nil }
 }
 
 /// The transports Sluice ships.

@@ -31,6 +31,8 @@ final class TusParallelJob {
         let sums = Lock([Int64](repeating: 0, count: ranges.count))
         var partClient = client
         partClient.options.transfer.progressInterval = .zero
+        // `parallelUploads` partial uploads run at once, whatever the engine's per-origin limit.
+        partClient.options.transfer.concurrencyBoundByCaller = true
 
         var partials: [TusSource] = []
         for part in ranges {

@@ -43,7 +43,10 @@ extension TusClient {
     func send(_ request: UploadRequest, body: UploadBody? = nil, inFlight: TusInFlight? = nil,
               progress: (@Sendable (Int64) -> Void)? = nil) async throws -> UploadResponse {
         inFlight?.reset()
-        return try await transport.send(request, body: body ?? .bytes(MemoryByteSource([])), options: options.transfer) { sent in
+        var transfer = options.transfer
+        // tus servers need a length (tuspyserver ignores a chunked creation body, refuses a chunked PATCH).
+        transfer.prefersContentLength = true
+        return try await transport.send(request, body: body ?? .bytes(MemoryByteSource([])), options: transfer) { sent in
             inFlight?.update(sent)
             progress?(sent)
         }
@@ -99,7 +102,7 @@ extension TusClient {
         case 413:
             throw TusError(.tooLarge, "the server refused the upload as too large (413 to \(action))",
                            uploadURL: where_, status: status, offset: offset, totalBytes: total)
-        case 423, 500..<600:
+        case _ where status == 423 || RetryPolicy.isTransient(status: status):
             throw TusTransientStatus(status: status, action: action)
         default:
             let text = String(decoding: response.body.prefix(200), as: UTF8.self)
@@ -134,21 +137,8 @@ extension TusClient {
     }
 }
 
-/// A status worth retrying after a pause: 423 Locked or a 5xx.
+/// A status worth retrying after a pause: 423 Locked, or 408, 429 or a 5xx (`RetryPolicy.isTransient(status:)`).
 struct TusTransientStatus: Error {
     var status: Int
     var action: String
-}
-
-extension UploadError {
-    /// Failures a retry can cure: the connection, not the request. A `.transport` failure
-    /// counts only when libcurl's code says so (`CurlError.isTransient`); an option libcurl
-    /// rejects or a TLS failure is not retried.
-    var isTransient: Bool {
-        switch code {
-        case .connectionFailed, .connectionReset, .noResponse, .timedOut: return true
-        case .transport: return (underlying as? CurlError)?.isTransient ?? false
-        default: return false
-        }
-    }
 }

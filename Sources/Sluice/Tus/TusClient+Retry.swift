@@ -1,25 +1,30 @@
 import Foundation
 
-/// Counts transient failures in a row and waits between attempts with exponential backoff.
+/// A tus upload's attempts under its `RetryPolicy`.
 ///
-/// A transient failure is a connection failure (`UploadError.isTransient`), a 423 or a 5xx;
-/// anything else is turned into a `TusError` and thrown at once. `progressed()` starts the
-/// count again, so a long upload over a flaky network is not capped by its total failures.
+/// A transient failure is a connection failure (`RetryPolicy.isTransient`), a 423 or a status
+/// every protocol retries (408, 429, 5xx); anything else is turned into a `TusError` and thrown
+/// at once. Progress is the highest offset the server ever confirmed rising: a server whose
+/// offset goes back and forth (two backends without shared storage) does not start the count
+/// of failures in a row again, and the failures in all are capped too.
 struct TusRetrier {
-    let limit: Int
-    let baseDelay: Duration
-    let maximumDelay: Duration
-    private(set) var consecutive = 0
-    private(set) var total = 0
+    private var budget: RetryBudget
+    /// The highest offset the server ever confirmed.
+    private(set) var highest: Int64 = 0
 
     init(options: TusOptions) {
-        limit = options.retries
-        baseDelay = options.retryDelay
-        maximumDelay = options.maximumRetryDelay
+        budget = RetryBudget(options.retryPolicy)
     }
 
-    /// The server's offset moved forward.
-    mutating func progressed() { consecutive = 0 }
+    /// Transient failures so far.
+    var total: Int { budget.failures }
+
+    /// The server confirmed `offset`: progress only when it passes every offset it confirmed before.
+    mutating func confirmed(_ offset: Int64) {
+        guard offset > highest else { return }
+        highest = offset
+        budget.progressed()
+    }
 
     /// Rethrows `error` as a `TusError` unless it is transient and the budget allows
     /// another attempt, in which case it returns after the backoff delay.
@@ -49,16 +54,16 @@ struct TusRetrier {
             throw TusError(.transport, "\(action) failed: \(error)", uploadURL: uploadURL, offset: offset, totalBytes: length,
                            underlying: error)
         }
-        consecutive += 1
-        total += 1
-        guard consecutive <= limit else {
-            throw TusError(.retriesExhausted, "\(action) failed \(consecutive) times in a row, last: \(cause)",
+        switch budget.failed() {
+        case .failure(let exhausted):
+            let highest = highest > 0 ? " (the highest offset it confirmed: \(highest))" : ""
+            throw TusError(.retriesExhausted, "\(action) failed \(exhausted), last: \(cause)\(highest)",
                            uploadURL: uploadURL, offset: offset, totalBytes: length, underlying: error)
-        }
-        let delay = Duration.backoff(base: baseDelay, maximum: maximumDelay, attempt: consecutive)
-        do { try await Task.sleep(for: delay) } catch {
-            throw TusError(.cancelled, "cancelled while waiting to retry \(action)", uploadURL: uploadURL, offset: offset,
-                           totalBytes: length)
+        case .success(let delay):
+            do { try await Task.sleep(for: delay) } catch {
+                throw TusError(.cancelled, "cancelled while waiting to retry \(action)", uploadURL: uploadURL, offset: offset,
+                               totalBytes: length)
+            }
         }
     }
 }

@@ -48,7 +48,17 @@ final class TusUploadJob {
 
     private var endpointKey: String { endpoint.absoluteString }
 
+    /// Bytes per data request: the option, or the checksum chunk when checksums are in use,
+    /// at most what the transport sends with `Content-Length` (tus servers need a length:
+    /// tuspyserver ignores a chunked creation body and refuses a chunked PATCH).
+    private var chunkSize: Int64 {
+        let chosen = options.chunkSize ?? (usesChecksums ? options.checksumChunkSize : .max)
+        return min(chosen, client.transport.maximumSizedBody ?? .max)
+    }
+
     func run() async throws -> TusUploadResult {
+        // A record must be storable before the server holds an upload that needs one.
+        try store?.prepare()
         let server = try await client.discover(endpoint)
         if let maximum = server.maximumSize, length > maximum {
             throw TusError(.tooLarge, "the source is \(length) bytes, more than the server's Tus-Max-Size of \(maximum)",
@@ -115,6 +125,7 @@ final class TusUploadJob {
         uploadURL = url
         offset = status.offset
         resumedFrom = status.offset
+        retrier.confirmed(status.offset)
     }
 
     /// `POST endpoint`, with the first bytes when the server offers creation-with-upload,
@@ -130,7 +141,7 @@ final class TusUploadJob {
         }
         // Every byte goes in a PATCH with its checksum when the server checks them.
         let withBody = options.usesCreationWithUpload && !usesChecksums && server.supports("creation-with-upload")
-        let firstCount = withBody ? min(length, options.creationUploadLimit, options.chunkSize ?? .max) : 0
+        let firstCount = withBody ? min(length, options.creationUploadLimit, chunkSize) : 0
         var headers = [("Upload-Length", "\(length)")] + creationHeaders
         if !metadata.isEmpty { headers.append(("Upload-Metadata", TusClient.encodeMetadata(metadata))) }
         if firstCount > 0 { headers.append(("Content-Type", TusClient.offsetContentType)) }
@@ -163,7 +174,7 @@ final class TusUploadJob {
                     } else {
                         offset = try await recoverOffset(url)
                     }
-                    if offset > 0 { retrier.progressed() }
+                    retrier.confirmed(offset)
                 }
                 return
             } catch {
@@ -189,7 +200,7 @@ final class TusUploadJob {
     /// PATCH from the server's offset to the end, in chunks, recovering from 409, 460,
     /// 423, 5xx and dropped connections.
     private func sendRest(to url: URL) async throws {
-        let chunk = options.chunkSize ?? (usesChecksums ? options.checksumChunkSize : .max)
+        let chunk = chunkSize
         var mismatchOffset: Int64 = -1
         var mismatchCount = 0
         let meter = self.meter
@@ -245,7 +256,7 @@ final class TusUploadJob {
                     try await retrier.absorb(TusTransientStatus(status: response.status, action: "PATCH at \(base) (no bytes taken)"),
                                              action: "PATCH", uploadURL: url.absoluteString, offset: base, total: length)
                 } else {
-                    retrier.progressed()
+                    retrier.confirmed(confirmed)
                 }
                 offset = confirmed
                 meter.update(offset)
@@ -266,7 +277,7 @@ final class TusUploadJob {
                     throw TusError(.protocolViolation, "the server's offset \(status.offset) is past the source's end",
                                    uploadURL: url.absoluteString, offset: status.offset, totalBytes: length)
                 }
-                if status.offset > offset { retrier.progressed() }
+                retrier.confirmed(status.offset)
                 return status.offset
             } catch {
                 try await retrier.absorb(error, action: "HEAD", uploadURL: url.absoluteString, offset: offset, total: length)

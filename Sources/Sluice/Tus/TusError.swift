@@ -76,7 +76,8 @@ public struct TusError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    /// One line: what happened, the confirmed offset of the total, and the upload URL.
+    /// One line: what happened, the confirmed offset of the total, and the upload URL (any
+    /// password in a URL shown as `***`).
     public var description: String {
         var line = message
         if let offset {
@@ -85,6 +86,6 @@ public struct TusError: Error, Sendable, CustomStringConvertible {
         if let uploadURL, !message.contains(uploadURL) {
             line += " [upload \(uploadURL)]"
         }
-        return line
+        return Redaction.passwords(in: line)
     }
 }

@@ -19,6 +19,9 @@ public struct TusOptions: Sendable {
     /// Transient failures in a row (reset, refused, timeout, no answer, 5xx, 423) retried
     /// before giving up; the count starts again whenever the server's offset moves forward.
     public var retries = 5
+    /// Transient failures retried in all, progress or not: a server whose offset goes back
+    /// and forth cannot keep an upload retrying for ever.
+    public var maximumRetries = 100
     /// First backoff delay; doubled per consecutive failure up to `maximumRetryDelay`.
     public var retryDelay: Duration = .milliseconds(250)
     /// Longest backoff delay; at most `UploadOptions.maximumTimeout`.
@@ -43,10 +46,20 @@ public struct TusOptions: Sendable {
     /// Extra headers on every request (authorization, for instance).
     public var headers: [HTTPHeader] = []
     /// Transport options: buffers, timeouts, TLS, credentials. `progressInterval` throttles
-    /// the tus progress callback.
-    public var transfer = UploadOptions()
+    /// the tus progress callback. Answers are read up to `ResponseBodyHandling.answerLimit`
+    /// (`.protocolAnswer`): a tus server's are a few bytes.
+    public var transfer: UploadOptions = {
+        var options = UploadOptions()
+        options.responseBody = .protocolAnswer
+        return options
+    }()
 
     public init() {}
+
+    /// The policy every request of the upload follows.
+    public var retryPolicy: RetryPolicy {
+        RetryPolicy(retries: retries, maximumRetries: maximumRetries, baseDelay: retryDelay, maximumDelay: maximumRetryDelay)
+    }
 
     /// Whether `key` can name an `Upload-Metadata` pair: non-empty ASCII without spaces or
     /// commas (tus separates pairs with commas and key from value with a space).
@@ -65,7 +78,7 @@ public struct TusOptions: Sendable {
         if let chunkSize, chunkSize < 1 {
             throw TusError(.invalidOption, "chunk size must be at least 1 byte")
         }
-        guard retries >= 0, checksumRetries >= 0 else {
+        guard retries >= 0, maximumRetries >= 0, checksumRetries >= 0 else {
             throw TusError(.invalidOption, "retry counts must not be negative")
         }
         for delay in [retryDelay, maximumRetryDelay] where delay < .zero || delay > UploadOptions.maximumTimeout {

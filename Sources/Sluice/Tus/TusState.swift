@@ -53,7 +53,8 @@ public struct TusStateStore: Sendable {
         do {
             return try store.load(at: path)
         } catch {
-            throw TusError(.state, "cannot read the resume state \(path): \(error) (remove it to start over)", underlying: error)
+            let reason = error is DecodingError ? "it is not a resume record (truncated or edited)" : FileSystemReason.text(for: error)
+            throw TusError(.state, "cannot read the resume state \(path): \(reason) (remove it to start over)", underlying: error)
         }
     }
 
@@ -65,7 +66,18 @@ public struct TusStateStore: Sendable {
         do {
             try store.save(record, at: path)
         } catch {
-            throw TusError(.state, "cannot write the resume state \(path): \(error)", uploadURL: record.uploadURL, underlying: error)
+            throw TusError(.state, "cannot write the resume state \(path): \(FileSystemReason.text(for: error))", uploadURL: record.uploadURL,
+                           underlying: error)
+        }
+    }
+
+    /// Makes sure records can be written here, before an upload exists that would need one:
+    /// the directory exists (it is created) and is a writable directory.
+    ///
+    /// - Throws: `TusError` with code `.state`, naming the directory and what is wrong.
+    public func prepare() throws {
+        do { try store.prepare() } catch {
+            throw TusError(.state, "cannot use the resume state directory \(directory): \(error)", underlying: error)
         }
     }
 

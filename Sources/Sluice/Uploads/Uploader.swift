@@ -89,8 +89,11 @@ extension UploadOptions {
         guard progressInterval >= .zero, progressInterval <= Self.maximumTimeout else {
             throw UploadError(.invalidOption, "progress interval \(progressInterval) is outside 0 ... \(Self.maximumTimeout) (365 days)")
         }
-        if case .collect(let limit) = responseBody, limit < 0 {
-            throw UploadError(.invalidOption, "response body limit \(limit) must not be negative")
+        switch responseBody {
+        case .collect(let limit), .collectOrFail(let limit):
+            guard limit >= 0 else { throw UploadError(.invalidOption, "response body limit \(limit) must not be negative") }
+        case .stream:
+            break
         }
     }
 }

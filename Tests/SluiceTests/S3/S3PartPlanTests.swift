@@ -106,6 +106,40 @@ struct S3PartPlanTests {
         #expect(largest.nominalSize(ofPart: 10_000) == 5 * gib)
     }
 
+    /// Doubling saturates at 5 GiB at every step, however far: a 4 GiB first part shifted by
+    /// 31 steps once wrapped to Int64.min.
+    /// `first` doubled `times` times, stopping at 5 GiB (the long way, for comparison).
+    func doubled(_ first: Int64, times: Int) -> Int64 {
+        var size = first
+        var left = times
+        while left > 0 && size < S3PartPlan.maximumPartSize {
+            size = min(S3PartPlan.maximumPartSize, size * 2)
+            left -= 1
+        }
+        return size
+    }
+
+    @Test func streamPartSizesSaturateAtTheMaximum() throws {
+        for first in [5 * mib, 8 * mib, gib, 4 * gib, 5 * gib - 1, 5 * gib] {
+            let plan = try S3PartPlan(streamWithFirstPartSize: first, stepParts: 1)
+            var previous = first
+            for number in [1, 2, 3, 10, 11, 31, 32, 33, 34, 62, 63, 64, 65, 100, 1_000, S3PartPlan.maximumParts, Int.max / 2] {
+                let size = plan.nominalSize(ofPart: number)
+                #expect(size >= previous, "first \(first), part \(number): \(size) < \(previous)")
+                #expect(size <= S3PartPlan.maximumPartSize, "first \(first), part \(number): \(size)")
+                #expect(size == doubled(first, times: number - 1), "first \(first), part \(number)")
+                previous = size
+            }
+            #expect(plan.nominalSize(ofPart: S3PartPlan.maximumParts) == S3PartPlan.maximumPartSize)
+            #expect(plan.streamCapacity > 0)
+        }
+        // The default step: part 31,001 of a 4 GiB start is step 31.
+        let wide = try S3PartPlan(streamWithFirstPartSize: 4 * gib)
+        #expect(wide.nominalSize(ofPart: 31_001) == S3PartPlan.maximumPartSize)
+        #expect(wide.nominalSize(ofPart: 1) == 4 * gib)
+        #expect(wide.nominalSize(ofPart: 1_001) == S3PartPlan.maximumPartSize)
+    }
+
     @Test func equalStreamPartsStopAtTenThousand() throws {
         let plan = try S3PartPlan(streamWithFirstPartSize: 5 * mib, equalParts: true)
         #expect(plan.nominalSize(ofPart: 10_000) == 5 * mib)

@@ -38,6 +38,15 @@ struct SeaweedPeer {
         return ((answer["status"] as? Int) ?? -1, answer["sha256"] as? String, (answer["size"] as? NSNumber)?.int64Value)
     }
 
+    /// The SHA-256 of every object under `prefix`, by key below it, read back by boto3 in one process.
+    func stored(under prefix: String) async throws -> [String: String] {
+        let answer = try await runPythonPeer("s3_object.py", input: [
+            "endpoint": endpoint.absoluteString, "region": region, "access_key": credentials.accessKeyID,
+            "secret_key": credentials.secretAccessKey, "bucket": bucket, "prefix": prefix,
+        ]) as? [String: Any] ?? [:]
+        return answer["objects"] as? [String: String] ?? [:]
+    }
+
     /// The object's bytes through a presigned GET (for objects stored without a Content-Encoding).
     func presignedGet(key: String) async throws -> (status: Int, body: Data) {
         let url = try signer.presign(try request("GET", key: key), expires: 300).url

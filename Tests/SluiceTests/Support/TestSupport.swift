@@ -95,3 +95,17 @@ struct PeerError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// The task's result, or nil if it has not finished within `seconds` (a bound, not a wait
+/// for an event: a hang fails the test instead of hanging it).
+func taskResult<T: Sendable>(of task: Task<T, any Error>, within seconds: Int) async -> Result<T, any Error>? {
+    let outcome = Lock<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let result = await task.result
+        outcome.withLock { $0 = result }
+        done.signal()
+    }
+    _ = await onThread { done.wait(timeout: .now() + .seconds(seconds)) }
+    return outcome.withLock { $0 }
+}

@@ -51,7 +51,7 @@ import Testing
         defer { gate.signal() }
         let other = Self.startSmallUpload(to: receiver)
         stuck.cancel()
-        switch await Self.result(of: stuck, within: 20) {
+        switch await taskResult(of: stuck, within: 20) {
         case nil:
             Issue.record("cancelling an upload whose body stream blocks did not end it within 20 s")
         case .success(let response)?:
@@ -59,7 +59,7 @@ import Testing
         case .failure(let error)?:
             #expect((error as? UploadError)?.code == .cancelled, "\(error)")
         }
-        let otherResult = await Self.result(of: other, within: 20)
+        let otherResult = await taskResult(of: other, within: 20)
         #expect((try? otherResult?.get())?.bytesSent == 300_000, "the other upload: \(String(describing: otherResult))")
     }
 
@@ -71,7 +71,7 @@ import Testing
         let (stuck, gate) = try await Self.startBlockedUpload(to: receiver, stallTimeout: .seconds(1))
         defer { gate.signal() }
         let other = Self.startSmallUpload(to: receiver)
-        switch await Self.result(of: stuck, within: 30) {
+        switch await taskResult(of: stuck, within: 30) {
         case nil:
             Issue.record("an upload whose body stream blocks did not time out within 30 s (stall timeout 1 s)")
         case .success(let response)?:
@@ -81,7 +81,7 @@ import Testing
             #expect(uploadError?.code == .timedOut, "\(error)")
             #expect("\(error)".contains("body source produced nothing for 1 s"), "\(error)")
         }
-        let otherResult = await Self.result(of: other, within: 20)
+        let otherResult = await taskResult(of: other, within: 20)
         #expect((try? otherResult?.get())?.bytesSent == 300_000, "the other upload: \(String(describing: otherResult))")
     }
 
@@ -109,20 +109,6 @@ import Testing
                 try UploadRequest(url: receiver.url + "other", method: "PUT"),
                 body: .bytes(MemoryByteSource([UInt8](repeating: 1, count: 300_000))), options: UploadOptions()) { _ in }
         }
-    }
-
-    /// The task's result, or nil if it has not finished within `seconds` (a bound, not a wait
-    /// for an event: a hang fails the test instead of hanging it).
-    private static func result<T: Sendable>(of task: Task<T, any Error>, within seconds: Int) async -> Result<T, any Error>? {
-        let outcome = Lock<Result<T, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let result = await task.result
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        _ = await onThread { done.wait(timeout: .now() + .seconds(seconds)) }
-        return outcome.withLock { $0 }
     }
 }
 

@@ -1,0 +1,271 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A regular file found by a `DirectoryWalk`.
+public struct WalkedFile: Sendable, Equatable {
+    /// The file's path: the walk's root, `/`, then `relativePath`.
+    public var path: String
+    /// The path below the root, `/`-separated (the AWS CLI's key suffix).
+    public var relativePath: String
+    /// The size when the directory was listed.
+    public var size: Int64
+    /// The modification time when the directory was listed, in nanoseconds since 1970.
+    public var modified: Int64
+    /// The file's device and inode (after following a symlink).
+    public var device: UInt64
+    public var inode: UInt64
+}
+
+/// Why a `DirectoryWalk` passed over a path, or could not read it.
+public struct WalkIssue: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// A FIFO, socket or device (a `kind` such as "FIFO"): never read by a walk.
+        case specialFile(kind: String)
+        /// A symlink, passed over because the walk does not follow them.
+        case symlinkNotFollowed
+        /// A symlink to a directory that is already being walked above it.
+        case symlinkLoop
+        /// A symlink whose target does not exist.
+        case brokenSymlink
+        /// A name that is not UTF-8: it has no S3 key.
+        case nameNotUTF8
+        /// The path does not exist (the root, or an entry that went away while listed).
+        case notFound
+        /// The root is not a directory.
+        case notADirectory
+        /// A directory or file the process may not read.
+        case permissionDenied
+        /// Any other system error, by `errno`.
+        case system(operation: String, errno: Int32)
+    }
+
+    /// The path as the walk names it (the root joined with the names below it).
+    public var path: String
+    public var kind: Kind
+
+    public init(path: String, kind: Kind) {
+        self.path = path
+        self.kind = kind
+    }
+
+    /// Whether the walk left the path out on purpose (special files, symlinks not followed,
+    /// loops), rather than failing to read something it should have sent.
+    public var isDeliberate: Bool {
+        switch kind {
+        case .specialFile, .symlinkNotFollowed, .symlinkLoop: return true
+        default: return false
+        }
+    }
+
+    public var description: String {
+        switch kind {
+        case .specialFile(let kind): return "\(path): is a \(kind), skipped"
+        case .symlinkNotFollowed: return "\(path): is a symlink, skipped"
+        case .symlinkLoop: return "\(path): is a symlink to a directory above it (a loop), skipped"
+        case .brokenSymlink: return "\(path): is a symlink to nothing"
+        case .nameNotUTF8: return "\(path): the name is not UTF-8"
+        case .notFound: return "\(path): no such file or directory"
+        case .notADirectory: return "\(path): is not a directory"
+        case .permissionDenied: return "\(path): permission denied"
+        case .system(let operation, let code): return "\(path): \(operation) failed: \(String(cString: strerror(code)))"
+        }
+    }
+}
+
+/// What a `DirectoryWalk` yields: a file to send, or a path it passed over or could not read.
+public enum WalkEntry: Sendable, Equatable {
+    case file(WalkedFile)
+    case issue(WalkIssue)
+}
+
+/// The regular files below a directory, one at a time, in the order of their S3 keys (the byte
+/// order of their `/`-separated relative paths, as `aws s3 cp --recursive` and S3 listings
+/// go), without listing the tree first.
+///
+/// Memory is one directory's names for each level being walked, never the whole tree. Symlinks
+/// are followed by default, as the AWS CLI does; a symlink to a directory that is already open
+/// above it is reported as a loop instead of being walked again. FIFOs, sockets and devices are
+/// reported, never opened (opening a FIFO can wait for ever).
+///
+/// - Important: The sizes and times are those seen when a directory was listed. A file that
+///   changes afterwards is caught by whoever reads it.
+public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
+    /// The root's absolute path, lexically normalised (`.`, `..` and repeated `/` removed), as
+    /// `os.path.abspath` makes it.
+    public let root: String
+    /// Whether symlinks are followed.
+    public let followsSymlinks: Bool
+
+    /// One listed name.
+    struct Listed: Sendable {
+        enum Kind: Sendable {
+            case directory(device: UInt64, inode: UInt64)
+            case file(WalkedFile)
+            case issue(WalkIssue)
+        }
+
+        var name: String
+        var sortKey: [UInt8]
+        var kind: Kind
+    }
+
+    /// One directory being walked: its entries in key order and where the walk is in them.
+    struct Frame: Sendable {
+        var path: String
+        var relative: String
+        var identity: FileIdentity
+        var entries: [Listed]
+        var next = 0
+    }
+
+    struct FileIdentity: Hashable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    private var stack: [Frame] = []
+    private var pending: WalkEntry?
+
+    /// Opens the walk at `root`.
+    ///
+    /// - Parameters:
+    ///   - root: A directory (relative to the working directory, or absolute).
+    ///   - followsSymlinks: Follow symlinks to files and directories (the default, as the
+    ///     AWS CLI); false reports each symlink as passed over.
+    /// - Throws: `WalkIssue` when the root does not exist, is not a directory or cannot be read.
+    public init(root: String, followsSymlinks: Bool = true) throws(WalkIssue) {
+        let absolute = Self.absolutePath(root)
+        self.root = absolute
+        self.followsSymlinks = followsSymlinks
+        var info = stat()
+        guard stat(absolute, &info) == 0 else { throw WalkIssue(path: root, kind: Self.kind(errno, "stat")) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw WalkIssue(path: root, kind: .notADirectory) }
+        let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        switch Self.list(absolute, relative: "", followsSymlinks: followsSymlinks) {
+        case .success(let entries):
+            stack = [Frame(path: absolute, relative: "", identity: identity, entries: entries)]
+        case .failure(let issue):
+            throw WalkIssue(path: root, kind: issue.kind)
+        }
+    }
+
+    /// The next file or issue in key order; nil when the walk is over.
+    public mutating func next() -> WalkEntry? {
+        while let top = stack.indices.last {
+            guard stack[top].next < stack[top].entries.count else {
+                stack.removeLast()
+                continue
+            }
+            let listed = stack[top].entries[stack[top].next]
+            stack[top].next += 1
+            let frame = stack[top]
+            switch listed.kind {
+            case .file(let file): return .file(file)
+            case .issue(let issue): return .issue(issue)
+            case .directory(let device, let inode):
+                let path = Self.join(frame.path, listed.name)
+                let relative = frame.relative + listed.name + "/"
+                let identity = FileIdentity(device: device, inode: inode)
+                if stack.contains(where: { $0.identity == identity }) {
+                    return .issue(WalkIssue(path: path, kind: .symlinkLoop))
+                }
+                switch Self.list(path, relative: relative, followsSymlinks: followsSymlinks) {
+                case .success(let entries):
+                    stack.append(Frame(path: path, relative: relative, identity: identity, entries: entries))
+                case .failure(let issue):
+                    return .issue(issue)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The entries of one directory, each stat'ed and classified, in key order.
+    static func list(_ directory: String, relative: String, followsSymlinks: Bool) -> Result<[Listed], WalkIssue> {
+        guard let handle = opendir(directory) else {
+            return .failure(WalkIssue(path: directory, kind: kind(errno, "opendir")))
+        }
+        defer { closedir(handle) }
+        var entries: [Listed] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(handle) else {
+                if errno != 0 { return .failure(WalkIssue(path: directory, kind: kind(errno, "readdir"))) }
+                break
+            }
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix(while: { $0 != 0 }))
+            }
+            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+            entries.append(classify(bytes, in: directory, relative: relative, followsSymlinks: followsSymlinks))
+        }
+        entries.sort { $0.sortKey.lexicographicallyPrecedes($1.sortKey) }
+        return .success(entries)
+    }
+
+    /// One name of `directory`: a directory to walk, a file, or an issue.
+    static func classify(_ bytes: [UInt8], in directory: String, relative: String, followsSymlinks: Bool) -> Listed {
+        guard let name = String(validating: bytes, as: UTF8.self) else {
+            let shown = String(decoding: bytes, as: UTF8.self)
+            return Listed(name: shown, sortKey: bytes, kind: .issue(WalkIssue(path: join(directory, shown), kind: .nameNotUTF8)))
+        }
+        let path = join(directory, name)
+        func issue(_ kind: WalkIssue.Kind) -> Listed { Listed(name: name, sortKey: bytes, kind: .issue(WalkIssue(path: path, kind: kind))) }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return issue(kind(errno, "lstat")) }
+        if info.st_mode & S_IFMT == S_IFLNK {
+            guard followsSymlinks else { return issue(.symlinkNotFollowed) }
+            guard stat(path, &info) == 0 else {
+                let code = errno
+                return issue(code == ENOENT ? .brokenSymlink : kind(code, "stat"))
+            }
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR:
+            return Listed(name: name, sortKey: bytes + [0x2F],
+                          kind: .directory(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
+        case S_IFREG:
+            let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            let file = WalkedFile(path: path, relativePath: relative + name, size: Int64(info.st_size), modified: modified,
+                                  device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            return Listed(name: name, sortKey: bytes, kind: .file(file))
+        case S_IFIFO: return issue(.specialFile(kind: "FIFO"))
+        case S_IFSOCK: return issue(.specialFile(kind: "socket"))
+        case S_IFCHR: return issue(.specialFile(kind: "character device"))
+        case S_IFBLK: return issue(.specialFile(kind: "block device"))
+        default: return issue(.specialFile(kind: "special file"))
+        }
+    }
+
+    static func kind(_ code: Int32, _ operation: String) -> WalkIssue.Kind {
+        switch code {
+        case ENOENT: return .notFound
+        case EACCES, EPERM: return .permissionDenied
+        case ENOTDIR: return .notADirectory
+        default: return .system(operation: operation, errno: code)
+        }
+    }
+
+    /// `name` in `directory` (which is `/` for the file system's root).
+    static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+
+    /// `path` made absolute against the working directory and normalised lexically.
+    static func absolutePath(_ path: String) -> String {
+        let joined = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var parts: [Substring] = []
+        for part in joined.split(separator: "/", omittingEmptySubsequences: true) {
+            switch part {
+            case ".": continue
+            case "..": if !parts.isEmpty { parts.removeLast() }
+            default: parts.append(part)
+            }
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+}

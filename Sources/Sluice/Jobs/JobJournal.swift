@@ -1,0 +1,270 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The durable record of a job of many uploads: a header naming the job, then one line per
+/// item finished, appended as each finishes.
+///
+/// A line is one `write(2)` to a file opened with `O_APPEND`, so after `kill -9` every item
+/// reported finished is in the file. The file is `fdatasync`ed at most every `syncInterval`
+/// and when closed, so after a power cut the items of the last interval may be sent again,
+/// never lost. A line cut short by a crash is dropped when the journal is opened again.
+///
+/// Reading is bounded: a line longer than `maximumLineLength` or a header that names another
+/// job is refused (`JobJournalError`), never read into memory whole.
+package final class JobJournal: Sendable {
+    /// What a finished item was when it was sent: a rerun sends it again if the file differs.
+    package struct Entry: Codable, Sendable, Equatable {
+        /// The item's name in the job (its path below the job's root).
+        package var name: String
+        package var size: Int64
+        package var device: UInt64
+        package var inode: UInt64
+        package var modified: Int64
+        /// What the destination answered (an ETag), for the summary.
+        package var result: String
+
+        package init(name: String, size: Int64, device: UInt64, inode: UInt64, modified: Int64, result: String) {
+            self.name = name
+            self.size = size
+            self.device = device
+            self.inode = inode
+            self.modified = modified
+            self.result = result
+        }
+
+        /// Whether `file` is still what this entry recorded.
+        package func matches(_ file: WalkedFile) -> Bool {
+            size == file.size && device == file.device && inode == file.inode && modified == file.modified
+        }
+    }
+
+    struct Header: Codable {
+        var version: Int
+        var job: String
+    }
+
+    static let version = 1
+    /// Keys are at most 1,024 bytes; a line is a key and a few numbers.
+    package static let maximumLineLength = 64 << 10
+    package static let syncInterval: Duration = .milliseconds(250)
+
+    package let path: String
+    package let job: String
+
+    struct State {
+        var descriptor: Int32
+        var finished: [String: Entry]
+        var lastSync: ContinuousClock.Instant
+        var unsynced = false
+    }
+
+    private let state: Lock<State>
+
+    /// Opens the journal at `path` for the job named `job` (a text that says which sources go
+    /// where with which options), creating it durably if there is none.
+    ///
+    /// - Throws: `JobJournalError` when the file names another job, holds a line that is not
+    ///   an entry (other than a last one cut short), or cannot be read or written.
+    package init(path: String, job: String) throws(JobJournalError) {
+        self.path = path
+        self.job = job
+        let directory = (path as NSString).deletingLastPathComponent
+        try Self.makeDirectories(directory)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw JobJournalError(path: path, problem: .system(call: "open", errno: errno)) }
+        do throws(JobJournalError) {
+            let (finished, validLength, hasHeader) = try Self.read(descriptor, path: path, job: job)
+            var info = stat()
+            fstat(descriptor, &info)
+            if Int64(info.st_size) != validLength {
+                guard ftruncate(descriptor, off_t(validLength)) == 0 else { throw JobJournalError(path: path, problem: .system(call: "ftruncate", errno: errno)) }
+            }
+            if !hasHeader {
+                let header = try Self.line(Header(version: Self.version, job: job), path: path)
+                try Self.write(header, to: descriptor, path: path)
+                guard fsync(descriptor) == 0 else { throw JobJournalError(path: path, problem: .system(call: "fsync", errno: errno)) }
+                let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                if directoryDescriptor >= 0 {
+                    fsync(directoryDescriptor)
+                    closeDescriptor(directoryDescriptor)
+                }
+            }
+            state = Lock(State(descriptor: descriptor, finished: finished, lastSync: .now))
+        } catch {
+            closeDescriptor(descriptor)
+            throw error
+        }
+    }
+
+    deinit {
+        state.withLock { state in
+            if state.descriptor >= 0 { closeDescriptor(state.descriptor) }
+        }
+    }
+
+    /// The entry for `name`, if the job finished it before.
+    package func entry(_ name: String) -> Entry? {
+        state.withLock { $0.finished[name] }
+    }
+
+    /// How many items the journal holds as finished.
+    package var count: Int { state.withLock { $0.finished.count } }
+
+    /// Records `entry` as finished: appended at once, synced within `syncInterval`.
+    ///
+    /// - Throws: `JobJournalError` when the line cannot be written (a full disk).
+    package func append(_ entry: Entry) throws(JobJournalError) {
+        let line = try Self.line(entry, path: path)
+        let failure = state.withLock { state -> JobJournalError? in
+            guard state.descriptor >= 0 else { return JobJournalError(path: path, problem: .closed) }
+            do throws(JobJournalError) {
+                try Self.write(line, to: state.descriptor, path: path)
+            } catch {
+                return error
+            }
+            state.finished[entry.name] = entry
+            state.unsynced = true
+            if ContinuousClock.now - state.lastSync >= Self.syncInterval {
+                guard fdatasync(state.descriptor) == 0 else { return JobJournalError(path: path, problem: .system(call: "fdatasync", errno: errno)) }
+                state.lastSync = .now
+                state.unsynced = false
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Syncs what was appended and closes the file. Called once; later appends fail.
+    ///
+    /// - Throws: `JobJournalError` when the sync fails.
+    package func close() throws(JobJournalError) {
+        let failure = state.withLock { state -> JobJournalError? in
+            guard state.descriptor >= 0 else { return nil }
+            defer {
+                closeDescriptor(state.descriptor)
+                state.descriptor = -1
+            }
+            guard !state.unsynced || fdatasync(state.descriptor) == 0 else {
+                return JobJournalError(path: path, problem: .system(call: "fdatasync", errno: errno))
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Closes and deletes the journal: the job is over (or forgotten).
+    package func remove() {
+        try? close()
+        unlink(path)
+    }
+
+    /// `mkdir -p`, with the failing call's `errno` in the error.
+    static func makeDirectories(_ directory: String) throws(JobJournalError) {
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0, errno != EEXIST {
+                throw JobJournalError(path: prefix, problem: .system(call: "mkdir", errno: errno))
+            }
+        }
+        var info = stat()
+        guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw JobJournalError(path: directory, problem: .system(call: "mkdir", errno: ENOTDIR))
+        }
+    }
+
+    static func line<T: Encodable>(_ value: T, path: String) throws(JobJournalError) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { throw JobJournalError(path: path, problem: .corrupt(line: 0, "cannot encode")) }
+        return Array(data) + [0x0A]
+    }
+
+    static func write(_ line: [UInt8], to descriptor: Int32, path: String) throws(JobJournalError) {
+        // O_APPEND: one write puts the whole line at the end; a short write (a full disk) is
+        // an error, and the partial line is dropped by the next open.
+        let written = line.withUnsafeBytes { raw in
+            (try? Syscall.write(descriptor, raw)) ?? -1
+        }
+        guard written == line.count else {
+            throw JobJournalError(path: path, problem: .system(call: "write", errno: written < 0 ? errno : ENOSPC))
+        }
+    }
+
+    /// The entries in the file, the length of its whole lines, and whether it has a header.
+    static func read(_ descriptor: Int32, path: String, job: String) throws(JobJournalError) -> ([String: Entry], Int64, Bool) {
+        var finished: [String: Entry] = [:]
+        var pending: [UInt8] = []
+        var consumed: Int64 = 0
+        var lineNumber = 0
+        var hasHeader = false
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        var offset: Int64 = 0
+        let decoder = JSONDecoder()
+        while true {
+            let count = buffer.withUnsafeMutableBytes { raw in
+                (try? Syscall.pread(descriptor, raw, offset)) ?? -1
+            }
+            guard count >= 0 else { throw JobJournalError(path: path, problem: .system(call: "read", errno: errno)) }
+            if count == 0 { break }
+            offset += Int64(count)
+            var start = 0
+            for index in 0..<count where buffer[index] == 0x0A {
+                pending.append(contentsOf: buffer[start..<index])
+                start = index + 1
+                lineNumber += 1
+                if lineNumber == 1 {
+                    guard let header = try? decoder.decode(Header.self, from: Data(pending)) else {
+                        throw JobJournalError(path: path, problem: .corrupt(line: 1, "not a job record"))
+                    }
+                    guard header.version == version else { throw JobJournalError(path: path, problem: .corrupt(line: 1, "version \(header.version), not \(version)")) }
+                    guard header.job == job else { throw JobJournalError(path: path, problem: .anotherJob(header.job)) }
+                    hasHeader = true
+                } else {
+                    guard let entry = try? decoder.decode(Entry.self, from: Data(pending)) else {
+                        throw JobJournalError(path: path, problem: .corrupt(line: lineNumber, "not an entry"))
+                    }
+                    finished[entry.name] = entry
+                }
+                consumed += Int64(pending.count + 1)
+                pending.removeAll(keepingCapacity: true)
+            }
+            pending.append(contentsOf: buffer[start..<count])
+            guard pending.count <= maximumLineLength else {
+                throw JobJournalError(path: path, problem: .corrupt(line: lineNumber + 1, "a line longer than \(maximumLineLength) bytes"))
+            }
+        }
+        // A last line with no newline was cut short by a crash: it is dropped.
+        return (finished, consumed, hasHeader)
+    }
+}
+
+private func closeDescriptor(_ descriptor: Int32) {
+    close(descriptor)
+}
+
+/// A job journal could not be used.
+package struct JobJournalError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Problem: Sendable, Equatable {
+        case system(call: String, errno: Int32)
+        case corrupt(line: Int, String)
+        case anotherJob(String)
+        case closed
+    }
+
+    package var path: String
+    package var problem: Problem
+
+    package var description: String {
+        switch problem {
+        case .system(let call, let code): return "job record \(path): \(call): \(String(cString: strerror(code)))"
+        case .corrupt(let line, let what): return "job record \(path) is damaged (line \(line): \(what))"
+        case .anotherJob(let job): return "job record \(path) belongs to another job (\(job))"
+        case .closed: return "job record \(path) is closed"
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Sluice
+
+/// `sluice s3 complete s3://BUCKET/KEY --upload-id ID --parts etags.json`: completes a presigned
+/// multipart upload from the list `sluice upload --parts` printed, after checking it against
+/// the plan and against what the server holds.
+struct S3CompleteCommand {
+    static let usage = """
+    usage: sluice s3 complete s3://BUCKET/KEY --upload-id ID --parts etags.json [--plan plan.json] [options]
+      Completes a presigned multipart upload from the parts list `sluice upload --parts` printed:
+      the list must name exactly the plan's parts, each held by the server with that ETag and the
+      plan's size for it (ListParts); then CompleteMultipartUpload, whose part count and composite
+      checksum are checked. Nothing is completed when a check fails.
+      --plan plan.json           the plan the backend made: the list must be for this upload,
+                                 size and part size (else the plan as the list repeats it)
+    \(S3CommonOptions.usage)
+    """
+
+    var location: S3Location
+    var uploadID: String
+    var listPath: String
+    var planPath: String?
+    var common = S3CommonOptions()
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        var common = S3CommonOptions()
+        var uploadID: String?
+        var listPath: String?
+        var planPath: String?
+        try scanner.scan(valued: S3CommonOptions.valued.union(["--upload-id", "--parts", "--plan"]), flags: []) { name, value in
+            let value = value ?? ""
+            if try common.take(name, value) { return }
+            switch name {
+            case "--upload-id": uploadID = value
+            case "--parts": listPath = value
+            default: planPath = value
+            }
+        }
+        guard scanner.positionals.count == 1 else { throw UsageError("s3 complete needs exactly one s3://BUCKET/KEY") }
+        do { location = try S3Location(parsing: scanner.positionals[0]) } catch { throw UsageError("\(error)") }
+        guard let uploadID, !uploadID.isEmpty else { throw UsageError("s3 complete needs --upload-id ID") }
+        guard let listPath, !listPath.isEmpty else { throw UsageError("s3 complete needs --parts FILE, the list sluice upload --parts printed") }
+        self.uploadID = uploadID
+        self.listPath = listPath
+        self.planPath = planPath
+        self.common = common
+    }
+
+    func run() async -> Int32 {
+        await S3PresignedDocuments.run("s3 complete") {
+            let list = try S3PresignedDocuments.read(S3PresignedPartList.self, from: listPath, what: "parts list")
+            var upload = list.upload
+            if let planPath {
+                upload = try S3PresignedDocuments.read(S3PresignedPlan.self, from: planPath, what: "plan").upload
+                guard list.upload == upload else {
+                    throw S3Error(.verification, "the parts list \(listPath) is for upload \(list.upload.uploadID) of \(list.upload.location) (\(list.upload.size) bytes in parts of \(list.upload.plan.partSize)), not the plan's \(upload.uploadID) of \(upload.location) (\(upload.size) bytes in parts of \(upload.plan.partSize)); nothing was completed")
+                }
+            }
+            guard upload.location == location, upload.uploadID == uploadID else {
+                throw S3Error(.verification, "the parts list \(listPath) is for upload \(upload.uploadID) of \(upload.location), not \(uploadID) of \(location); nothing was completed")
+            }
+            let configuration: S3Configuration
+            do { configuration = try S3Configuration.resolve(common.overrides) } catch { throw UsageError("\(error)") }
+            var options = S3Options()
+            options.checksum = upload.checksum.flatMap(ChecksumAlgorithm.init)
+            let client = S3Client(configuration: configuration, options: options)
+            let result = try await client.completePresignedUpload(upload, parts: list.completedParts)
+            try Terminal.output("\(result.location)\n")
+            var line = "completed \(result.location): \(result.length) bytes in \(result.partCount) parts, ETag \(result.eTag)"
+            if let checksum = result.checksum { line += ", checksum \(checksum) verified" }
+            Terminal.error("sluice: \(line)")
+            return 0
+        }
+    }
+}

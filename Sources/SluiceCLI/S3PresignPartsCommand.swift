@@ -1,0 +1,86 @@
+import Foundation
+import Sluice
+
+/// `sluice s3 presign s3://BUCKET/KEY --multipart --size BYTES`: the backend half of a
+/// presigned multipart upload. Creates the upload and prints its plan (`plan.json`): the
+/// upload id, the part size and, per part, its byte range and presigned `UploadPart` URL.
+struct S3PresignPartsCommand {
+    static let usage = """
+    usage: sluice s3 presign s3://BUCKET/KEY --multipart --size BYTES [options]   > plan.json
+      Creates a multipart upload and prints its plan: the upload id, the part size and, per part,
+      its number, offset, length and presigned URL. `sluice upload --parts plan.json SOURCE`
+      sends a SOURCE by it without credentials; `sluice s3 complete` completes it.
+      --size BYTES               the object's length (the SOURCE must have exactly this many bytes)
+      --part-size SIZE           default 8MiB, grown to stay within 10,000 parts
+      --expires SECONDS          how long the URLs are valid, 1 ... 604800 (default 3600)
+      --checksum crc32c|crc32|sha256|none   the upload's checksum algorithm (default crc32c): the
+                                 client reports each part's, Complete's composite is checked
+      --upload-id ID             presign the parts of this existing upload again (new URLs), create nothing
+    \(S3CommonOptions.usage)
+    """
+
+    var location: S3Location
+    var size: Int64
+    var expires = 3600
+    var uploadID: String?
+    var common = S3CommonOptions()
+    var options = S3Options()
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        var common = S3CommonOptions()
+        var options = S3Options()
+        var size: Int64?
+        var expires = 3600
+        var uploadID: String?
+        try scanner.scan(valued: S3CommonOptions.valued.union(["--size", "--part-size", "--expires", "--checksum", "--upload-id"]),
+                         flags: ["--multipart"]) { name, value in
+            let value = value ?? ""
+            if try common.take(name, value) { return }
+            switch name {
+            case "--size": size = try ByteCount.parse(value)
+            case "--part-size": options.partSize = try ByteCount.parse(value)
+            case "--expires":
+                guard let seconds = Int(value), (1...SigV4Signer.maximumExpiry).contains(seconds) else {
+                    throw UsageError("--expires '\(value)' must be whole seconds from 1 to \(SigV4Signer.maximumExpiry) (7 days)")
+                }
+                expires = seconds
+            case "--checksum": options.checksum = try Arguments.checksum(value)
+            case "--upload-id":
+                guard !value.isEmpty else { throw UsageError("--upload-id needs an id") }
+                uploadID = value
+            default: break
+            }
+        }
+        guard scanner.positionals.count == 1 else { throw UsageError("s3 presign --multipart needs exactly one s3://BUCKET/KEY") }
+        do { location = try S3Location(parsing: scanner.positionals[0]) } catch { throw UsageError("\(error)") }
+        guard !location.key.isEmpty else { throw UsageError("s3 presign needs an object key: s3://BUCKET/KEY") }
+        guard let size else { throw UsageError("s3 presign --multipart needs --size BYTES, the object's length") }
+        self.size = size
+        self.expires = expires
+        self.uploadID = uploadID
+        self.common = common
+        self.options = options
+    }
+
+    func run() async -> Int32 {
+        await S3PresignedDocuments.run("s3 presign") {
+            let configuration: S3Configuration
+            do { configuration = try S3Configuration.resolve(common.overrides) } catch { throw UsageError("\(error)") }
+            guard configuration.credentials != nil else {
+                throw UsageError("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or use a profile")
+            }
+            let client = S3Client(configuration: configuration, options: options)
+            let upload: S3PresignedUpload
+            if let uploadID {
+                upload = S3PresignedUpload(location: location, uploadID: uploadID, plan: try S3PartPlan(length: size, partSize: options.partSize),
+                                           checksum: options.checksum?.s3Algorithm)
+            } else {
+                upload = try await client.createPresignedUpload(location, length: size)
+            }
+            try S3PresignedDocuments.write(try client.presignedPlan(upload, expires: expires))
+            Terminal.error("sluice: \(uploadID == nil ? "created" : "presigned") upload \(upload.uploadID) of \(location): \(upload.partCount) parts of \(upload.plan.partSize) bytes, URLs valid for \(expires) s")
+            return 0
+        }
+    }
+}

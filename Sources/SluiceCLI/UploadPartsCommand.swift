@@ -1,0 +1,150 @@
+import Foundation
+import Sluice
+
+/// `sluice upload --parts plan.json SOURCE`: the client half of a presigned multipart upload.
+/// Sends SOURCE's parts to the plan's URLs (no credentials), prints every part's ETag and
+/// checksum (`etags.json`, for `sluice s3 complete`); run again after a crash, it sends only
+/// the parts not yet accepted.
+struct UploadPartsCommand {
+    static let usage = """
+    usage: sluice upload --parts plan.json SOURCE [options]   > etags.json
+      Sends SOURCE (PATH or synthetic:SIZE[:SEED]; it must have the plan's size) by a plan from
+      `sluice s3 presign --multipart`: each part to its presigned URL, no credentials needed.
+      Prints the parts' ETags and checksums for `sluice s3 complete`. Run the same command
+      again after a failure or kill -9: only the parts not yet accepted are sent.
+      --concurrency N            parts in flight (default 8)
+      --retries N                attempts after the first per part, 0 ... 1000 (default 5)
+      --state DIR                where accepted parts are recorded (default ~/.cache/sluice/s3-presigned)
+      --transport curl|urlsession, --progress auto|bar|json|none, --stall-timeout SECONDS, --limit-rate RATE,
+      --cacert FILE, -k/--insecure   as for a plain upload
+    """
+
+    /// How the parts are sent.
+    struct Settings {
+        var transport = TransportKind.platformDefault
+        var progress = ProgressPrinter.Style.auto
+        var concurrency = 8
+        var retries = 5
+        var stateDirectory: String?
+        var transfer = UploadOptions()
+    }
+
+    var planPath: String
+    var source: SourceSpecification
+    var settings = Settings()
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        var planPath: String?
+        var settings = Settings()
+        try scanner.scan(valued: ["--parts", "--concurrency", "--retries", "--state", "--transport", "--progress", "--stall-timeout", "--limit-rate", "--cacert"],
+                         flags: ["-k", "--insecure"]) { name, value in
+            let value = value ?? ""
+            switch name {
+            case "--parts": planPath = value
+            case "--concurrency": settings.concurrency = try Arguments.count(value, option: name, in: 1...256)
+            case "--retries": settings.retries = try Arguments.count(value, option: name, in: 0...1000)
+            case "--state":
+                guard !value.isEmpty else { throw UsageError("--state needs a directory") }
+                settings.stateDirectory = value
+            case "--transport": settings.transport = try Arguments.transport(value)
+            case "--progress": settings.progress = try Arguments.progressStyle(value)
+            case "--stall-timeout": settings.transfer.stallTimeout = try Arguments.seconds(value, option: name)
+            case "--cacert": settings.transfer.caFile = value
+            case "--limit-rate": try Arguments.limitRate(value, into: &settings.transfer)
+            default: settings.transfer.insecure = true
+            }
+        }
+        guard let planPath, !planPath.isEmpty else { throw UsageError("--parts needs the plan file") }
+        guard scanner.positionals.count == 1 else { throw UsageError("upload --parts plan.json takes one SOURCE, got \(scanner.positionals.count) arguments") }
+        self.planPath = planPath
+        source = try SourceSpecification(parsing: scanner.positionals[0])
+        if case .standardInput = source {
+            throw UsageError("upload --parts needs a SOURCE it can read from any offset (a file or synthetic:), not stdin")
+        }
+        self.settings = settings
+    }
+
+    func run() async -> Int32 {
+        await S3PresignedDocuments.run("upload --parts", describe: Self.describe) {
+            let plan = try S3PresignedDocuments.read(S3PresignedPlan.self, from: planPath, what: "plan")
+            try plan.validate()
+            let renew = "ask the backend for new URLs for the same upload (sluice s3 presign --multipart --upload-id \(plan.upload.uploadID))"
+            if let expiry = plan.parts.compactMap({ S3PresignedURL(url: $0.url).expiresAt }).min(), expiry <= Date() {
+                throw S3Error(.server, "the plan's URLs expired at \(SigV4Timestamp(expiry).amzDate); nothing was sent: \(renew)",
+                              status: 403, serverCode: "AccessDenied")
+            }
+            let opened = try Self.open(source)
+            defer { opened.close() }
+            var upload = try plan.upload(opened.source)
+            upload.concurrency = settings.concurrency
+            upload.retryPolicy.retries = settings.retries
+            upload.stateDirectory = settings.stateDirectory
+            upload.transfer = settings.transfer
+            let chosen = settings.transport
+            let parts = upload
+            let result: S3PresignedPartsResult
+            do {
+                result = try await ProgressPrinter.run(style: settings.progress) { report in
+                    try await parts.run(over: chosen.makeTransport(), progress: report)
+                }.get()
+            } catch var error as S3Error where error.partNumber.map({ S3PresignedURL(url: plan.parts[$0 - 1].url).hasExpired() }) == true {
+                error.message += ": \(renew)"
+                throw error
+            }
+            try S3PresignedDocuments.write(S3PresignedPartList(plan: plan, result: result))
+            let sent = plan.upload.partCount - result.partsSkipped
+            var line = "sent \(sent) of \(plan.upload.partCount) parts of \(plan.upload.location) (upload \(plan.upload.uploadID))"
+            if result.partsSkipped > 0 { line += ", \(result.partsSkipped) accepted before" }
+            line += ", \(result.bytesSent) bytes, \(result.retries) retries"
+            if result.renewedURLs > 0 { line += ", \(result.renewedURLs) expired URLs asked for again" }
+            Terminal.error("sluice: \(line); complete with: sluice s3 complete \(plan.upload.location) --upload-id \(plan.upload.uploadID) --parts FILE")
+            return 0
+        }
+    }
+
+    /// An interruption says how to go on; anything else is the library's line.
+    static func describe(_ error: S3Error) -> String {
+        error.code == .cancelled ? "interrupted; run the same command again to send the parts not yet accepted" : error.message
+    }
+
+    /// SOURCE as a random-access source with its identity and fingerprint.
+    ///
+    /// - Throws: `S3Error` with code `.source` (a missing file, a FIFO, a device).
+    static func open(_ specification: SourceSpecification) throws -> (source: S3Source, close: () -> Void) {
+        switch specification {
+        case .synthetic(let length, let seed):
+            return (S3Source.synthetic(length: length, seed: seed), {})
+        case .file(let path):
+            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+            do {
+                let file = try FileByteSource(path: absolute)
+                return (S3Source(file, identity: "file:\(absolute)", fingerprint: try S3SourceFingerprint(path: absolute)), { file.close() })
+            } catch let error as S3Error {
+                throw error
+            } catch {
+                throw S3Error(.source, "\(error)", underlying: error)
+            }
+        case .standardInput:
+            throw S3Error(.source, "stdin cannot be read from any offset")
+        }
+    }
+}
+
+/// `sluice upload`: a plain upload, or with `--parts` the client half of a presigned multipart upload.
+struct UploadEntry: Subcommand {
+    static let usage = UploadCommand.usage + "\n" + UploadPartsCommand.usage
+
+    /// The parsed command's work.
+    private let work: () async -> Int32
+
+    init(arguments: [String]) throws {
+        if Arguments.mentions("--parts", in: arguments) {
+            work = try UploadPartsCommand(arguments: arguments).run
+        } else {
+            work = try UploadCommand(arguments: arguments).run
+        }
+    }
+
+    func run() async throws -> Int32 { await work() }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import Sluice
+
+/// `UploadJob` to S3 in the library against the SeaweedFS scripts/test.sh starts: every object
+/// byte-exact, one request budget for small files and parts alike, and a cancelled job that the
+/// same job then finishes without sending again what it recorded.
+///
+/// On the libcurl transport only: URLSession on Linux sends every stream body chunked, which
+/// SigV4-signed S3 requests cannot be (DESIGN.md's platform table); on Apple platforms the job
+/// runs over it unchanged.
+@Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
+       .timeLimit(.minutes(3)))
+struct UploadJobSeaweedTests {
+    let peer = SeaweedPeer.current!
+
+    /// 24 small files in nested folders and one of 12 MiB (three 5 MiB parts).
+    func makeTree() throws -> (root: String, files: [String: String]) {
+        let root = try s3TemporaryDirectory("job-tree")
+        var files: [String: String] = [:]
+        var random = SeededGenerator(seed: 77)
+        for index in 0..<24 {
+            let relative = "\(["a", "a/b", "c d", "é"][index % 4])/f \(index) %+#"
+            let bytes = (0..<(index * 311 + 1)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            try FileManager.default.createDirectory(atPath: root + "/" + (relative as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            try Data(bytes).write(to: URL(fileURLWithPath: root + "/" + relative))
+            files[relative] = try Digest.sha256(of: MemoryByteSource(bytes))
+        }
+        let big = SyntheticByteSource(length: 12 << 20, seed: 5)
+        var data = Data(count: 12 << 20)
+        _ = try data.withUnsafeMutableBytes { try big.read(into: $0, at: 0) }
+        try data.write(to: URL(fileURLWithPath: root + "/big.bin"))
+        files["big.bin"] = try Digest.sha256(of: big)
+        return (root, files)
+    }
+
+    func destination(_ transport: TransportKind, budget: RequestBudget, state: String) -> S3JobDestination {
+        var options = S3Options()
+        options.stateDirectory = state
+        options.partSize = 5 << 20
+        options.concurrency = budget.limit
+        options.requestBudget = budget
+        options.retryDelay = .milliseconds(10)
+        let configuration = S3Configuration(credentials: peer.credentials, region: peer.region, endpoint: peer.endpoint)
+        let client = S3Client(configuration: configuration, options: options, transport: transport)
+        return S3JobDestination(client: client, location: try! S3Location(bucket: peer.bucket, key: "job-\(UUID().uuidString.prefix(8))"))
+    }
+
+    @Test func everyFileArrivesWithinOneRequestBudget() async throws {
+        let transport = TransportKind.curl
+        let (root, files) = try makeTree()
+        let state = try s3TemporaryDirectory("job-state")
+        let budget = RequestBudget(limit: 3)
+        let destination = destination(transport, budget: budget, state: state)
+        var job = UploadJob(root: root)
+        job.concurrency = 3
+        job.stateDirectory = state
+        let reports = Lock<[UploadJobProgress]>([])
+        let result = try await job.run(to: destination) { progress in reports.withLock { $0.append(progress) } }
+        #expect(result.uploaded == files.count)
+        #expect(result.failures.isEmpty, "\(result.failures)")
+        #expect(result.recordKept == nil)
+        #expect(try await peer.stored(under: destination.prefix) == files)
+        // The budget was the bound and was used: three requests at once, never four.
+        #expect(budget.mostInFlight == 3)
+        let last = try #require(reports.withLock { $0.last })
+        #expect(last.filesDone == files.count && last.walkEnded)
+        #expect(last.bytesDone == last.bytesFound)
+    }
+
+    /// Cancelled once some files are recorded, the same job sends only the others.
+    @Test func aCancelledJobIsFinishedByTheNextRun() async throws {
+        let (root, files) = try makeTree()
+        let state = try s3TemporaryDirectory("job-state")
+        let destination = destination(.curl, budget: RequestBudget(limit: 2), state: state)
+        var job = UploadJob(root: root)
+        job.concurrency = 2
+        job.stateDirectory = state
+        let configured = job
+        let enough = AsyncStream<Void>.makeStream()
+        let task = Task {
+            try await configured.run(to: destination) { progress in
+                if progress.filesDone >= 5 { enough.continuation.yield() }
+            }
+        }
+        var waiter = enough.stream.makeAsyncIterator()
+        _ = await waiter.next()
+        task.cancel()
+        let first = await task.result
+        if case .success(let done) = first {
+            // It finished before the cancel reached it: nothing left to show.
+            #expect(done.uploaded == files.count)
+            return
+        }
+        let recorded = try JobJournal(path: job.journalPath(root: DirectoryWalk.absolutePath(root), destination: destination),
+                                      job: "\(DirectoryWalk.absolutePath(root)) -> \(destination.jobIdentity)").count
+        #expect(recorded >= 5)
+        let second = try await job.run(to: destination)
+        #expect(second.unchanged == recorded)
+        #expect(second.uploaded == files.count - recorded)
+        #expect(try await peer.stored(under: destination.prefix) == files)
+    }
+}

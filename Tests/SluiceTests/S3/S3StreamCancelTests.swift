@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+@testable import Sluice
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The library's stream reader is cancellable itself: a stdin (a pipe) that stays silent does
+/// not keep `uploadStream` waiting once its task is cancelled, with no wrapper of the caller's.
+@Suite(.timeLimit(.minutes(1)))
+struct S3StreamCancelTests {
+    @Test("cancelling uploadStream while it waits for a silent pipe ends it at once with .cancelled")
+    func silentPipeIsCancellable() async throws {
+        var fds: [Int32] = [-1, -1]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        // The write end stays open and silent: a read(2) of the read end would block for ever.
+        let configuration = S3Configuration(credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
+                                            endpoint: URL(string: "http://127.0.0.1:9")!)
+        var options = S3Options()
+        options.stateDirectory = try s3TemporaryDirectory("stream-cancel")
+        let client = S3Client(configuration: configuration, options: options)
+        let stream = FileDescriptorStream(fd: fds[0], name: "a silent pipe")
+        let location = try S3Location(parsing: "s3://bucket/key")
+        let task = Task { try await client.uploadStream(stream, to: location) }
+        task.cancel()
+        // Before: the read of the pipe blocked on its thread, and only the CLI's own polling
+        // wrapper of stdin could end it.
+        guard case .failure(let error as S3Error)? = await taskResult(of: task, within: 5) else {
+            Issue.record("uploadStream was not ended by the cancel within 5 s (or did not fail with an S3Error)")
+            return
+        }
+        #expect(error.code == .cancelled, "\(error)")
+    }
+}
