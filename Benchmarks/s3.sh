@@ -6,9 +6,10 @@
 #       wall time, CPU (user+sys) and peak RSS. The server on two cores is the limit here.
 #   (b) to an nginx sink that answers CreateMultipartUpload / UploadPart / Complete with
 #       canned XML and drops the bodies (no signature check): the client's own cost.
-#   (c) sluice's peak RSS at part sizes 8, 64 and 512 MiB x concurrency 8, file and stdin.
+#   (c) sluice's peak RSS at part sizes 8, 64 and 512 MiB x concurrency 8, file and stdin, to
+#       the sink; and from stdin to SeaweedFS at the part sizes up to 64 MiB.
 #
-#   bash Benchmarks/s3.sh [--size 4GiB] [--sink-size 4GiB] [--runs 3] [--only a,b,c] [--rss-size 2GiB] [--tools s5cmd,aws-cli,rclone]
+#   bash Benchmarks/s3.sh [--size 4GiB] [--sink-size 4GiB] [--runs 3] [--only a,b,c] [--rss-size 2GiB] [--rss-parts 8,64,512] [--tools s5cmd,aws-cli,rclone]
 #
 # (a) deletes each object after its run and vacuums: SeaweedFS needs about twice the size under TMPDIR.
 #
@@ -92,10 +93,10 @@ for ((i = 1; i <= $#; i++)); do
         --only) j=$((i + 1)); ONLY=${!j} ;;
     esac
 done
-if [[ $ONLY == *a* && -n ${SLUICE_S3_URL:-} ]]; then
+if [[ $ONLY == *[ac]* && -n ${SLUICE_S3_URL:-} ]]; then
     echo "using the SeaweedFS at $SLUICE_S3_URL (bucket ${SLUICE_S3_BUCKET:?})"
     sluice_wait_weed_bucket
-elif [[ $ONLY == *a* ]]; then
+elif [[ $ONLY == *[ac]* ]]; then
     sluice_start_weed "$TMP/weed" >&2
 else
     # The sink checks no signature: any key pair will do.

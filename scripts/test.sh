@@ -114,12 +114,14 @@ swift_tests() {
     return "$status"
 }
 
-# The threaded code under ThreadSanitizer. A report does not change `swift test`'s exit status,
-# so the output is searched for reports too.
+# The threaded code under ThreadSanitizer: the stream pairs and pump, the receiver, the engine
+# (loops, lifecycle, parallel parts and their progress, producers), the aws-chunked read-ahead
+# on the loops and the S3 stream pool with parts reset and retried. A report does not change
+# `swift test`'s exit status, so the output is searched for reports too.
 tsan_tests() {
     local log="$TMP/tsan.log" status reports
     timeout -k 30 "${SLUICE_SWIFT_TEST_TIMEOUT:-1200}" swift test --sanitize=thread "${TSAN_SCRATCH[@]}" \
-        --filter 'ByteRing|BoundStream|InputStreamSource|FoundationStreamChannel|LoopbackReceiver|FileLifetime|SpecialFile|AWSChunked' 2>&1 | tee "$log"
+        --filter 'ByteRing|BoundStream|InputStreamSource|FoundationStreamChannel|LoopbackReceiver|FileLifetime|SpecialFile|AWSChunked|TransferEngine|EngineLifecycle|ParallelUpload|PartProgress|CurlProducer|ReadAheadEngine|S3StreamPool|S3StreamRetry' 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     reports=$(grep -c 'WARNING: ThreadSanitizer' "$log")
     if ((reports > 0)); then

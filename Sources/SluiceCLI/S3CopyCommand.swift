@@ -57,6 +57,10 @@ struct S3CopyCommand {
       --equal-parts              every stdin part the same size (Cloudflare R2, Garage need it)
       --retries N                transient failures retried per request, 0 ... 1000 (default 5)
       --progress auto|bar|json|none
+      -r, --recursive            SOURCE is a directory: every file below it goes to PREFIX + its path,
+                                 as one job that resumes where it stopped (records under --state)
+      --include GLOB, --exclude GLOB   with -r: which files (the AWS CLI's rules: the last match wins)
+      --no-follow-symlinks       with -r: skip symlinks (followed by default, loops reported)
     An interrupted upload of a file resumes when the same command runs again.
     """
 
@@ -65,22 +69,33 @@ struct S3CopyCommand {
     var common = S3CommonOptions()
     var options = S3Options()
     var progress = ProgressPrinter.Style.auto
+    /// `--recursive`: SOURCE is a directory, uploaded as one job (`S3CopyCommand+Recursive`).
+    var recursive = false
+    var filters: [PathFilter.Rule] = []
+    var followsSymlinks = true
 
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
         var common = S3CommonOptions()
         var options = S3Options()
         var progress = ProgressPrinter.Style.auto
+        var recursive = false
+        var filters: [PathFilter.Rule] = []
+        var followsSymlinks = true
         try scanner.scan(
             valued: S3CommonOptions.valued.union([
                 "--part-size", "--concurrency", "--checksum", "--payload-signing", "--content-type", "--metadata",
-                "--storage-class", "--state", "--retries", "--progress",
+                "--storage-class", "--state", "--retries", "--progress", "--include", "--exclude",
             ]),
-            flags: ["--restart", "--equal-parts"]
+            flags: ["--restart", "--equal-parts", "--recursive", "-r", "--no-follow-symlinks"]
         ) { name, value in
             let value = value ?? ""
             if try common.take(name, value) { return }
             switch name {
+            case "--recursive", "-r": recursive = true
+            case "--include": filters.append(.include(GlobPattern(value)))
+            case "--exclude": filters.append(.exclude(GlobPattern(value)))
+            case "--no-follow-symlinks": followsSymlinks = false
             case "--part-size": options.partSize = try ByteCount.parse(value)
             case "--concurrency":
                 guard let count = Int(value), (1...256).contains(count) else { throw UsageError("--concurrency needs a count, 1 ... 256") }
@@ -111,8 +126,16 @@ struct S3CopyCommand {
         }
         guard scanner.positionals.count == 2 else { throw UsageError("s3 cp needs SOURCE and s3://BUCKET/KEY") }
         source = scanner.positionals[0]
-        _ = try SourceSpecification(parsing: source)   // a malformed SOURCE is a usage error (2)
+        if recursive {
+            try Self.checkDirectory(source)
+        } else {
+            guard filters.isEmpty, followsSymlinks else { throw UsageError("--include, --exclude and --no-follow-symlinks go with --recursive") }
+            _ = try SourceSpecification(parsing: source)   // a malformed SOURCE is a usage error (2)
+        }
         do { location = try S3Location(parsing: scanner.positionals[1]) } catch { throw UsageError("\(error)") }
+        self.recursive = recursive
+        self.filters = filters
+        self.followsSymlinks = followsSymlinks
         options.transfer = common.transfer
         self.common = common
         self.options = options
@@ -120,6 +143,7 @@ struct S3CopyCommand {
     }
 
     func run() async -> Int32 {
+        if recursive { return await runRecursive() }
         let configuration: S3Configuration
         do { configuration = try S3Configuration.resolve(common.overrides) } catch {
             Terminal.error("sluice: s3 cp: \(error)")
@@ -134,18 +158,23 @@ struct S3CopyCommand {
         switch result {
         case .success(let upload):
             do { try Terminal.output("\(upload.location)\n") } catch {
-                Terminal.error("sluice: \(error)")
+                // The object is stored: say so, with why stdout failed.
+                Terminal.error("sluice: s3 cp: \(upload.summary), but \(error)")
                 return 1
             }
             Terminal.error("sluice: \(upload.summary)")
             return 0
         case .failure(let error):
             let error = error as? S3Error ?? S3Error(.transport, "\(error)")
-            let resumable = source != "-" && error.uploadID != nil && error.code != .sourceChanged
+            // Not after a refusal the same command would meet again (a changed source, resume
+            // state it cannot use): --restart is what the line asks for then.
+            let resumable = source != "-" && error.uploadID != nil && error.code != .sourceChanged && error.code != .state
             var line = error.message + Self.flagHint(for: error)
             if error.code == .cancelled {
                 line = "interrupted"
-                if resumable, let id = error.uploadID {
+                if let completion = error.completion {
+                    line += Self.interruptedCompletion(completion, uploadID: error.uploadID, location: location)
+                } else if resumable, let id = error.uploadID {
                     line += "; upload \(id) is kept: run the same command again to resume, or `sluice s3 abort \(location) --upload-id \(id)` to remove it"
                 } else if error.uploadID != nil {
                     line += "; \(error.message)"
@@ -163,6 +192,17 @@ struct S3CopyCommand {
 }
 
 extension S3CopyCommand {
+    /// What the server says of an upload interrupted while it was being completed.
+    static func interruptedCompletion(_ completion: S3InterruptedCompletion, uploadID: String?, location: S3Location) -> String {
+        let upload = uploadID.map { "upload \($0)" } ?? "the upload"
+        switch completion {
+        case .completed(let eTag):
+            return " while the server completed \(upload), which it finished: \(location) is stored (ETag \(eTag))"
+        case .mayHaveCompleted:
+            return " while the server completed \(upload), which is no longer there and \(location) does not show it: it may have completed; check the object before uploading again"
+        }
+    }
+
     /// The option that changes what the library's message asks for, if there is one.
     static func flagHint(for error: S3Error) -> String {
         switch error.code {
@@ -224,7 +264,7 @@ struct S3AbortCommand {
                 Terminal.error("sluice: s3 abort: no multipart upload of \(location) in progress")
             }
             for id in aborted { try Terminal.output("\(id)\n") }
-            if !aborted.isEmpty { Terminal.error("sluice: aborted \(aborted.count) upload\(aborted.count == 1 ? "" : "s") of \(location)") }
+            if !aborted.isEmpty { Terminal.error("sluice: aborted \(counted(aborted.count, "upload")) of \(location)") }
             return 0
         } catch {
             Terminal.error("sluice: s3 abort: \(error)")

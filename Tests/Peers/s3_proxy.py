@@ -267,7 +267,9 @@ class FaultProxy(_LoopbackProxy):
                 edit = self.rewrite.get(action)
                 if edit is not None:
                     status, kept, answer = edit(status, kept, answer)
-                self._answer(client, status, kept, answer)
+                # A HEAD answer's Content-Length is the object's, not its (empty) body's.
+                length = int(response.getheader("Content-Length") or 0) if method == "HEAD" else None
+                self._answer(client, status, kept, answer, length)
         except (OSError, ValueError):
             pass
         finally:
@@ -299,9 +301,9 @@ class FaultProxy(_LoopbackProxy):
             raw += rfile.read(size + 2)
 
     @staticmethod
-    def _answer(client, status, headers, body):
+    def _answer(client, status, headers, body, length=None):
         reason = http.client.responses.get(status, "Status")
         head = "HTTP/1.1 %d %s\r\n" % (status, reason)
         head += "".join("%s: %s\r\n" % (name, value) for name, value in headers)
-        head += "Content-Length: %d\r\n\r\n" % len(body)
+        head += "Content-Length: %d\r\n\r\n" % (len(body) if length is None else length)
         client.sendall(head.encode("latin-1") + body)

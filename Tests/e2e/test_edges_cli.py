@@ -205,6 +205,9 @@ def test_other_stdout_writes_fail_clearly(args, monkeypatch):
         (["tus", "synthetic:1", "URL", "--chunk-size", "0"], "--chunk-size"),
         (["tus", "synthetic:1", "URL", "--retries", "1e9"], "--retries"),
         (["tus", "synthetic:1", "URL", "--retries", "-1"], "--retries"),
+        (["tus", "synthetic:1", "URL", "--stall-timeout", "inf"], "--stall-timeout"),
+        (["s3", "cp", "synthetic:1", "s3://bucket/k", "--stall-timeout", "0"], "--stall-timeout"),
+        (["s3", "abort", "s3://bucket/k", "--stall-timeout", "nan"], "--stall-timeout"),
         (["receive", "--port", "99999"], "--port"),
         (["demo", "--seed", "-1"], "--seed"),
         (["demo", "--size", "1e999"], "invalid size"),
@@ -249,7 +252,7 @@ def test_version():
         ("checksum", ["SOURCE"]),
         ("demo", ["--size", "--seed", "--transport", "--progress"]),
         ("tus", ["--chunk-size", "--metadata", "--state", "--retries", "--restart", "--no-checksum", "--header",
-                 "--delete", "--transport", "--progress"]),
+                 "--delete", "--transport", "--progress", "--stall-timeout"]),
         ("s3", ["presign", "--expires", "--method", "--endpoint-url", "--region", "--profile"]),
     ],
 )

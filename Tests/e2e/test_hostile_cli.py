@@ -6,9 +6,15 @@ the right result, or one `sluice: ...` line and a non-zero status.
 Against the real peers (SeaweedFS through test_s3_cli.py's fixtures, tuspyserver, the fault
 server) and, where a server must lie, Tests/Peers/s3_proxy.py's FaultProxy or a small server here."""
 
+import http.server
+import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 import urllib.parse
 
 import pytest
@@ -29,6 +35,33 @@ def one_line(err):
 def run(*args, env=None, stdin=None, input_bytes=None, timeout=60):
     proc = subprocess.run([sluice_bin(), *args], env=env, stdin=stdin, input=input_bytes, capture_output=True, timeout=timeout)
     return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+
+
+def resume_records(env):
+    """The S3 resume records under the test's cache directory."""
+    return [os.path.join(root, f) for root, _, files in os.walk(env["XDG_CACHE_HOME"]) for f in files if f.endswith(".json")]
+
+
+def through_proxy(env, proxy):
+    return dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port)
+
+
+def leave_a_resumable_upload(env, proxy, path, name):
+    """Runs `s3 cp` of `path` (over 6 MiB) through `proxy` and kills it once the first part is
+    sent: the upload and its resume record (keyed by the proxy's endpoint) are kept. Returns
+    the arguments to run it again."""
+    args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "1"]
+    proc = subprocess.Popen([sluice_bin(), *args, "--progress", "json"], env=through_proxy(env, proxy),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for raw in proc.stderr:
+            if raw.startswith(b"{") and json.loads(raw)["bytes_sent"] >= 6 * MIB:
+                break
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert "complete" not in proxy.actions, proxy.actions
+    return args
 
 
 # --- 3. Passwords in URLs never reach a message ---
@@ -120,26 +153,22 @@ def test_s3_cp_without_credentials_touches_nothing(env, tmp_path):
     assert not home.exists()
 
 
-def test_a_resume_record_that_is_a_symlink_to_dev_zero_is_named_as_such(s3, env, tmp_path):
+def test_a_resume_record_that_is_a_symlink_to_dev_zero_is_named_as_such(s3, weed, env, tmp_path):
     source = tmp_path / "src.bin"
     source.write_bytes(os.urandom(11 * MIB))
     name = key()
-    proxy = FaultProxy(need_weed_port(env))
+    proxy = FaultProxy(weed[1])
     try:
         args = leave_a_resumable_upload(env, proxy, source, name)
     finally:
         proxy.close()
-    records = [os.path.join(root, f) for root, _, files in os.walk(env["XDG_CACHE_HOME"]) for f in files if f.endswith(".json")]
+    records = resume_records(env)
     assert len(records) == 1, records
     os.unlink(records[0])
     os.symlink("/dev/zero", records[0])
-    status, out, err = sluice(dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port), *args, timeout=30)
+    status, out, err = sluice(through_proxy(env, proxy), *args, timeout=30)
     assert status == 1 and one_line(err), (status, err)
     assert "not a regular file (a character device)" in err and "permission" not in err.lower(), err
-
-
-def need_weed_port(env):
-    return urllib.parse.urlsplit(env["AWS_ENDPOINT_URL"]).port
 
 
 # --- 10. Configuration files are read up to a cap ---
@@ -156,22 +185,6 @@ def test_a_huge_aws_config_file_is_refused_in_one_line_naming_it(env, tmp_path, 
 
 
 # --- 1. What a server sends is read with a bound ---
-
-
-def through_proxy(env, proxy):
-    return dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port)
-
-
-def leave_a_resumable_upload(env, proxy, path, name):
-    """Runs `s3 cp` once through `proxy`, refusing Complete: the parts are at the server and the
-    resume record (keyed by the proxy's endpoint) is kept. Returns the arguments to run it again."""
-    args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB"]
-    proxy.rewrite["complete"] = lambda s, h, b: (403, [("Content-Type", "application/xml")],
-                                                 b"<Error><Code>AccessDenied</Code><Message>no</Message></Error>")
-    status, _, err = sluice(through_proxy(env, proxy), *args, timeout=60)
-    assert status == 1 and "AccessDenied" in err, err
-    del proxy.rewrite["complete"]
-    return args
 
 
 @pytest.mark.parametrize("action", ["part", "create", "complete", "put"])
@@ -277,8 +290,6 @@ class SilentServer:
     """Accepts connections on 127.0.0.1, reads what comes, never answers."""
 
     def __init__(self):
-        import socket
-        import threading
         self.listener = socket.socket()
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen(64)
@@ -321,7 +332,6 @@ def silent():
 
 
 def timed(*args, **kwargs):
-    import time
     started = time.monotonic()
     result = run(*args, **kwargs)
     return result + (time.monotonic() - started,)
@@ -372,3 +382,190 @@ def test_s3_cp_of_a_source_that_never_writes_ends_after_the_stall_timeout(env, t
 def test_every_command_that_talks_to_a_server_takes_the_stall_timeout(command):
     status, out, _ = run(*command)
     assert status == 0 and "--stall-timeout SECONDS" in out and "default 60" in out, out
+
+
+# --- 6. Ctrl-C during CompleteMultipartUpload says what the server did ---
+
+
+def interrupt_during_complete(env, weed, args, stdin_bytes=None, meanwhile=None):
+    """Runs sluice through a proxy that holds the server's answer to Complete (the object is
+    complete at the server) until sluice was interrupted; `meanwhile()` runs before the
+    interrupt. Returns (status, stderr)."""
+    completed, release = threading.Event(), threading.Event()
+
+    def hold(status, headers, body):
+        completed.set()
+        release.wait(30)
+        return status, headers, body
+    proxy = FaultProxy(weed[1])
+    proxy.rewrite["complete"] = hold
+    proc = subprocess.Popen([sluice_bin(), *args], env=through_proxy(env, proxy), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        if stdin_bytes is not None:
+            proc.stdin.write(stdin_bytes)
+        proc.stdin.close()
+        assert completed.wait(60), proc.stderr.read()
+        if meanwhile:
+            meanwhile()
+        proc.send_signal(signal.SIGINT)
+        status = proc.wait(timeout=30)
+        return status, proc.stderr.read().decode("utf-8", "replace")
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proxy.close()
+
+
+@pytest.mark.parametrize("kind", ["file", "stdin"])
+def test_ctrl_c_while_the_server_completes_says_the_object_is_stored(s3, weed, env, tmp_path, kind):
+    data = os.urandom(11 * MIB)
+    name = key()
+    if kind == "file":
+        path = tmp_path / "src.bin"
+        path.write_bytes(data)
+        args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB"]
+    else:
+        args = ["s3", "cp", "-", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB"]
+    status, err = interrupt_during_complete(env, weed, args, stdin_bytes=data if kind == "stdin" else None)
+    # Before: "interrupted; upload … is kept: run the same command again to resume" (file), or
+    # "… was aborted" (stdin), while the object was in the bucket.
+    assert status == 130 and one_line(err), (status, err)
+    assert "is stored" in err and "kept" not in err and "was aborted" not in err, err
+    assert s3.head_object(Bucket=BUCKET, Key=name)["ContentLength"] == 11 * MIB
+    assert resume_records(env) == []
+
+
+def test_ctrl_c_while_the_server_completes_an_object_then_deleted_says_it_may_have_completed(s3, weed, env, tmp_path):
+    path = tmp_path / "src.bin"
+    path.write_bytes(os.urandom(11 * MIB))
+    name = key()
+    args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB"]
+    status, err = interrupt_during_complete(env, weed, args, meanwhile=lambda: s3.delete_object(Bucket=BUCKET, Key=name))
+    assert status == 130 and one_line(err), (status, err)
+    assert "may have completed" in err and "kept" not in err, err
+
+
+# --- 11. Lines that are not quite true ---
+
+
+def test_an_upload_gone_under_a_resumer_is_not_called_kept(s3, weed, env, tmp_path):
+    # Another run resumed and completed the same upload first: this one's Complete gets NoSuchUpload.
+    path = tmp_path / "src.bin"
+    path.write_bytes(os.urandom(11 * MIB))
+    proxy = FaultProxy(weed[1])
+    try:
+        proxy.rewrite["complete"] = lambda s, h, b: (404, [("Content-Type", "application/xml")],
+                                                     b"<Error><Code>NoSuchUpload</Code><Message>gone</Message></Error>")
+        status, out, err = sluice(through_proxy(env, proxy), "s3", "cp", str(path), "s3://%s/%s" % (BUCKET, key()),
+                                  "--part-size", "5MiB", timeout=60)
+    finally:
+        proxy.close()
+    # Before: "… NoSuchUpload …; upload X is kept: run the same command to resume".
+    assert status == 1 and one_line(err), (status, err)
+    assert "NoSuchUpload" in err and "is gone" in err and "kept" not in err and "resume" not in err, err
+    assert resume_records(env) == []
+
+
+@pytest.mark.parametrize("transport", ["curl", "urlsession"])
+@pytest.mark.parametrize("path", ["/auth", "/redirect-307"])
+def test_a_body_that_cannot_be_replayed_counts_what_was_sent(transport, path):
+    fault = need_env("SLUICE_FAULT_URL")
+    args = ["upload", "-", fault + path, "--transport", transport] + (["-u", "user:secret"] if path == "/auth" else [])
+    status, _, err = run(*args, input_bytes=os.urandom(3 * MIB))
+    # Before: "(0 of unknown bytes sent)" after the whole body had been sent once.
+    assert status == 1 and one_line(err), (status, err)
+    assert "cannot be replayed" in err and "(%d of unknown bytes sent)" % (3 * MIB) in err, err
+
+
+def test_a_part_reset_after_100_continue_has_no_status_and_one_attempt(s3, weed, env):
+    proxy = FaultProxy(weed[1])
+    try:
+        proxy.reset_part(1, after=MIB, times=None)
+        status, _, err = sluice(through_proxy(env, proxy), "s3", "cp", "synthetic:%d" % (11 * MIB), "s3://%s/%s" % (BUCKET, key()),
+                                "--part-size", "5MiB", "--retries", "0", timeout=60)
+    finally:
+        proxy.close()
+    # Before: "failed after 1 attempts (status 100)": the interim answer counted as the status.
+    assert status == 1 and one_line(err), (status, err)
+    assert "status 100" not in err and "1 attempts" not in err and "after 1 attempt " in err, err
+
+
+def test_s3_cp_whose_stdout_fails_says_the_object_was_stored(s3, env):
+    name = key()
+    proc = subprocess.run(["sh", "-c", 'exec "$@" >/dev/full', "sh", sluice_bin(), "s3", "cp", "synthetic:1000", "s3://%s/%s" % (BUCKET, name)],
+                          env=env, capture_output=True, timeout=60)
+    err = proc.stderr.decode()
+    # Before: only "cannot write to stdout: No space left on device".
+    assert proc.returncode == 1 and one_line(err), (proc.returncode, err)
+    assert "uploaded s3://%s/%s" % (BUCKET, name) in err and "cannot write to stdout" in err, err
+    assert s3.head_object(Bucket=BUCKET, Key=name)["ContentLength"] == 1000
+
+
+@pytest.mark.parametrize("change", [["--part-size", "6MiB"], ["--checksum", "sha256"], ["--checksum", "none"]])
+def test_a_rerun_with_other_part_size_or_checksum_is_refused_not_silently_resumed(s3, weed, env, tmp_path, change):
+    path = tmp_path / "src.bin"
+    path.write_bytes(os.urandom(13 * MIB))
+    proxy = FaultProxy(weed[1])
+    try:
+        args = leave_a_resumable_upload(env, proxy, path, key())
+        sent_before = len(proxy.actions)
+        status, out, err = sluice(through_proxy(env, proxy), *args, *change, timeout=60)
+        # Before: it resumed with the recorded part size and checksum, saying nothing.
+        assert status == 1 and out == "" and one_line(err), (status, err)
+        assert "was started with" in err and "--restart" in err and "kept" not in err, err
+        assert proxy.actions[sent_before:] == [], proxy.actions[sent_before:]   # refused before any request
+        # --restart starts again with the new ones.
+        status, _, err = sluice(through_proxy(env, proxy), *args, *change, "--restart", timeout=60)
+        assert status == 0, err
+    finally:
+        proxy.close()
+
+
+class EndlessAnswer:
+    """Answers every request 500 with a chunked body that never ends (until the client goes)."""
+
+    def __init__(self):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def answer(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(500)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                block = b"%x\r\n%s\r\n" % (1 << 16, b"e" * (1 << 16))
+                try:
+                    while True:
+                        self.wfile.write(block)
+                except OSError:
+                    pass
+            do_OPTIONS = do_POST = do_HEAD = do_PATCH = do_GET = do_PUT = answer
+
+            def log_message(self, *args):
+                pass
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_tus_answer_that_never_ends_fails_at_1_mib(tmp_path):
+    source = tmp_path / "f.bin"
+    source.write_bytes(b"z" * 1000)
+    server = EndlessAnswer()
+    try:
+        # Before: the answer was read (16 MiB kept, the rest dropped) for as long as it came: no end.
+        status, out, err, seconds = timed("tus", str(source), server.url + "/files/", "--retries", "0",
+                                          "--state", str(tmp_path / "tus"), timeout=60)
+    finally:
+        server.close()
+    assert status == 1 and out == "" and one_line(err), (status, err)
+    assert "longer than 1 MiB" in err, err
+    assert seconds < 20, seconds

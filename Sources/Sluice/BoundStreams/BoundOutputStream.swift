@@ -18,6 +18,18 @@ final class BoundOutputStream: OutputStream {
         var closed = false
         /// For tests that deliver events themselves, one at a time, in an order they choose.
         var enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+        /// Events that came while the stream had no target (opened before it was scheduled,
+        /// as Apple's API allows): delivered when the first target is added.
+        var owed: [BoundStreamPair.StateMachine.Action] = []
+
+        var hasTarget: Bool { queue != nil || !runLoops.isEmpty || enqueue != nil }
+
+        /// The owed events, when a target was just added.
+        mutating func takeOwed() -> [BoundStreamPair.StateMachine.Action] {
+            guard hasTarget else { return [] }
+            defer { owed = [] }
+            return owed
+        }
     }
 
     /// A run loop and mode the stream is scheduled in, with the timer that keeps that run
@@ -54,12 +66,22 @@ final class BoundOutputStream: OutputStream {
 
     /// Delivers this stream's events on `queue` (in addition to any run loop it is scheduled in).
     func deliverEvents(on queue: DispatchQueue?) {
-        delivery.withLock { $0.queue = queue }
+        deliverOwed(delivery.withLock { delivery in
+            delivery.queue = queue
+            return delivery.takeOwed()
+        })
     }
 
     /// Hands each event to `enqueue` instead of a queue or run loop (for tests).
     func deliverEvents(using enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?) {
-        delivery.withLock { $0.enqueue = enqueue }
+        deliverOwed(delivery.withLock { delivery in
+            delivery.enqueue = enqueue
+            return delivery.takeOwed()
+        })
+    }
+
+    private func deliverOwed(_ events: [BoundStreamPair.StateMachine.Action]) {
+        for event in events { deliver(event) }
     }
 
     /// Apple's stream is a source of the run loop it is scheduled in: a thread that runs
@@ -69,12 +91,13 @@ final class BoundOutputStream: OutputStream {
     /// once (and its thread end, and no event ever reach the delegate): a timer that never
     /// fires stands in for the source, from `schedule` until `remove` or `close`.
     override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
-        delivery.withLock { delivery in
-            guard !delivery.closed, !delivery.runLoops.contains(where: { $0.runLoop === aRunLoop && $0.mode == mode }) else { return }
+        deliverOwed(delivery.withLock { delivery in
+            guard !delivery.closed, !delivery.runLoops.contains(where: { $0.runLoop === aRunLoop && $0.mode == mode }) else { return [] }
             let keepAlive = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
             delivery.runLoops.append(Scheduled(runLoop: aRunLoop, mode: mode, keepAlive: keepAlive))
             aRunLoop.add(keepAlive, forMode: mode)
-        }
+            return delivery.takeOwed()
+        })
     }
 
     override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
@@ -168,7 +191,11 @@ final class BoundOutputStream: OutputStream {
                 delegate?.stream(self, handle: code)
             }
         }
-        let (queue, runLoops, enqueue) = delivery.withLock { ($0.queue, $0.runLoops, $0.enqueue) }
+        let (queue, runLoops, enqueue) = delivery.withLock { delivery in
+            // No target yet: the event waits for the first one (`schedule`, `deliverEvents`).
+            if !delivery.hasTarget, !delivery.closed { delivery.owed.append(event) }
+            return (delivery.queue, delivery.runLoops, delivery.enqueue)
+        }
         if let enqueue { enqueue { work.run() } }
         if let queue { queue.async { work.run() } }
         for scheduled in runLoops {

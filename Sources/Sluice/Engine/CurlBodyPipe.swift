@@ -9,12 +9,10 @@ import Foundation
 /// filled part and asks curl to pause when it is empty. Memory: `capacity` bytes.
 ///
 /// - Important: `pull(into:)` is called from the curl thread only; the producer runs on its
-///   own thread. `cancel()` may be called from any thread and returns at once. A producer
-///   reading a file descriptor (`FileDescriptorStream`: stdin, a pipe) waits in `poll` with an
-///   eventfd that `cancel()` signals, so it ends at once and `join()` waits for it; an
+///   own thread. `cancel()` may be called from any thread and returns at once: an
 ///   `AsyncSequence` body (`AsyncSequenceSource`) is cancelled, which wakes its read at once;
-///   any other producer blocked in a read ends by itself when its read returns (`join()` does
-///   not wait).
+///   any other producer blocked in a read ends by itself when its read returns. (A descriptor,
+///   stdin or a pipe, never comes here: the transfer reads it itself, `CurlTransfer.Reader.descriptor`.)
 final class CurlBodyPipe: @unchecked Sendable {
     // @unchecked: `storage` is split by `state.ring` (behind its lock) into a filled span that
     // only the consumer reads and a free span that only the single producer writes.
@@ -46,22 +44,14 @@ final class CurlBodyPipe: @unchecked Sendable {
         var end: End?
         var cancelled = false
         var consumerWaiting = false
-        /// A pipe (read end, write end) that `cancel()` writes to, to interrupt a producer
-        /// waiting in `poll`; closed by the producer thread when it ends.
-        var cancelEvent: (read: Int32, write: Int32)?
         /// An async sequence body, cancelled with the pipe.
         var interrupt: AsyncSequenceSource?
     }
-
-    private struct Interrupted: Error {}
 
     let length: BodyLength
     private let storage: UnsafeMutableRawBufferPointer
     private let state: Lock<State>
     private let wake: @Sendable () -> Void
-    /// Signalled when an interruptible producer thread has ended.
-    private let stopped = DispatchSemaphore(value: 0)
-    private var joinable = false
 
     /// - Parameters:
     ///   - capacity: The ring's size in bytes.
@@ -76,49 +66,18 @@ final class CurlBodyPipe: @unchecked Sendable {
 
     deinit { storage.deallocate() }
 
-    /// Starts the producer thread (call once, before `join`).
+    /// Starts the producer thread (call once).
     func start(_ producer: Producer) {
-        var interruptible: Int32?
-        if case .sequential(let source) = producer, let stream = source as? FileDescriptorStream {
-            var fds: [Int32] = [-1, -1]
-            if pipe(&fds) == 0 {
-                for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-                _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
-                interruptible = stream.fd
-                state.withLock { $0.cancelEvent = (fds[0], fds[1]) }
-                joinable = true
-            }
-        }
         if case .sequential(let source as AsyncSequenceSource) = producer {
             state.withLock { $0.interrupt = source }
         }
-        let descriptor = interruptible
         let thread = Thread { [self] in
             #if canImport(CCurl)
             nameCurrentThread("sluice-producer")
             #endif
-            defer {
-                if descriptor != nil {
-                    state.withLock { state in
-                        if let event = state.cancelEvent {
-                            close(event.read)
-                            close(event.write)
-                        }
-                        state.cancelEvent = nil
-                    }
-                    stopped.signal()
-                }
-            }
             switch producer {
             case .sequential(let source):
-                if let descriptor {
-                    produce { buffer in
-                        try waitReadable(descriptor)
-                        return try source.read(into: buffer)
-                    }
-                } else {
-                    produce { try source.read(into: $0) }
-                }
+                produce { try source.read(into: $0) }
             case .stream(let make):
                 let stream = make()
                 stream.open()
@@ -176,33 +135,10 @@ final class CurlBodyPipe: @unchecked Sendable {
     func cancel() {
         let interrupt = state.withLockBroadcasting { state in
             state.cancelled = true
-            if let event = state.cancelEvent {
-                var one: UInt8 = 1
-                _ = write(event.write, &one, 1)
-            }
             return state.interrupt
         }
         // An async sequence's read waits for its iterating task: cancel both.
         interrupt?.cancel()
-    }
-
-    /// After `cancel()`: waits until an interruptible producer thread has ended (at once, since
-    /// its `poll` was woken); returns at once for any other producer.
-    func join() {
-        if joinable { stopped.wait() }
-    }
-
-    /// Waits until `descriptor` has bytes (or its end) or the pipe is cancelled.
-    private func waitReadable(_ descriptor: Int32) throws {
-        guard let event = state.withLock({ $0.cancelled ? nil : $0.cancelEvent?.read }) else { throw Interrupted() }
-        var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: event, events: Int16(POLLIN), revents: 0)]
-        while true {
-            let ready = poll(&fds, 2, -1)
-            if ready < 0 && errno == EINTR { continue }
-            if fds[1].revents != 0 { throw Interrupted() }
-            // Readable, at its end, or in error: the read itself says which.
-            return
-        }
     }
 
     private func produce(_ read: (UnsafeMutableRawBufferPointer) throws -> Int) {
@@ -217,8 +153,6 @@ final class CurlBodyPipe: @unchecked Sendable {
             let count: Int
             do {
                 count = try read(UnsafeMutableRawBufferPointer(rebasing: span[..<wanted]))
-            } catch is Interrupted {
-                return
             } catch {
                 finish(.failed(UploadError(
                     .sourceFailed, "the source failed at byte \(produced): \(error)",

@@ -140,7 +140,7 @@ extension CurlTransfer {
             failure = UploadError(
                 .notReplayable,
                 "the server asked for the body again after \(position) bytes (an auth challenge or a retry) and it cannot be replayed",
-                totalBytes: body.length.value)
+                bytesSent: position, totalBytes: body.length.value)
             return SLUICE_CURL_SEEKFUNC_FAIL
         }
     }

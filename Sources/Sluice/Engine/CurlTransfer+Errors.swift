@@ -6,10 +6,12 @@ extension CurlTransfer {
     /// Turns a failed attempt into one `UploadError` line with bytes sent and the cause.
     func error(for code: Int32, bytesSent: Int64) -> UploadError {
         let total = body.length.value
-        let status = easy.map { $0.long(SLUICE_CURLINFO_RESPONSE_CODE) }.flatMap { $0 > 0 ? $0 : nil }
+        // An interim answer (100 Continue) is no status: the server's answer never came.
+        let status = easy.map { $0.long(SLUICE_CURLINFO_RESPONSE_CODE) }.flatMap { $0 >= 200 ? $0 : nil }
         if var failure {
             failure.status = failure.status ?? status
-            failure.bytesSent = bytesSent
+            // libcurl's count restarts when it rewinds for a replay: the bytes that went out before count.
+            failure.bytesSent = max(failure.bytesSent ?? 0, bytesSent)
             failure.totalBytes = failure.totalBytes ?? total
             return failure
         }

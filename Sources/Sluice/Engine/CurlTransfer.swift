@@ -308,10 +308,7 @@ final class CurlTransfer: @unchecked Sendable {
         if let multi, let easy { _ = curl_multi_remove_handle(multi, easy.handle) }
         easy?.cleanup()
         if let headerList { curl_slist_free_all(headerList) }
-        if case .pipe(let pipe) = reader {
-            pipe.cancel()
-            pipe.join()
-        }
+        if case .pipe(let pipe) = reader { pipe.cancel() }
         easy = nil
         multi = nil
         headerList = nil

@@ -86,6 +86,9 @@ public struct ParallelUpload: Sendable {
     public var parts: [UploadPart]
     /// Part requests in flight at once.
     public var concurrency = 8
+    /// A budget shared with other uploads (a job's): each attempt holds one of its permits
+    /// while it is sent, so the requests of all of them stay within its limit.
+    public var budget: RequestBudget?
     /// When a part is tried again (transient failures and `.retry` verdicts) and the backoff
     /// before it; each part has its own budget.
     public var retryPolicy = RetryPolicy(retries: 4, baseDelay: .milliseconds(100), maximumDelay: .seconds(5))
@@ -152,13 +155,18 @@ public struct PartResult: Sendable {
 
 /// Aggregate progress of a parallel upload.
 public struct ParallelProgress: Sendable, Equatable {
-    /// Bytes of accepted parts plus bytes in flight in the current attempts.
+    /// Bytes of accepted parts plus bytes in flight in the current attempts. Never lower than
+    /// in the report before, except in one whose `partsRestarted` is not empty.
     public var bytesSent: Int64
     public var totalBytes: Int64
     public var partsDone: Int
     public var partsTotal: Int
     /// Part attempts that were retried so far.
     public var retries: Int
+    /// Parts that started again from their first byte since the report before (a retry, or a
+    /// redirect or auth round that replays the body): their bytes sent so far are no longer
+    /// counted, so `bytesSent` may be lower than it was.
+    public var partsRestarted: [UploadPart] = []
 }
 
 extension TransferEngine {
@@ -218,8 +226,12 @@ extension TransferEngine {
             attempt += 1
             if Task.isCancelled { throw cancelled() }
             // One attempt: its response, or the transport's failure.
+            if let budget = upload.budget {
+                do { try await budget.acquire() } catch { throw cancelled() }
+            }
             let outcome: Result<UploadResponse, UploadError>
             do {
+                defer { upload.budget?.release() }
                 let prepared = try await upload.prepare(part)
                 outcome = .success(try await send(prepared.request, body: prepared.body, options: upload.options) { sent in
                     tracker.update(index, sent)
@@ -276,14 +288,28 @@ extension TransferEngine {
     }
 }
 
-/// Per-part bytes in flight and parts done, summed for progress.
+/// Per-part bytes in flight and parts done, kept as running sums: an update costs the same
+/// whatever the number of parts.
+///
+/// - Important: `update` may come from every loop at once. Reports go out one at a time, each
+///   made from the latest state (a thread that finds another reporting leaves its change to
+///   it), so they are in order: `bytesSent` goes down only in a report that names the parts
+///   restarted. The callback runs with no lock held.
 final class PartTracker: Sendable {
     private struct State {
         var inFlight: [Int64]
         var done: [Bool]
+        /// The sum of `inFlight`.
+        var inFlightBytes: Int64 = 0
         var doneBytes: Int64 = 0
         var partsDone = 0
         var retries = 0
+        /// Parts that went back to byte 0 since the last report.
+        var restarted: [Int] = []
+        /// A thread is calling the report callback.
+        var reporting = false
+        /// The state changed since the report being made.
+        var changed = false
     }
 
     private let parts: [UploadPart]
@@ -298,18 +324,22 @@ final class PartTracker: Sendable {
         state = Lock(State(inFlight: Array(repeating: 0, count: parts.count), done: Array(repeating: false, count: parts.count)))
     }
 
+    /// Part `index` has sent `sent` bytes of its current attempt; fewer than before means it
+    /// started again.
     func update(_ index: Int, _ sent: Int64) {
-        let snapshot = state.withLock { state -> ParallelProgress? in
+        publish { state in
+            guard !state.done[index], sent != state.inFlight[index] else { return }
+            if sent < state.inFlight[index], !state.restarted.contains(index) { state.restarted.append(index) }
+            state.inFlightBytes += sent - state.inFlight[index]
             state.inFlight[index] = sent
-            return report == nil ? nil : progress(state)
         }
-        if let snapshot { report?(snapshot) }
     }
 
     func done(_ index: Int) {
-        state.withLock { state in
+        publish { state in
             guard !state.done[index] else { return }
             state.done[index] = true
+            state.inFlightBytes -= state.inFlight[index]
             state.inFlight[index] = 0
             state.doneBytes += parts[index].length
             state.partsDone += 1
@@ -318,14 +348,43 @@ final class PartTracker: Sendable {
 
     func retried() { state.withLock { $0.retries += 1 } }
 
+    /// The final report, whatever was reported before.
     func finish() {
-        let snapshot = state.withLock { progress($0) }
-        report?(snapshot)
+        publish { $0.changed = true }
     }
 
-    private func progress(_ state: State) -> ParallelProgress {
-        ParallelProgress(bytesSent: state.doneBytes + state.inFlight.reduce(0, +), totalBytes: total,
-                         partsDone: state.partsDone, partsTotal: parts.count, retries: state.retries)
+    /// Applies `change`, then reports unless another thread is reporting: that one reports the
+    /// change after its current report (at most a few rounds, then the next publisher does).
+    private func publish(_ change: (inout State) -> Void) {
+        var next = state.withLock { state -> ParallelProgress? in
+            change(&state)
+            guard report != nil else { return nil }
+            state.changed = true
+            guard !state.reporting else { return nil }
+            state.reporting = true
+            return takeReport(&state)
+        }
+        var rounds = 0
+        while let progress = next {
+            report?(progress)
+            rounds += 1
+            next = state.withLock { state -> ParallelProgress? in
+                guard state.changed, rounds < 4 else {
+                    state.reporting = false
+                    return nil
+                }
+                return takeReport(&state)
+            }
+        }
+    }
+
+    private func takeReport(_ state: inout State) -> ParallelProgress {
+        defer {
+            state.changed = false
+            state.restarted = []
+        }
+        return ParallelProgress(bytesSent: state.doneBytes + state.inFlightBytes, totalBytes: total, partsDone: state.partsDone,
+                                partsTotal: parts.count, retries: state.retries, partsRestarted: state.restarted.map { parts[$0] })
     }
 }
 #endif

@@ -75,8 +75,8 @@ struct RetryBudget: Sendable {
 
         var description: String {
             switch self {
-            case .inARow(let count): return "\(count) times in a row"
-            case .inAll(let count): return "\(count) times in all"
+            case .inARow(let count): return count == 1 ? "once" : "\(count) times in a row"
+            case .inAll(let count): return count == 1 ? "once" : "\(count) times in all"
             case .time(let limit): return "for longer than \(limit) of retries"
             }
         }

@@ -13,7 +13,9 @@ import Foundation
 /// ```
 ///
 /// - The thread count does not grow with the number of transfers: `configuration.loops`
-///   threads, plus one producer thread per sequential (non-replayable) body while it is sent.
+///   threads, plus one producer thread per blocking sequential body (a caller's
+///   `SequentialByteSource` or `InputStream`; not stdin or a pipe, which the loop reads
+///   itself) while it is sent.
 /// - At most `configuration.maximumTransfersPerHost` requests to one origin (scheme, host,
 ///   port) run at once; the rest wait in order. The parts of a parallel upload are bounded
 ///   by the upload's own `concurrency` instead, and never wait here.

@@ -22,9 +22,11 @@ extension S3Client {
         return try await S3Client.runBounded(numbers, concurrency: options.concurrency) { number in
             let range = plan.range(ofPart: number)
             let length = Int64(range.count)
-            let part = try await self.uploadPart(
-                location, uploadID: uploadID, number: number, body: SliceByteSource(source, range: range), counters: counters
-            ) { bytes in meter.update(part: number, bytes: bytes, length: length) }
+            let part = try await self.withRequestPermit {
+                try await self.uploadPart(
+                    location, uploadID: uploadID, number: number, body: SliceByteSource(source, range: range), counters: counters
+                ) { bytes in meter.update(part: number, bytes: bytes, length: length) }
+            }
             meter.finish(part: number, length: length)
             return part
         }
@@ -54,6 +56,7 @@ extension S3Client {
             return PartRequest(request: request.request, body: .bytes(request.body))
         }
         upload.concurrency = options.concurrency
+        upload.budget = options.requestBudget
         upload.retryPolicy = options.retryPolicy
         upload.options = options.requestTransfer
         upload.verdict = { part, response in

@@ -210,7 +210,7 @@ extension S3Client {
                 switch budget.failed() {
                 case .failure:
                     var final = failure.error
-                    final.message = "\(failure.error.message) (after \(budget.failures) attempts)"
+                    final.message = "\(failure.error.message) (after \(counted(budget.failures, "attempt")))"
                     if final.code != .server { final.code = .retriesExhausted }
                     throw final
                 case .success(let delay):

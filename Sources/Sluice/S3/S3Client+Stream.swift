@@ -28,10 +28,13 @@ extension S3Client {
         }
 
         let uploadID = try await createMultipartUpload(location, counters: counters)
+        /// The part count and length, once `CompleteMultipartUpload` was sent.
+        var completing: (count: Int, length: Int64)?
         do {
             let parts = try await sendStreamParts(stream, first: first, plan: plan, location: location, uploadID: uploadID,
                                                   counters: counters, meter: meter)
             try Task.checkCancellation()
+            completing = (parts.count, parts.reduce(0) { $0 + $1.length })
             let completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts.map(\.part), counters: counters)
             let verified = try verify(completed, parts: parts.map(\.part), lengths: parts.map(\.length), uploadID: uploadID)
             return S3UploadResult(
@@ -39,13 +42,31 @@ extension S3Client {
                 partCount: parts.count, partsSkipped: 0, resumed: false, bytesSent: counters.bytesSent, retries: counters.retries,
                 checksum: verified, elapsed: Self.seconds(since: start))
         } catch {
-            // A stream cannot be resumed: abort, outside the (possibly cancelled) task.
+            // A stream cannot be resumed: abort, outside the (possibly cancelled) task. After
+            // Complete was sent, first ask whether the server completed it (an abort of a
+            // completed upload may still answer 204).
             let client = self
-            let aborted = await Task.detached { try? await client.abortMultipartUpload(location, uploadID: uploadID) }.value
             var failure = (error as? S3Error) ?? classify(error, S3Call(method: "PUT", location: location, action: "UploadPart")).error
             failure.uploadID = uploadID
-            failure.message += aborted == nil ? " (aborting upload \(uploadID) failed too: remove it with sluice s3 abort \(location))"
-                                              : " (stdin cannot be resumed: upload \(uploadID) was aborted)"
+            if let completing {
+                let completion = await Task.detached {
+                    await client.completion(of: location, partCount: completing.count, length: completing.length)
+                }.value
+                if case .completed = completion {
+                    failure.completion = completion
+                    throw failure
+                }
+            }
+            let aborted = await Task.detached { try? await client.abortMultipartUpload(location, uploadID: uploadID) }.value
+            switch aborted {
+            case nil:
+                failure.message += " (aborting upload \(uploadID) failed too: remove it with sluice s3 abort \(location))"
+            case true?:
+                failure.message += " (stdin cannot be resumed: upload \(uploadID) was aborted)"
+            case false?:
+                if completing != nil { failure.completion = .mayHaveCompleted }
+                failure.message += " (upload \(uploadID) was no longer at the server)"
+            }
             throw failure
         }
     }

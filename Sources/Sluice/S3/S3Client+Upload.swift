@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Aggregate progress of parts in flight: bytes of finished parts plus each part's bytes so far.
 final class S3PartProgress: Sendable {
@@ -10,7 +9,7 @@ final class S3PartProgress: Sendable {
         var engine: Int64 = 0
         var total: Int64 { finished + engine + inFlight.values.reduce(0, +) }
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let meter: ProgressMeter
 
     init(total: Int64?, interval: Duration, report: (@Sendable (UploadProgress) -> Void)?) {
@@ -94,6 +93,10 @@ extension S3Client {
                 throw S3Error(.sourceChanged,
                               "the source changed since upload \(stored.uploadID) of \(location) began (\(change)): restart the upload to abort it and start again",
                               uploadID: stored.uploadID)
+            } else if let difference = settingsDiffer(from: stored, fresh: fresh) {
+                // Its parts were cut and checked so: resuming would silently use them instead.
+                throw S3Error(.state, "upload \(stored.uploadID) of \(location) was started with \(difference): give those to resume it, or restart the upload to start again with these",
+                              uploadID: stored.uploadID)
             } else {
                 do {
                     for part in try await listParts(location, uploadID: stored.uploadID, counters: counters) { listed[part.partNumber] = part }
@@ -130,6 +133,13 @@ extension S3Client {
                                        meter: meter, start: start, store: store)
         } catch var error as S3Error {
             error.uploadID = error.uploadID ?? stored.uploadID
+            if error.serverCode == "NoSuchUpload" {
+                // Completed or aborted by someone else (another run that resumed it): nothing
+                // is left to resume.
+                store.remove(stored)
+                error.message += "; upload \(stored.uploadID) is gone, its stored state dropped"
+                error.uploadID = nil
+            }
             if error.code == .source, let change = Self.change(during: source) {
                 // It ended early because it shrank (or was replaced): say that, not "resume".
                 error.code = .sourceChanged
@@ -176,13 +186,41 @@ extension S3Client {
             throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): upload \(uploadID) of \(location) was not completed; restart the upload to send it again",
                           uploadID: uploadID)
         }
-        let completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts, counters: counters)
+        let completed: S3CompletedUpload
+        do {
+            completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts, counters: counters)
+        } catch var error as S3Error where error.code == .cancelled {
+            // Interrupted while the server completes: if the upload is gone, say what is true
+            // instead of naming it as kept (outside the cancelled task: the questions must go out).
+            let client = self
+            if let completion = await Task.detached(operation: {
+                await client.completionIfGone(location, uploadID: uploadID, partCount: count, length: source.bytes.length)
+            }).value {
+                store.remove(record)
+                error.completion = completion
+            }
+            throw error
+        }
         store.remove(record)
         let verified = try verify(completed, parts: parts, lengths: (1...count).map { Int64(plan.range(ofPart: $0).count) }, uploadID: uploadID)
         return S3UploadResult(
             location: location, length: source.bytes.length, eTag: completed.eTag, uploadID: uploadID, partCount: count,
             partsSkipped: skipped, resumed: resumed, bytesSent: counters.bytesSent, retries: counters.retries,
             checksum: verified, elapsed: Self.seconds(since: start))
+    }
+
+    /// How the part size asked for (when one was) and the checksum differ from those a stored
+    /// upload was started with, in words; nil when they agree.
+    func settingsDiffer(from stored: S3UploadRecord, fresh: S3PartPlan) -> String? {
+        var differences: [String] = []
+        if options.partSize != nil, fresh.partSize != stored.plan.partSize {
+            differences.append("\(stored.plan.partSize)-byte parts, not \(fresh.partSize)")
+        }
+        if options.checksum?.s3Algorithm != stored.checksum {
+            let name = { (algorithm: S3ChecksumAlgorithm?) in algorithm.map { $0.rawValue.lowercased() } ?? "none" }
+            differences.append("checksum \(name(stored.checksum)), not \(name(options.checksum?.s3Algorithm))")
+        }
+        return differences.isEmpty ? nil : differences.joined(separator: " and ")
     }
 
     /// What can be found wrong before any effect, local (a state directory) or remote: the
@@ -235,8 +273,10 @@ extension S3Client {
     ) async throws -> S3UploadResult {
         let call = S3Call(method: "PUT", location: location, headers: objectHeaders, action: "PutObject")
         let length = bytes.length
-        let answer = try await send(call, body: .bytes(bytes), counters: counters) { sent in
-            meter.update(part: 1, bytes: sent, length: length)
+        let answer = try await withRequestPermit {
+            try await send(call, body: .bytes(bytes), counters: counters) { sent in
+                meter.update(part: 1, bytes: sent, length: length)
+            }
         }
         meter.finish(part: 1, length: length)
         var verified: String?
@@ -250,6 +290,16 @@ extension S3Client {
             location: location, length: length, eTag: answer.response.header("ETag") ?? "", uploadID: nil, partCount: 1,
             partsSkipped: 0, resumed: false, bytesSent: counters.bytesSent, retries: counters.retries, checksum: verified,
             elapsed: Self.seconds(since: start))
+    }
+
+    /// Runs `body` holding a permit of `options.requestBudget`, if there is one.
+    ///
+    /// - Throws: `S3Error.cancelled` when the task is cancelled while it waits; what `body` throws.
+    func withRequestPermit<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        guard let budget = options.requestBudget else { return try await body() }
+        do { try await budget.acquire() } catch { throw S3Error(.cancelled, "cancelled while waiting for a request slot") }
+        defer { budget.release() }
+        return try await body()
     }
 
     /// Runs `work` for every item, at most `concurrency` at once; the first failure cancels the rest.

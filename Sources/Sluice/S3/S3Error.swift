@@ -65,6 +65,9 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
     public var partNumber: Int?
     /// The underlying error (an `UploadError`, a `ByteSourceError`, a file system error).
     public var underlying: (any Error)?
+    /// What the server says of an upload whose `CompleteMultipartUpload` was interrupted
+    /// (`.cancelled`), when the upload is gone: nil while it is still there (kept for a resume).
+    public var completion: S3InterruptedCompletion?
 
     public init(
         _ code: Code, _ message: String, status: Int? = nil, serverCode: String? = nil, requestID: String? = nil,

@@ -137,7 +137,10 @@ public struct S3CompletedUpload: Sendable, Equatable {
     }
 
     /// The part count in a multipart ETag (`"…-N"`), when it has one.
-    public var eTagPartCount: Int? {
+    public var eTagPartCount: Int? { Self.partCount(ofETag: eTag) }
+
+    /// The part count in a multipart object's ETag (`"…-N"`, from Complete or `HEAD`), when it has one.
+    public static func partCount(ofETag eTag: String) -> Int? {
         let trimmed = eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
         guard let dash = trimmed.lastIndex(of: "-") else { return nil }
         return Int(trimmed[trimmed.index(after: dash)...])

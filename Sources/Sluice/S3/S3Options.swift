@@ -21,6 +21,9 @@ public struct S3Options: Sendable {
     public var partSize: Int64?
     /// Parts in flight at once (and, for a stream, buffers of one part size: this plus one).
     public var concurrency = 8
+    /// A request budget shared with other uploads (a job's): every `PutObject` and
+    /// `UploadPart` attempt holds one of its permits while it is sent; nil for none.
+    public var requestBudget: RequestBudget?
     /// The checksum sent with every part and object; nil for none.
     public var checksum: ChecksumAlgorithm? = .crc32c
     public var payloadSigning = S3PayloadSigning.auto

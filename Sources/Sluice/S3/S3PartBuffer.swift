@@ -9,51 +9,52 @@ import Foundation
 ///   read-ahead counts itself in for each chunk it reads, a copy out for its duration) and
 ///   keeps new readers out (`EBUSY`) until it is done; the pool hands it out again only after
 ///   the requests that read it ended.
-// @unchecked Sendable: `storage` and `count` change only in `fill`, with no reader inside;
-// `readers` (a lock) orders every hand-over.
+// @unchecked Sendable: the bytes in `storage` are written only by `fill`, with no reader
+// inside; the pointer, the count and the readers live behind one lock, which every reader
+// takes before it looks at the bytes (so each hand-over is ordered, whatever thread filled).
 final class S3PartBuffer: ResidentByteSource, ReusedByteSource, @unchecked Sendable {
-    private struct Readers {
+    private struct State {
+        var storage: UnsafeMutableRawBufferPointer
+        var count = 0
         var inside = 0
         var refilling = false
     }
 
-    private(set) var storage: UnsafeMutableRawBufferPointer
-    private(set) var count = 0
-    private let readers = Lock(Readers())
+    private let state: Lock<State>
 
     init(capacity: Int) {
-        storage = .allocate(byteCount: max(1, capacity), alignment: 64)
+        state = Lock(State(storage: .allocate(byteCount: max(1, capacity), alignment: 64)))
     }
 
-    deinit { storage.deallocate() }
+    deinit { state.withLock { $0.storage.deallocate() } }
 
-    var capacity: Int { storage.count }
-    var length: Int64 { Int64(count) }
+    var capacity: Int { state.withLock { $0.storage.count } }
+    var length: Int64 { state.withLock { Int64($0.count) } }
 
     func enterReader() throws {
-        try readers.withLock { readers in
-            guard !readers.refilling else { throw ByteSourceError.system(operation: "read", path: "a stream part being refilled", errno: EBUSY) }
-            readers.inside += 1
+        try state.withLock { state in
+            guard !state.refilling else { throw ByteSourceError.system(operation: "read", path: "a stream part being refilled", errno: EBUSY) }
+            state.inside += 1
         }
     }
 
     func leaveReader() {
-        readers.withLockBroadcasting { $0.inside -= 1 }
+        state.withLockBroadcasting { $0.inside -= 1 }
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        try whileReading { try copy(into: buffer, at: offset) }
-    }
-
-    private func copy(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        guard offset >= 0, offset <= Int64(count) else { throw ByteSourceError.offsetOutOfRange(offset: offset, length: Int64(count)) }
-        let n = min(buffer.count, count - Int(offset))
-        if n > 0 { buffer.baseAddress!.copyMemory(from: storage.baseAddress! + Int(offset), byteCount: n) }
-        return n
+        try whileReading {
+            let (storage, count) = state.withLock { ($0.storage, $0.count) }
+            guard offset >= 0, offset <= Int64(count) else { throw ByteSourceError.offsetOutOfRange(offset: offset, length: Int64(count)) }
+            let n = min(buffer.count, count - Int(offset))
+            if n > 0 { buffer.baseAddress!.copyMemory(from: storage.baseAddress! + Int(offset), byteCount: n) }
+            return n
+        }
     }
 
     func residentBytes(at offset: Int64, count: Int) -> UnsafeRawBufferPointer {
-        precondition(offset >= 0 && Int(offset) + count <= self.count, "resident range outside the part")
+        let (storage, held) = state.withLock { ($0.storage, $0.count) }
+        precondition(offset >= 0 && Int(offset) + count <= held, "resident range outside the part")
         return UnsafeRawBufferPointer(rebasing: storage[Int(offset)..<Int(offset) + count])
     }
 
@@ -64,17 +65,23 @@ final class S3PartBuffer: ResidentByteSource, ReusedByteSource, @unchecked Senda
     /// - Returns: The bytes held (0 at the end of the stream).
     /// - Throws: The stream's error; `ReadInterrupt.Interrupted`.
     func fill(from stream: any SequentialByteSource, size: Int, interrupt: ReadInterrupt? = nil) throws -> Int {
-        readers.wait { readers -> Void? in
-            guard readers.inside == 0 else { return nil }
-            readers.refilling = true
-            return ()
+        let storage = state.wait { state -> UnsafeMutableRawBufferPointer? in
+            guard state.inside == 0 else { return nil }
+            state.refilling = true
+            state.count = 0
+            if size > state.storage.count {
+                state.storage.deallocate()
+                state.storage = .allocate(byteCount: size, alignment: 64)
+            }
+            return state.storage
         }
-        defer { readers.withLock { $0.refilling = false } }
-        if size > storage.count {
-            storage.deallocate()
-            storage = .allocate(byteCount: size, alignment: 64)
+        var count = 0
+        defer {
+            state.withLock { state in
+                state.count = count
+                state.refilling = false
+            }
         }
-        count = 0
         let descriptor = (stream as? FileDescriptorStream)?.fd
         while count < size {
             if let interrupt, let descriptor { try interrupt.waitReadable(descriptor) }

@@ -3,8 +3,11 @@
 /// - `Content-Length` whenever the body's length is known; `Transfer-Encoding: chunked` only
 ///   when it is not, or when `options.forceChunked` asks; never both.
 /// - Random-access bodies are read straight into libcurl's upload buffer at the tracked
-///   offset; sequential and stream bodies are read by a producer thread into a ring of
-///   `options.bufferSize` bytes, and the transfer pauses (no blocked thread) while it is empty.
+///   offset; stdin and pipes are read the same way when they have bytes, and the transfer
+///   pauses while they have none; other sequential and stream bodies are read by a producer
+///   thread into a ring of `options.bufferSize` bytes, and the transfer pauses (no blocked
+///   thread) while it is empty. A signed aws-chunked body pauses the transfer while its next
+///   chunk is being hashed.
 /// - Redirects 301, 302, 307 and 308 are followed with the same method and the body
 ///   replayed from byte 0; 303 is returned as it is. A 401 with `options.credentials` is
 ///   answered by libcurl with the body replayed. A body that cannot be replayed fails with

@@ -56,23 +56,25 @@ public struct URLSessionTransport: UploadTransport {
         var authorization: String?
         var redirects = 0
         var answeredChallenge = false
-        var firstAttempt = true
+        /// The attempt before this one, if any.
+        var previous: UploadResponse?
         let responseBody = ResponseBodyReceiver(options.responseBody)
         while true {
             if Task.isCancelled {
                 throw UploadError(.cancelled, "upload cancelled", bytesSent: 0, totalBytes: body.length.value)
             }
-            if !firstAttempt && !body.isReplayable {
-                throw UploadError(.notReplayable, "the server asked for the body again and it cannot be replayed (stdin or a stream)",
-                                  bytesSent: 0, totalBytes: body.length.value)
+            if let previous, !body.isReplayable {
+                // What the last attempt sent is what the line counts (before: 0 after 5 MB).
+                throw UploadError(.notReplayable, "server answered \(previous.status) and asked for the body again, which cannot be replayed (stdin or a stream)",
+                                  status: previous.status, bytesSent: previous.bytesSent, totalBytes: body.length.value)
             }
-            firstAttempt = false
             responseBody.begin(status: 0)
             let mayAuthenticate = request.sendsCredentials(to: url, options: options)
             let response = try await URLSessionAttempt(
                 url: url, request: request, authorization: mayAuthenticate ? authorization : nil, body: body,
                 options: options, streams: streams, responseBody: responseBody, progress: progress
             ).run()
+            previous = response
             if response.status == 307 || response.status == 308, let location = response.header("Location") {
                 redirects += 1
                 guard redirects <= options.maximumRedirects else {

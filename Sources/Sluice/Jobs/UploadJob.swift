@@ -1,0 +1,276 @@
+import Foundation
+
+/// Where the files of an `UploadJob` go: S3 is the first; tus or plain PUTs fit the same shape.
+public protocol UploadJobDestination: Sendable {
+    /// Names the destination for the job's record (endpoint, bucket, prefix): a rerun with the
+    /// same root and identity continues the same job.
+    var jobIdentity: String { get }
+
+    /// The name `file` gets at the destination (an S3 key).
+    ///
+    /// - Throws: When the file cannot go there (a key too long): that file fails, the others go on.
+    func name(for file: WalkedFile) throws -> String
+
+    /// Uploads `file` as `name`, resuming what a run before left (a multipart upload in flight).
+    ///
+    /// - Parameters:
+    ///   - restart: Forget what a run before left of this file and send it whole.
+    ///   - progress: Body bytes of this file at the server or on their way (may fall on a retry).
+    /// - Returns: What the destination answered, for the record (an ETag).
+    func upload(_ file: WalkedFile, as name: String, restart: Bool,
+                progress: @escaping @Sendable (Int64) -> Void) async throws -> String
+}
+
+/// A job of many uploads: the regular files below a directory, each to its own name at one
+/// destination, as one resumable unit (`sluice s3 cp --recursive`).
+///
+/// - The tree is walked as the job goes (`DirectoryWalk`), never listed first: memory does not
+///   grow with the number of files.
+/// - At most `concurrency` files are in flight; give the destination the same number as a
+///   shared `RequestBudget` so that requests across all files stay within it.
+/// - Every file finished is appended to a durable `JobJournal` before the job moves on from
+///   it; a rerun after `kill -9` or Ctrl-C skips the files recorded as finished and unchanged,
+///   and the destination resumes the ones in flight. The journal goes when the job ends with
+///   every file sent; `restart` forgets it first.
+/// - A file that fails does not stop the others: it is reported in the result and sent again by
+///   the next run.
+public struct UploadJob: Sendable {
+    /// The directory whose files are sent.
+    public var root: String
+    /// Which files are sent (the AWS CLI's `--include`/`--exclude`).
+    public var filter = PathFilter()
+    public var followsSymlinks = true
+    /// Files in flight at once.
+    public var concurrency = 8
+    /// Where the job's record is kept; nil for `$XDG_CACHE_HOME/sluice/jobs` or `~/.cache/sluice/jobs`.
+    public var stateDirectory: String?
+    /// Forget a stored record of this job and send every file again.
+    public var restart = false
+
+    public init(root: String) {
+        self.root = root
+    }
+
+    /// The journal of this job at `destination`.
+    func journalPath(root absoluteRoot: String, destination: any UploadJobDestination) -> String {
+        let store = RecordStore<String>(directory: stateDirectory ?? RecordStore<String>.defaultDirectory("jobs"))
+        return String(store.path("job", absoluteRoot, destination.jobIdentity).dropLast(".json".count)) + ".journal"
+    }
+
+    /// Runs the job.
+    ///
+    /// - Parameter progress: Called as files start and finish and bytes go out, from any thread.
+    /// - Returns: What was sent, skipped and failed.
+    /// - Throws: `WalkIssue` when the root cannot be walked, `JobJournalError` when the record
+    ///   cannot be kept, `CancellationError` when the task is cancelled (the record is kept).
+    public func run(
+        to destination: some UploadJobDestination, progress: (@Sendable (UploadJobProgress) -> Void)? = nil
+    ) async throws -> UploadJobResult {
+        let started = ContinuousClock.now
+        var walk = try DirectoryWalk(root: root, followsSymlinks: followsSymlinks)
+        let path = journalPath(root: walk.root, destination: destination)
+        let jobName = "\(walk.root) -> \(destination.jobIdentity)"
+        if restart { unlink(path) }
+        let journal = try JobJournal(path: path, job: jobName)
+        let tracker = UploadJobTracker(report: progress)
+        let limit = max(1, concurrency)
+        var failures: [UploadJobFailure] = []
+        var notes: [WalkIssue] = []
+        var uploaded = 0
+        var unchanged = 0
+        do {
+            try await withThrowingTaskGroup(of: UploadJobOutcome.self) { group in
+                var running = 0
+                func collect(_ outcome: UploadJobOutcome) {
+                    running -= 1
+                    switch outcome {
+                    case .sent: uploaded += 1
+                    case .failed(let failure): failures.append(failure)
+                    }
+                }
+                while let entry = walk.next() {
+                    try Task.checkCancellation()
+                    switch entry {
+                    case .issue(let issue) where issue.isDeliberate:
+                        notes.append(issue)
+                        continue
+                    case .issue(let issue):
+                        failures.append(UploadJobFailure(path: issue.path, name: nil, error: issue))
+                        tracker.failed()
+                        continue
+                    case .file(let file):
+                        guard filter.includes(file.relativePath, root: walk.root) else { continue }
+                        let name: String
+                        do { name = try destination.name(for: file) } catch {
+                            failures.append(UploadJobFailure(path: file.path, name: nil, error: error))
+                            tracker.failed()
+                            continue
+                        }
+                        tracker.found(file.size)
+                        if !restart, let done = journal.entry(file.relativePath), done.matches(file) {
+                            unchanged += 1
+                            tracker.alreadyDone(file.size)
+                            continue
+                        }
+                        while running >= limit, let outcome = try await group.next() { collect(outcome) }
+                        running += 1
+                        let restartFile = restart
+                        group.addTask {
+                            await Self.send(file, as: name, restart: restartFile, to: destination, journal: journal, tracker: tracker)
+                        }
+                    }
+                }
+                tracker.walkEnded()
+                while let outcome = try await group.next() { collect(outcome) }
+            }
+        } catch {
+            try? journal.close()
+            throw error
+        }
+        let complete = failures.isEmpty
+        if complete { journal.remove() } else { try journal.close() }
+        let snapshot = tracker.snapshot()
+        return UploadJobResult(uploaded: uploaded, unchanged: unchanged, failures: failures, notes: notes,
+                               bytesSent: snapshot.bytesDone - snapshot.bytesAlreadyDone,
+                               elapsed: (ContinuousClock.now - started) / .seconds(1), recordKept: !complete ? path : nil)
+    }
+
+    /// Sends one file and records it; a failure is an outcome, never a thrown error (the other
+    /// files go on), except a cancel.
+    static func send(_ file: WalkedFile, as name: String, restart: Bool, to destination: some UploadJobDestination,
+                     journal: JobJournal, tracker: UploadJobTracker) async -> UploadJobOutcome {
+        let slot = tracker.started()
+        do {
+            let answer = try await destination.upload(file, as: name, restart: restart) { bytes in
+                tracker.update(slot, bytes)
+            }
+            try journal.append(JobJournal.Entry(name: file.relativePath, size: file.size, device: file.device, inode: file.inode,
+                                                modified: file.modified, result: answer))
+            tracker.finished(slot, file.size)
+            return .sent
+        } catch {
+            tracker.finished(slot, nil)
+            return .failed(UploadJobFailure(path: file.path, name: name, error: error))
+        }
+    }
+}
+
+/// How one file of a job ended.
+enum UploadJobOutcome: Sendable {
+    case sent
+    case failed(UploadJobFailure)
+}
+
+/// A file of a job that was not sent, and why.
+public struct UploadJobFailure: Sendable, CustomStringConvertible {
+    /// The file's path.
+    public var path: String
+    /// Its name at the destination, when it got one.
+    public var name: String?
+    public var error: any Error
+
+    public var description: String { "\(path): \(error)" }
+}
+
+/// What a job did.
+public struct UploadJobResult: Sendable {
+    /// Files sent by this run.
+    public var uploaded: Int
+    /// Files a run before had sent, unchanged since: not sent again.
+    public var unchanged: Int
+    /// Files that could not be read or sent (the next run tries them again).
+    public var failures: [UploadJobFailure]
+    /// What the walk passed over on purpose (special files, symlink loops, symlinks not followed).
+    public var notes: [WalkIssue]
+    /// Body bytes sent by this run (retries included).
+    public var bytesSent: Int64
+    public var elapsed: Double
+    /// The job's record, kept for the next run when files failed; nil when the job completed.
+    public var recordKept: String?
+}
+
+/// A job's progress: files and bytes.
+public struct UploadJobProgress: Sendable, Equatable {
+    /// Files finished: sent by this run or found unchanged since a run before.
+    public var filesDone: Int
+    public var filesFailed: Int
+    /// Files found so far; the total once `walkEnded`.
+    public var filesFound: Int
+    public var walkEnded: Bool
+    /// Bytes of the files found so far (of all of them once the walk ended).
+    public var bytesFound: Int64
+    /// Bytes at the server: finished files, files unchanged since a run before, and the bytes of
+    /// files in flight.
+    public var bytesDone: Int64
+    /// Of `bytesDone`, what runs before had sent.
+    public var bytesAlreadyDone: Int64
+}
+
+/// Counts a job's files and bytes with running sums (no sum over the files in flight per tick).
+final class UploadJobTracker: Sendable {
+    private struct State {
+        var progress = UploadJobProgress(filesDone: 0, filesFailed: 0, filesFound: 0, walkEnded: false, bytesFound: 0,
+                                         bytesDone: 0, bytesAlreadyDone: 0)
+        var inFlight: [Int: Int64] = [:]
+        var nextSlot = 0
+    }
+
+    private let state = Lock(State())
+    private let report: (@Sendable (UploadJobProgress) -> Void)?
+
+    init(report: (@Sendable (UploadJobProgress) -> Void)?) {
+        self.report = report
+    }
+
+    private func change(_ body: (inout State) -> Void) {
+        let progress = state.withLock { state -> UploadJobProgress in
+            body(&state)
+            return state.progress
+        }
+        report?(progress)
+    }
+
+    func snapshot() -> UploadJobProgress { state.withLock { $0.progress } }
+
+    func found(_ bytes: Int64) { change { $0.progress.filesFound += 1; $0.progress.bytesFound += bytes } }
+    func failed() { change { $0.progress.filesFailed += 1 } }
+    func walkEnded() { change { $0.progress.walkEnded = true } }
+
+    func alreadyDone(_ bytes: Int64) {
+        change {
+            $0.progress.filesDone += 1
+            $0.progress.bytesDone += bytes
+            $0.progress.bytesAlreadyDone += bytes
+        }
+    }
+
+    func started() -> Int {
+        state.withLock { state in
+            state.nextSlot += 1
+            state.inFlight[state.nextSlot] = 0
+            return state.nextSlot
+        }
+    }
+
+    func update(_ slot: Int, _ bytes: Int64) {
+        change { state in
+            guard let old = state.inFlight[slot] else { return }
+            state.inFlight[slot] = bytes
+            state.progress.bytesDone += bytes - old
+        }
+    }
+
+    /// `bytes`: the file's size when it was sent, nil when it failed.
+    func finished(_ slot: Int, _ bytes: Int64?) {
+        change { state in
+            let sent = state.inFlight.removeValue(forKey: slot) ?? 0
+            if let bytes {
+                state.progress.bytesDone += bytes - sent
+                state.progress.filesDone += 1
+            } else {
+                state.progress.bytesDone -= sent
+                state.progress.filesFailed += 1
+            }
+        }
+    }
+}

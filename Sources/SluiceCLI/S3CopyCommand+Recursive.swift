@@ -1,0 +1,66 @@
+import Foundation
+import Sluice
+
+/// `sluice s3 cp --recursive DIR s3://BUCKET/PREFIX/`: the files below DIR as one `UploadJob`.
+extension S3CopyCommand {
+    /// A usage error unless `path` is a directory that can be listed.
+    static func checkDirectory(_ path: String) throws {
+        do { _ = try DirectoryWalk(root: path) } catch {
+            throw UsageError("s3 cp --recursive needs a directory: \(error)")
+        }
+    }
+
+    func runRecursive() async -> Int32 {
+        let configuration: S3Configuration
+        do { configuration = try S3Configuration.resolve(common.overrides) } catch {
+            Terminal.error("sluice: s3 cp: \(error)")
+            return 2
+        }
+        var options = self.options
+        // One number of requests in flight for the whole job: small files and parts alike.
+        options.requestBudget = RequestBudget(limit: options.concurrency)
+        let client = S3Client(configuration: configuration, options: options)
+        let destination = S3JobDestination(client: client, location: location)
+        var job = UploadJob(root: source)
+        job.filter = PathFilter(filters)
+        job.followsSymlinks = followsSymlinks
+        job.concurrency = options.concurrency
+        job.restart = options.restart
+        if let state = options.stateDirectory { job.stateDirectory = state + "/jobs" }
+        let started = ContinuousClock.now
+        let configured = job
+        let result = await ProgressPrinter.run(style: progress) { report in
+            try await configured.run(to: destination) { job in
+                let elapsed = (ContinuousClock.now - started) / .seconds(1)
+                let sent = job.bytesDone - job.bytesAlreadyDone
+                report(UploadProgress(bytesSent: job.bytesDone, totalBytes: job.walkEnded ? job.bytesFound : nil,
+                                      bytesPerSecond: elapsed > 0 ? Double(sent) / elapsed : 0, elapsed: elapsed))
+            }
+        }
+        switch result {
+        case .success(let done):
+            for note in done.notes { Terminal.error("sluice: s3 cp: \(note)") }
+            for failure in done.failures { Terminal.error("sluice: s3 cp: \(failure)") }
+            let summary = "\(done.uploaded) file\(done.uploaded == 1 ? "" : "s") sent, \(done.unchanged) unchanged since a run before, "
+                + "\(done.failures.count) failed; \(done.bytesSent) bytes in \(String(format: "%.2f", done.elapsed)) s"
+            if done.failures.isEmpty {
+                do { try Terminal.output("s3://\(destination.bucket)/\(destination.prefix)\n") } catch {
+                    Terminal.error("sluice: \(error)")
+                    return 1
+                }
+                Terminal.error("sluice: \(summary)")
+                return 0
+            }
+            Terminal.error("sluice: s3 cp: \(summary): run the same command again to send the \(done.failures.count) that failed")
+            return 1
+        case .failure(let error):
+            if error is CancellationError || (error as? S3Error)?.code == .cancelled {
+                Terminal.error("sluice: s3 cp: interrupted; run the same command again to resume the job")
+                return 130
+            }
+            let hint = error is JobJournalError ? " (--restart forgets it)" : ""
+            Terminal.error("sluice: s3 cp: \(error)\(hint)")
+            return 1
+        }
+    }
+}

@@ -1,0 +1,187 @@
+"""`sluice s3 cp --recursive DIR s3://BUCKET/PREFIX/`: a tree as one resumable job against
+SeaweedFS. Every object is read back and compared by SHA-256; the keys are the ones
+`aws s3 cp --recursive --dryrun` makes for the same tree (the AWS CLI is the independent
+implementation); kill -9 mid-job, then the same command, ends with the same bucket and does not
+send again what the job recorded as done."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from conftest import REPO, sluice_bin
+from test_s3_cli import BUCKET, MIB, env, s3, sluice, weed  # noqa: F401 (fixtures)
+
+
+def make_tree(root, small=120, big=40 * MIB):
+    """Nested directories, names with spaces, unicode, %, +, #; an empty file; a big file for a
+    multipart upload; a symlink to a file and one to a directory; a FIFO (skipped)."""
+    files = {}
+
+    def put(relative, data):
+        path = os.path.join(root, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(data)
+        files[relative] = hashlib.sha256(data).hexdigest()
+
+    for index in range(small):
+        folder = ["a", "a/deeper", "sub dir", "ü nïcode", "x%+#y"][index % 5]
+        put("%s/file %03d %s.txt" % (folder, index, "%+#"), os.urandom(1 + index * 37))
+    put("empty", b"")
+    put("big/blob.bin", os.urandom(big))
+    os.symlink("a", os.path.join(root, "link to a"))
+    for relative in list(files):
+        if relative.startswith("a/"):
+            files["link to a/" + relative[2:]] = files[relative]
+    os.symlink("empty", os.path.join(root, "link to empty"))
+    files["link to empty"] = files["empty"]
+    os.mkfifo(os.path.join(root, "a fifo"))
+    return files
+
+
+def bucket_listing(s3, prefix):
+    """{key below prefix: sha256} of every object under prefix."""
+    found = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix):
+        for item in page.get("Contents", []):
+            body = s3.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
+            found[item["Key"][len(prefix):]] = hashlib.sha256(body).hexdigest()
+    return found
+
+
+def aws_cli_keys(root, prefix):
+    request = os.path.join(os.environ.get("TMPDIR", "/tmp"), "aws-%s.json" % uuid.uuid4().hex[:8])
+    with open(request, "w") as handle:
+        json.dump({"root": root, "destination": "s3://%s/%s" % (BUCKET, prefix)}, handle)
+    out = subprocess.run([sys.executable, os.path.join(REPO, "Tests", "Peers", "awscli_walk_peer.py"), request],
+                         capture_output=True, check=True, timeout=120).stdout
+    return sorted(key for _, key in json.loads(out)["uploads"])
+
+
+def test_a_tree_is_byte_exact_with_the_aws_cli_keys(s3, env, tmp_path):
+    root = str(tmp_path / "tree")
+    files = make_tree(root)
+    prefix = "rec-%s/" % uuid.uuid4().hex[:8]
+    status, out, err = sluice(env, "s3", "cp", "--recursive", root, "s3://%s/%s" % (BUCKET, prefix), "--progress", "none")
+    assert status == 0, err
+    assert out.strip() == "s3://%s/%s" % (BUCKET, prefix)
+    assert "a fifo: is a FIFO, skipped" in err
+    assert "%d files sent" % len(files) in err, err
+    assert bucket_listing(s3, prefix) == files
+    assert sorted(prefix + key for key in files) == aws_cli_keys(root, prefix)
+
+
+def test_filters_follow_the_aws_cli(s3, env, tmp_path):
+    root = str(tmp_path / "tree")
+    files = make_tree(root, small=20, big=1)
+    prefix = "filt-%s/" % uuid.uuid4().hex[:8]
+    status, out, err = sluice(env, "s3", "cp", "-r", root, "s3://%s/%s" % (BUCKET, prefix), "--exclude", "*",
+                              "--include", "*.txt", "--exclude", "sub dir/*", "--no-follow-symlinks", "--progress", "none")
+    assert status == 0, err
+    expected = {k: v for k, v in files.items() if k.endswith(".txt") and not k.startswith("sub dir/") and not k.startswith("link")}
+    assert bucket_listing(s3, prefix) == expected
+
+
+def journal_lines(state):
+    total = 0
+    for folder, _, names in os.walk(state):
+        for name in names:
+            if name.endswith(".journal"):
+                with open(os.path.join(folder, name), "rb") as handle:
+                    total += handle.read().count(b"\n") - 1
+    return total
+
+
+@pytest.mark.parametrize("recorded", [0, 5, 40, 100])
+def test_kill_9_then_the_same_command_finishes_the_job(s3, env, tmp_path, recorded):
+    """SIGKILL once the job has recorded `recorded` files (0: while the first requests are in
+    flight, the big file's parts among them), then the same command: the bucket is the tree,
+    and the files recorded before the kill are not sent again."""
+    root = str(tmp_path / "tree")
+    files = make_tree(root, small=150, big=24 * MIB)
+    prefix = "kill-%s/" % uuid.uuid4().hex[:8]
+    state = str(tmp_path / "state")
+    args = [sluice_bin(), "s3", "cp", "-r", root, "s3://%s/%s" % (BUCKET, prefix), "--state", state, "--progress", "none",
+            "--concurrency", "4", "--part-size", "5MiB", "--limit-rate", "8M"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while journal_lines(state) < max(1, recorded) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    done_before = journal_lines(state)
+    assert done_before >= recorded
+    status, out, err = sluice(env, "s3", "cp", "-r", root, "s3://%s/%s" % (BUCKET, prefix), "--state", state,
+                              "--progress", "none", "--concurrency", "4", "--part-size", "5MiB")
+    assert status == 0, err
+    assert "%d unchanged since a run before" % done_before in err, err
+    assert bucket_listing(s3, prefix) == files
+    assert journal_lines(state) == 0, "the record goes when the job completes"
+
+
+def test_a_file_that_cannot_go_fails_alone_and_the_rerun_tries_only_it(s3, env, tmp_path):
+    root = str(tmp_path / "tree")
+    files = make_tree(root, small=10, big=1)
+    long_dir = os.path.join(root, *(["d" * 250] * 4))
+    os.makedirs(long_dir)
+    with open(os.path.join(long_dir, "too long"), "wb") as handle:
+        handle.write(b"x")
+    prefix = "fail-%s/" % uuid.uuid4().hex[:8]
+    state = str(tmp_path / "state")
+    for run in range(2):
+        status, out, err = sluice(env, "s3", "cp", "-r", root, "s3://%s/%s" % (BUCKET, prefix), "--state", state, "--progress", "none")
+        assert status == 1, err
+        lines = [line for line in err.splitlines() if "too long" in line]
+        assert len(lines) == 1 and "1024" in lines[0], err
+        sent = 0 if run else len(files)
+        assert "%d files sent" % sent in err or "%d file sent" % sent in err, err
+        if run:
+            assert "%d unchanged since a run before" % len(files) in err, err
+        assert "1 failed" in err
+    assert bucket_listing(s3, prefix) == files
+
+
+@pytest.mark.parametrize("case", ["missing", "file", "include-without-r", "damaged-record"])
+def test_bad_input_is_one_line(s3, env, tmp_path, case):
+    root = str(tmp_path / "tree")
+    os.makedirs(root)
+    with open(os.path.join(root, "f"), "wb") as handle:
+        handle.write(b"f")
+    target = "s3://%s/bad-%s/" % (BUCKET, uuid.uuid4().hex[:8])
+    state = str(tmp_path / "state")
+    if case == "missing":
+        status, out, err = sluice(env, "s3", "cp", "-r", root + "/nowhere", target)
+        assert status == 2
+    elif case == "file":
+        status, out, err = sluice(env, "s3", "cp", "-r", root + "/f", target)
+        assert status == 2
+    elif case == "include-without-r":
+        status, out, err = sluice(env, "s3", "cp", root + "/f", target + "f", "--include", "*")
+        assert status == 2
+    else:
+        # A job that fails leaves its record; damage it; the next run refuses it, --restart forgets it.
+        os.makedirs(os.path.join(root, *(["d" * 250] * 5)))
+        with open(os.path.join(root, *(["d" * 250] * 5), "x"), "wb") as handle:
+            handle.write(b"x")
+        status, _, err = sluice(env, "s3", "cp", "-r", root, target, "--state", state, "--progress", "none")
+        assert status == 1, err
+        for folder, _, names in os.walk(state):
+            for name in names:
+                if name.endswith(".journal"):
+                    with open(os.path.join(folder, name), "ab") as handle:
+                        handle.write(b"garbage\n")
+        status, out, err = sluice(env, "s3", "cp", "-r", root, target, "--state", state, "--progress", "none")
+        assert status == 1 and "damaged" in err and "--restart" in err, err
+        assert len(err.strip().splitlines()) == 1, err
+        status, out, err = sluice(env, "s3", "cp", "-r", root, target, "--state", state, "--progress", "none", "--restart")
+        assert status == 1 and "1 failed" in err, err
+        return
+    assert len(err.strip().splitlines()) == 1, err
+    assert out == ""
