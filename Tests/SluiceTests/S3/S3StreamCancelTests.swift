@@ -32,4 +32,26 @@ struct S3StreamCancelTests {
         }
         #expect(error.code == .cancelled, "\(error)")
     }
+
+    @Test("a pipe silent for the stall timeout fails uploadStream in the library itself, naming the stall")
+    func silentPipeStalls() async throws {
+        var fds: [Int32] = [-1, -1]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let configuration = S3Configuration(credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
+                                            endpoint: URL(string: "http://127.0.0.1:9")!)
+        var options = S3Options()
+        options.stateDirectory = try s3TemporaryDirectory("stream-stall")
+        options.transfer.stallTimeout = .milliseconds(300)
+        let client = S3Client(configuration: configuration, options: options)
+        let stream = FileDescriptorStream(fd: fds[0], name: "a silent pipe")
+        let location = try S3Location(parsing: "s3://bucket/key")
+        let task = Task { try await client.uploadStream(stream, to: location) }
+        guard case .failure(let error as S3Error)? = await taskResult(of: task, within: 10) else {
+            Issue.record("uploadStream over a silent pipe did not fail within 10 s")
+            return
+        }
+        #expect(error.code == .source, "\(error)")
+        #expect("\(error)".contains("produced nothing for 0.3 s"), "\(error)")
+    }
 }
