@@ -5,8 +5,9 @@ import Darwin
 #endif
 
 /// A wait for a descriptor's next bytes that another thread ends at once: the wait polls the
-/// descriptor and a pipe that `interrupt()` writes to, as the engine's producer does. No slices,
-/// no timer: a stdin that stays silent costs nothing, and Ctrl-C ends the wait at once.
+/// descriptor and a pipe that `interrupt()` writes to, as the engine's producer does, and
+/// gives up when the descriptor stays silent for the stall timeout. No slices: a cancel (Ctrl-C)
+/// ends the wait at once.
 ///
 /// - Important: `interrupt()` may be called from any thread, any number of times, before or
 ///   during a wait, and after `close()`. `waitReadable` and `close()` belong to the one thread
@@ -47,13 +48,23 @@ final class ReadInterrupt: Sendable {
 
     /// Returns when `fd` has bytes, is at its end or failed (the next `read` says which).
     ///
-    /// - Throws: `Interrupted` when `interrupt()` was called, before or during the wait.
-    func waitReadable(_ fd: Int32) throws(Interrupted) {
+    /// - Parameter stallTimeout: How long the descriptor may stay silent; nil waits for ever.
+    /// - Throws: `Interrupted` when `interrupt()` was called, before or during the wait;
+    ///   `BoundStreamPair.ProducerStalled` when nothing came for `stallTimeout`.
+    func waitReadable(_ fd: Int32, stallTimeout: Duration? = nil) throws {
         guard let wake = state.withLock({ $0.interrupted ? nil : $0.pipe?.read }) else { throw Interrupted() }
         var entries = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        let deadline = stallTimeout.map { ContinuousClock.now + $0 }
         while true {
-            let ready = poll(&entries, 2, -1)
+            var wait: Int32 = -1
+            if let deadline {
+                let left = deadline - ContinuousClock.now
+                if left <= .zero { throw BoundStreamPair.ProducerStalled(timeout: stallTimeout!) }
+                wait = Int32(left.wholeUnits(of: .milliseconds(1), atMost: .seconds(3600)))
+            }
+            let ready = poll(&entries, 2, wait)
             if ready < 0, errno == EINTR { continue }
+            if ready == 0 { continue }   // the deadline is checked above
             if entries[1].revents != 0 { throw Interrupted() }
             // Readable, at its end, failed, or poll itself failed: the read now returns at once.
             return
