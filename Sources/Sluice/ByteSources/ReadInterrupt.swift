@@ -47,16 +47,26 @@ final class ReadInterrupt: Sendable {
 
     /// Returns when `fd` has bytes, is at its end or failed (the next `read` says which).
     ///
+    /// - Parameter timeout: The longest wait; nil waits until one of those happens.
+    /// - Returns: false when `timeout` passed with none of them (the source is silent).
     /// - Throws: `Interrupted` when `interrupt()` was called, before or during the wait.
-    func waitReadable(_ fd: Int32) throws(Interrupted) {
+    @discardableResult
+    func waitReadable(_ fd: Int32, timeout: Duration? = nil) throws(Interrupted) -> Bool {
         guard let wake = state.withLock({ $0.interrupted ? nil : $0.pipe?.read }) else { throw Interrupted() }
         var entries = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
-            let ready = poll(&entries, 2, -1)
+            let left = deadline.map { max(0, ($0 - ContinuousClock.now).wholeUnits(of: .milliseconds(1), atMost: .seconds(3600))) } ?? -1
+            let ready = poll(&entries, 2, Int32(left))
             if ready < 0, errno == EINTR { continue }
             if entries[1].revents != 0 { throw Interrupted() }
+            if ready == 0 {
+                // Nothing yet: silent for the whole timeout, or woken early (re-check the clock).
+                if let deadline, ContinuousClock.now >= deadline { return false }
+                continue
+            }
             // Readable, at its end, failed, or poll itself failed: the read now returns at once.
-            return
+            return true
         }
     }
 

@@ -22,7 +22,7 @@ extension S3Client {
         defer { meter.end() }
 
         let first = S3PartBuffer(capacity: Int(plan.nominalSize(ofPart: 1)))
-        let firstCount = try await Self.fill(first, from: stream, size: Int(plan.nominalSize(ofPart: 1)))
+        let firstCount = try await Self.fill(first, from: stream, size: Int(plan.nominalSize(ofPart: 1)), stallTimeout: options.transfer.stallTimeout)
         if firstCount < Int(plan.nominalSize(ofPart: 1)) {
             return try await putObject(first, to: location, counters: counters, meter: meter, start: start)
         }
@@ -116,7 +116,7 @@ extension S3Client {
                     allocated += 1
                 }
                 let size = Int(plan.nominalSize(ofPart: number))
-                let count = try await Self.fill(next, from: stream, size: size)
+                let count = try await Self.fill(next, from: stream, size: size, stallTimeout: options.transfer.stallTimeout)
                 if count == 0 {
                     current = nil
                 } else {
@@ -137,12 +137,13 @@ extension S3Client {
     }
 
     /// Fills `buffer` on a thread of its own: a read of stdin may block for as long as the
-    /// producer takes, and must not hold one of the few cooperative threads. Cancelling the
+    /// producer takes (up to `stallTimeout` of silence), and must not hold one of the few
+    /// cooperative threads. Cancelling the
     /// task ends a wait for a descriptor's bytes (stdin, a pipe) at once; any other stream's
     /// read is left to finish on its thread while the upload ends.
     ///
     /// - Throws: `S3Error.cancelled` when cancelled; `S3Error.source` for the stream's error.
-    static func fill(_ buffer: S3PartBuffer, from stream: any SequentialByteSource, size: Int) async throws -> Int {
+    static func fill(_ buffer: S3PartBuffer, from stream: any SequentialByteSource, size: Int, stallTimeout: Duration) async throws -> Int {
         do {
             let interrupt = try ReadInterrupt()
             let resumed = Lock<CheckedContinuation<Int, any Error>?>(nil)
@@ -155,7 +156,7 @@ extension S3Client {
                         return
                     }
                     Thread.detachNewThread {
-                        let result = Result { try buffer.fill(from: stream, size: size, interrupt: interrupt) }
+                        let result = Result { try buffer.fill(from: stream, size: size, interrupt: interrupt, stallTimeout: stallTimeout) }
                         interrupt.close()
                         resumed.withLock { $0.take() }?.resume(with: result)
                     }

@@ -60,11 +60,12 @@ final class S3PartBuffer: ResidentByteSource, ReusedByteSource, @unchecked Senda
 
     /// Reads up to `size` bytes from `stream` (growing the buffer first if needed), once no
     /// reader is inside; stops early only at the end of the stream. A descriptor's stream
-    /// (stdin, a pipe) is read only once it is readable, a wait that `interrupt` ends at once.
+    /// (stdin, a pipe) is read only once it is readable, a wait that `interrupt` ends at once
+    /// and that fails when the descriptor stays silent for `stallTimeout`.
     ///
     /// - Returns: The bytes held (0 at the end of the stream).
-    /// - Throws: The stream's error; `ReadInterrupt.Interrupted`.
-    func fill(from stream: any SequentialByteSource, size: Int, interrupt: ReadInterrupt? = nil) throws -> Int {
+    /// - Throws: The stream's error; `ReadInterrupt.Interrupted`; `BoundStreamPair.ProducerStalled`.
+    func fill(from stream: any SequentialByteSource, size: Int, interrupt: ReadInterrupt? = nil, stallTimeout: Duration? = nil) throws -> Int {
         let storage = state.wait { state -> UnsafeMutableRawBufferPointer? in
             guard state.inside == 0 else { return nil }
             state.refilling = true
@@ -84,7 +85,9 @@ final class S3PartBuffer: ResidentByteSource, ReusedByteSource, @unchecked Senda
         }
         let descriptor = (stream as? FileDescriptorStream)?.fd
         while count < size {
-            if let interrupt, let descriptor { try interrupt.waitReadable(descriptor) }
+            if let interrupt, let descriptor, try !interrupt.waitReadable(descriptor, timeout: stallTimeout) {
+                throw BoundStreamPair.ProducerStalled(timeout: stallTimeout ?? .zero)
+            }
             let n = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: storage[count..<size]))
             if n == 0 { break }
             count += n
