@@ -6,28 +6,32 @@ import Testing
 /// and that says when the pipe stayed silent for the whole timeout (S3's stall bound on stdin).
 @Suite(.timeLimit(.minutes(1)))
 struct ReadInterruptTests {
-    @Test func aSilentPipeTimesOutAndAWrittenOneIsReadable() throws {
+    /// Runs `body` with a pipe's (read, write) ends and an interrupt, all closed after it.
+    func withPipe(_ body: (Int32, Int32, ReadInterrupt) throws -> Void) throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { close(fds[0]); close(fds[1]) }
         let interrupt = try ReadInterrupt()
         defer { interrupt.close() }
-        let started = ContinuousClock.now
-        #expect(try interrupt.waitReadable(fds[0], timeout: .milliseconds(200)) == false)
-        let waited = ContinuousClock.now - started
-        #expect(waited >= .milliseconds(200) && waited < .seconds(5))
-        var byte: UInt8 = 7
-        #expect(write(fds[1], &byte, 1) == 1)
-        #expect(try interrupt.waitReadable(fds[0], timeout: .milliseconds(200)) == true)
+        try body(fds[0], fds[1], interrupt)
+    }
+
+    @Test func aSilentPipeTimesOutAndAWrittenOneIsReadable() throws {
+        try withPipe { reader, writer, interrupt throws in
+            let started = ContinuousClock.now
+            #expect(try interrupt.waitReadable(reader, timeout: .milliseconds(200)) == false)
+            let waited = ContinuousClock.now - started
+            #expect(waited >= .milliseconds(200) && waited < .seconds(5))
+            var byte: UInt8 = 7
+            #expect(write(writer, &byte, 1) == 1)
+            #expect(try interrupt.waitReadable(reader, timeout: .milliseconds(200)) == true)
+        }
     }
 
     @Test func anInterruptEndsAWaitWithoutATimeout() throws {
-        var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
-        defer { close(fds[0]); close(fds[1]) }
-        let interrupt = try ReadInterrupt()
-        defer { interrupt.close() }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { interrupt.interrupt() }
-        #expect(throws: ReadInterrupt.Interrupted.self) { try interrupt.waitReadable(fds[0]) }
+        try withPipe { reader, _, interrupt throws in
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { interrupt.interrupt() }
+            #expect(throws: ReadInterrupt.Interrupted.self) { try interrupt.waitReadable(reader) }
+        }
     }
 }
