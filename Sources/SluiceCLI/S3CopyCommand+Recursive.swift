@@ -41,7 +41,7 @@ extension S3CopyCommand {
         case .success(let done):
             for note in done.notes { Terminal.error("sluice: s3 cp: \(note)") }
             for failure in done.failures { Terminal.error("sluice: s3 cp: \(failure)") }
-            let summary = "\(done.uploaded) file\(done.uploaded == 1 ? "" : "s") sent, \(done.unchanged) unchanged since a run before, "
+            let summary = "\(counted(done.uploaded, "file")) sent, \(done.unchanged) unchanged since a run before, "
                 + "\(done.failures.count) failed; \(done.bytesSent) bytes in \(String(format: "%.2f", done.elapsed)) s"
             if done.failures.isEmpty {
                 do { try Terminal.output("s3://\(destination.bucket)/\(destination.prefix)\n") } catch {
