@@ -20,6 +20,11 @@ extension S3CopyCommand {
         // One number of requests in flight for the whole job: small files and parts alike.
         options.requestBudget = RequestBudget(limit: options.concurrency)
         let client = S3Client(configuration: configuration, options: options)
+        // No credentials (or options S3 cannot take): one line before any journal or request.
+        do { try client.checkBeforeAnyEffect() } catch {
+            Terminal.error("sluice: s3 cp: \(error)")
+            return 2
+        }
         let destination = S3JobDestination(client: client, location: location)
         var job = UploadJob(root: source)
         job.filter = PathFilter(filters)

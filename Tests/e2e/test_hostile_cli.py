@@ -151,6 +151,13 @@ def test_s3_cp_without_credentials_touches_nothing(env, tmp_path):
     status, _, err = sluice(bare, "s3", "abort", "s3://%s/%s" % (BUCKET, key()), timeout=60)
     assert status != 0 and one_line(err) and "no AWS credentials" in err, (status, err)
     assert not home.exists()
+    # A directory: before, $HOME was created, each file failed alone and the line said to run again.
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a").write_bytes(b"a")
+    status, out, err = sluice(bare, "s3", "cp", "--recursive", str(tree), "s3://%s/p/" % BUCKET, timeout=60)
+    assert status == 2 and out == "" and one_line(err) and "no AWS credentials" in err, (status, err)
+    assert not home.exists(), list(home.rglob("*"))
 
 
 def test_a_resume_record_that_is_a_symlink_to_dev_zero_is_named_as_such(s3, weed, env, tmp_path):
