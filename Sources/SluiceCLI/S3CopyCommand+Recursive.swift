@@ -20,6 +20,11 @@ extension S3CopyCommand {
         // One number of requests in flight for the whole job: small files and parts alike.
         options.requestBudget = RequestBudget(limit: options.concurrency)
         let client = S3Client(configuration: configuration, options: options)
+        // No credentials (or options S3 cannot take): one line before any journal or request.
+        do { try client.checkBeforeAnyEffect() } catch {
+            Terminal.error("sluice: s3 cp: \(error)")
+            return 2
+        }
         let destination = S3JobDestination(client: client, location: location)
         var job = UploadJob(root: source)
         job.filter = PathFilter(filters)
@@ -52,7 +57,7 @@ extension S3CopyCommand {
         case .success(let done):
             for note in done.notes { Terminal.error("sluice: s3 cp: \(note)") }
             for failure in done.failures { Terminal.error("sluice: s3 cp: \(failure)") }
-            let summary = "\(done.uploaded) file\(done.uploaded == 1 ? "" : "s") sent, \(done.unchanged) unchanged since a run before, "
+            let summary = "\(counted(done.uploaded, "file")) sent, \(done.unchanged) unchanged since a run before, "
                 + "\(done.failures.count) failed; \(done.bytesSent) bytes in \(String(format: "%.2f", done.elapsed)) s"
             if done.failures.isEmpty {
                 do { try Terminal.output("s3://\(destination.bucket)/\(destination.prefix)\n") } catch {

@@ -151,6 +151,13 @@ def test_s3_cp_without_credentials_touches_nothing(env, tmp_path):
     status, _, err = sluice(bare, "s3", "abort", "s3://%s/%s" % (BUCKET, key()), timeout=60)
     assert status != 0 and one_line(err) and "no AWS credentials" in err, (status, err)
     assert not home.exists()
+    # A directory: before, $HOME was created, each file failed alone and the line said to run again.
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a").write_bytes(b"a")
+    status, out, err = sluice(bare, "s3", "cp", "--recursive", str(tree), "s3://%s/p/" % BUCKET, timeout=60)
+    assert status == 2 and out == "" and one_line(err) and "no AWS credentials" in err, (status, err)
+    assert not home.exists(), list(home.rglob("*"))
 
 
 def test_a_resume_record_that_is_a_symlink_to_dev_zero_is_named_as_such(s3, weed, env, tmp_path):
@@ -569,3 +576,25 @@ def test_a_tus_answer_that_never_ends_fails_at_1_mib(tmp_path):
     assert status == 1 and out == "" and one_line(err), (status, err)
     assert "longer than 1 MiB" in err, err
     assert seconds < 20, seconds
+
+
+def test_a_presigned_part_answered_with_20_mib_fails_at_1_mib(s3, weed, env, tmp_path):
+    proxy = FaultProxy(weed[1])
+    try:
+        through = through_proxy(env, proxy)
+        name = key()
+        status, out, err = sluice(through, "s3", "presign", "s3://%s/%s" % (BUCKET, name), "--multipart", "--size", str(11 * MIB),
+                                  "--part-size", "5MiB")
+        assert status == 0, err
+        plan = tmp_path / "plan.json"
+        plan.write_text(out)
+        big = b"<Error><Code>InternalError</Code><Message>" + b"x" * (20 * MIB) + b"</Message></Error>"
+        proxy.rewrite["part"] = lambda s, h, b: (500, [("Content-Type", "application/xml")], big)
+        client = {k: v for k, v in env.items() if not k.startswith("AWS_")}
+        # Before: 64 KiB kept, the rest read and dropped, and the 500 retried: 20 MiB an attempt.
+        status, out, err = sluice(client, "upload", "--parts", str(plan), "synthetic:%d" % (11 * MIB), "--progress", "none",
+                                  "--stall-timeout", "10", timeout=60)
+    finally:
+        proxy.close()
+    assert status == 1 and out == "" and one_line(err), (status, err)
+    assert "longer than 1 MiB" in err, err

@@ -76,7 +76,7 @@ public struct PartFailure: Error, Sendable, CustomStringConvertible {
     /// transport's `UploadError`.
     public var cause: (any Error)?
 
-    public var description: String { "\(part) failed after \(attempts) attempt\(attempts == 1 ? "" : "s")" }
+    public var description: String { "\(part) failed after \(counted(attempts, "attempt"))" }
 }
 
 /// A parallel ranged upload: parts of a random-access source, up to `concurrency` requests at

@@ -227,7 +227,7 @@ extension S3Client {
     /// options, and that there are credentials to sign with.
     ///
     /// - Throws: `S3Error` (`.invalidOption`, `.credentials`).
-    func checkBeforeAnyEffect() throws {
+    public func checkBeforeAnyEffect() throws {
         try options.validate()
         _ = try makeSigner()
     }

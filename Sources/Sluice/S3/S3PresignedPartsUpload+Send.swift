@@ -1,10 +1,6 @@
 import Foundation
 
 extension S3PresignedPartsUpload {
-    /// What a part's UploadPart answer is kept of: S3 answers an empty body or a small error
-    /// document; anything past this is read and dropped.
-    static let answerLimit = 64 << 10
-
     /// Sends every part not recorded as accepted, up to `concurrency` at once.
     ///
     /// - Parameters:
@@ -75,7 +71,9 @@ extension S3PresignedPartsUpload {
         var presigned = try await askURL(number, range: range, checksum: sum, renewal: false)
         var options = transfer
         options.maximumRedirects = 0
-        options.responseBody = .collect(limit: Self.answerLimit)
+        // S3 answers an empty body or a small error document: one past the limit fails the
+        // part at once instead of being read to its end (issue 18.1).
+        options.responseBody = .protocolAnswer
         // At most `concurrency` parts at once: the engine's per-origin limit does not hold
         // them back (a URL fetched just before its part goes does not age in a queue).
         options.concurrencyBoundByCaller = true
