@@ -101,16 +101,25 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     public let followsSymlinks: Bool
 
     /// One listed name.
+    ///
+    /// Kept small (the name's bytes and a few numbers; paths are made when the entry is
+    /// yielded): a directory of 100,000 files is listed whole.
     struct Listed: Sendable {
         enum Kind: Sendable {
             case directory(device: UInt64, inode: UInt64)
-            case file(WalkedFile)
-            case issue(WalkIssue)
+            case file(size: Int64, modified: Int64, device: UInt64, inode: UInt64)
+            case issue(WalkIssue.Kind)
         }
 
-        var name: String
+        /// The name's bytes, then `/` for a directory: the order S3 lists keys in.
         var sortKey: [UInt8]
         var kind: Kind
+
+        /// The name (a name that is not UTF-8 with U+FFFD in place of its bad bytes).
+        var name: String {
+            if case .directory = kind { return String(decoding: sortKey.dropLast(), as: UTF8.self) }
+            return String(decoding: sortKey, as: UTF8.self)
+        }
     }
 
     /// One directory being walked: its entries in key order and where the walk is in them.
@@ -163,12 +172,15 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
             let listed = stack[top].entries[stack[top].next]
             stack[top].next += 1
             let frame = stack[top]
+            let name = listed.name
+            let path = Self.join(frame.path, name)
             switch listed.kind {
-            case .file(let file): return .file(file)
-            case .issue(let issue): return .issue(issue)
+            case .file(let size, let modified, let device, let inode):
+                return .file(WalkedFile(path: path, relativePath: frame.relative + name, size: size, modified: modified,
+                                        device: device, inode: inode))
+            case .issue(let kind): return .issue(WalkIssue(path: path, kind: kind))
             case .directory(let device, let inode):
-                let path = Self.join(frame.path, listed.name)
-                let relative = frame.relative + listed.name + "/"
+                let relative = frame.relative + name + "/"
                 let identity = FileIdentity(device: device, inode: inode)
                 if stack.contains(where: { $0.identity == identity }) {
                     return .issue(WalkIssue(path: path, kind: .symlinkLoop))
@@ -210,11 +222,10 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     /// One name of `directory`: a directory to walk, a file, or an issue.
     static func classify(_ bytes: [UInt8], in directory: String, relative: String, followsSymlinks: Bool) -> Listed {
         guard let name = String(validating: bytes, as: UTF8.self) else {
-            let shown = String(decoding: bytes, as: UTF8.self)
-            return Listed(name: shown, sortKey: bytes, kind: .issue(WalkIssue(path: join(directory, shown), kind: .nameNotUTF8)))
+            return Listed(sortKey: bytes, kind: .issue(.nameNotUTF8))
         }
         let path = join(directory, name)
-        func issue(_ kind: WalkIssue.Kind) -> Listed { Listed(name: name, sortKey: bytes, kind: .issue(WalkIssue(path: path, kind: kind))) }
+        func issue(_ kind: WalkIssue.Kind) -> Listed { Listed(sortKey: bytes, kind: .issue(kind)) }
         var info = stat()
         guard lstat(path, &info) == 0 else { return issue(kind(errno, "lstat")) }
         if info.st_mode & S_IFMT == S_IFLNK {
@@ -226,13 +237,11 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
         }
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
-            return Listed(name: name, sortKey: bytes + [0x2F],
-                          kind: .directory(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
+            return Listed(sortKey: bytes + [0x2F], kind: .directory(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
         case S_IFREG:
             let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-            let file = WalkedFile(path: path, relativePath: relative + name, size: Int64(info.st_size), modified: modified,
-                                  device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-            return Listed(name: name, sortKey: bytes, kind: .file(file))
+            return Listed(sortKey: bytes, kind: .file(size: Int64(info.st_size), modified: modified,
+                                                      device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
         case S_IFIFO: return issue(.specialFile(kind: "FIFO"))
         case S_IFSOCK: return issue(.specialFile(kind: "socket"))
         case S_IFCHR: return issue(.specialFile(kind: "character device"))

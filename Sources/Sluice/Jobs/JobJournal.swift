@@ -106,15 +106,22 @@ package final class JobJournal: Sendable {
         }
     }
 
-    /// The entry for `name`, if the job finished it before.
+    /// The entry for `name`, if a run before this one finished it.
     package func entry(_ name: String) -> Entry? {
         state.withLock { $0.finished[name] }
     }
 
-    /// How many items the journal holds as finished.
+    /// The entry for `name`, if a run before this one finished it, forgotten once asked: a
+    /// job's walk visits each file once, so what it has looked up need not stay in memory.
+    package func take(_ name: String) -> Entry? {
+        state.withLock { $0.finished.removeValue(forKey: name) }
+    }
+
+    /// How many items runs before this one finished (and were not taken yet).
     package var count: Int { state.withLock { $0.finished.count } }
 
-    /// Records `entry` as finished: appended at once, synced within `syncInterval`.
+    /// Records `entry` as finished: appended at once, synced within `syncInterval`. It is in
+    /// the file only (this run's entries are not kept in memory; the next run reads them).
     ///
     /// - Throws: `JobJournalError` when the line cannot be written (a full disk).
     package func append(_ entry: Entry) throws(JobJournalError) {
@@ -126,7 +133,6 @@ package final class JobJournal: Sendable {
             } catch {
                 return error
             }
-            state.finished[entry.name] = entry
             state.unsynced = true
             if ContinuousClock.now - state.lastSync >= Self.syncInterval {
                 guard fdatasync(state.descriptor) == 0 else { return JobJournalError(path: path, problem: .system(call: "fdatasync", errno: errno)) }

@@ -107,7 +107,7 @@ public struct UploadJob: Sendable {
                             continue
                         }
                         tracker.found(file.size)
-                        if !restart, let done = journal.entry(file.relativePath), done.matches(file) {
+                        if !restart, let done = journal.take(file.relativePath), done.matches(file) {
                             unchanged += 1
                             tracker.alreadyDone(file.size)
                             continue
