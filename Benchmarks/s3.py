@@ -235,6 +235,8 @@ def tree_tools(args, endpoint, bucket, workdir, part_mib, concurrency):
                                         "--endpoint-url", endpoint, "--part-size", "%dMiB" % part_mib,
                                         "--concurrency", str(concurrency), "--progress", "none",
                                         "--state", os.path.join(workdir, "state")],
+        # Each part's SHA-256 signed in the header, a plain body (as (a), (b)): with --tools sluice-sha256.
+        "sluice-sha256": lambda path, prefix: found["sluice"](path, prefix) + ["--payload-signing", "sha256"],
         # --numworkers files at once (default 256), each with --concurrency parts at once.
         "s5cmd": lambda path, prefix: ["s5cmd", "--endpoint-url", endpoint, "--numworkers", str(concurrency), "cp",
                                        "--concurrency", str(concurrency), "--part-size", str(part_mib),
