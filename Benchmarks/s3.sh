@@ -8,10 +8,22 @@
 #       canned XML and drops the bodies (no signature check): the client's own cost.
 #   (c) sluice's peak RSS at part sizes 8, 64 and 512 MiB x concurrency 8, file and stdin, to
 #       the sink; and from stdin to SeaweedFS at the part sizes up to 64 MiB.
+#   (d) a directory of 10,000 files of 16 KiB and (e) one of 1,000 files of 1 MiB plus two of
+#       1 GiB, to SeaweedFS and to the sink, as one command each: `sluice s3 cp --recursive`,
+#       `s5cmd cp 'DIR/*'`, `aws s3 cp --recursive`, `rclone copy`; objects/s, MiB/s, wall, CPU,
+#       peak RSS and the server's CPU, one interleaved run (--tree-runs). Each run's objects are
+#       counted (listed back from SeaweedFS; the sink logs every PutObject and Complete) and
+#       deleted. --tree-scale 0.1 makes both trees a tenth (counts and the large files);
+#       --tools sluice-sha256,... adds `--payload-signing sha256` to the tools compared.
+#   (f) peak RSS of one job of 100,000 files of 1 KiB to the sink (--rss-files, --rss-file-size;
+#       --rss-tools sluice,s5cmd to compare).
 #
 #   bash Benchmarks/s3.sh [--size 4GiB] [--sink-size 4GiB] [--runs 3] [--only a,b,c] [--rss-size 2GiB] [--rss-parts 8,64,512] [--tools s5cmd,aws-cli,rclone]
+#                         [--tree-files 10000] [--tree-scale 1] [--tree-big 1GiB,1GiB] [--tree-runs 1] [--tree-concurrency 8] [--tree-servers weed,sink] [--tree-dir DIR]
+#                         [--rss-files 100000] [--rss-file-size 1KiB] [--rss-tools sluice]
 #
 # (a) deletes each object after its run and vacuums: SeaweedFS needs about twice the size under TMPDIR.
+# (d), (e) and (f) keep their trees under the workdir (or --tree-dir) for the run: (e) at full size is 3 GiB, (f) 100,000 inodes.
 #
 # Builds sluice in release mode; starts SeaweedFS (unless SLUICE_S3_URL names one) and nginx on
 # free loopback ports and stops them by PID on exit. Prints `uptime` before and after: other work on the machine skews time.
@@ -45,6 +57,13 @@ http {
     client_max_body_size 0;
     keepalive_requests 100000;
     default_type application/xml;
+    # One line per object stored (PutObject, CompleteMultipartUpload): (d) and (e) count them.
+    log_format objects '\$s3kind \$status';
+    map "\$request_method \$arg_uploadId" \$s3object {
+        default 0;
+        "PUT " 1;
+        "~^POST ." 1;
+    }
     map "\$request_method \$arg_uploadId" \$s3kind {
         default other;
         "~^POST \$" create;
@@ -54,6 +73,7 @@ http {
     }
     server {
         listen 127.0.0.1:$port;
+        access_log $dir/logs/objects.log objects if=\$s3object;
         location / {
             if (\$s3kind = create) {
                 return 200 '<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>bench</Bucket><Key>k</Key><UploadId>sink-upload-1</UploadId></InitiateMultipartUploadResult>';
@@ -93,10 +113,10 @@ for ((i = 1; i <= $#; i++)); do
         --only) j=$((i + 1)); ONLY=${!j} ;;
     esac
 done
-if [[ $ONLY == *[ac]* && -n ${SLUICE_S3_URL:-} ]]; then
+if [[ $ONLY == *[acde]* && -n ${SLUICE_S3_URL:-} ]]; then
     echo "using the SeaweedFS at $SLUICE_S3_URL (bucket ${SLUICE_S3_BUCKET:?})"
     sluice_wait_weed_bucket
-elif [[ $ONLY == *[ac]* ]]; then
+elif [[ $ONLY == *[acde]* ]]; then
     sluice_start_weed "$TMP/weed" >&2
 else
     # The sink checks no signature: any key pair will do.
@@ -105,7 +125,7 @@ fi
 SLUICE_S3_SINK_DIR="$TMP/sink"
 mkdir -p "$SLUICE_S3_SINK_DIR/logs"
 sluice_start_on_free_port "s3 sink" 10 "$SLUICE_S3_SINK_DIR/logs/error.log" sluice_launch_s3_sink >&2
-export SLUICE_S3_SINK_URL="http://127.0.0.1:$SLUICE_STARTED_PORT"
+export SLUICE_S3_SINK_URL="http://127.0.0.1:$SLUICE_STARTED_PORT" SLUICE_S3_SINK_PID=$SLUICE_STARTED_PID SLUICE_S3_SINK_DIR
 
 python3 "$REPO/Benchmarks/s3.py" --sluice "$BIN/sluice" --workdir "$TMP" "$@"
 echo "uptime after: $(uptime)"
