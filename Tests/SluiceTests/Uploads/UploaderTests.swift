@@ -45,6 +45,8 @@ import Testing
         let progressed = AsyncStream<Void>.makeStream()
         var options = UploadOptions()
         options.progressInterval = .zero
+        // Far above the bound below: a cancel held until the stall timeout cannot pass.
+        options.stallTimeout = .seconds(300)
         let task = Task {
             try await Uploader(transport: transport, options: options).upload(request, body: body) { progress in
                 if progress.bytesSent > 0 { progressed.continuation.yield() }
@@ -58,9 +60,10 @@ import Testing
         let result = await task.result
         let elapsed = ContinuousClock.now - start
         // Not a hang: a stalled producer must not hold the cancellation until the stall timeout
-        // (60 s). The 100 ms target is measured by scripts/fault_matrix.py, not here: parallel
-        // suites and other builds on two cores add seconds of scheduling delay (2.1 s was seen).
-        #expect(elapsed < .seconds(10), "took \(elapsed)")
+        // (300 s here). The 100 ms target is measured by scripts/fault_matrix.py, not here:
+        // parallel suites and other builds on two cores add seconds of scheduling delay (11.8 s
+        // was seen with the whole suite and a benchmark running), so the bound is 60 s.
+        #expect(elapsed < .seconds(60), "took \(elapsed)")
         guard case .failure(let error as UploadError) = result else {
             Issue.record("expected a cancellation error, got \(result)")
             return
