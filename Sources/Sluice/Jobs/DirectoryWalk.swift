@@ -154,7 +154,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
         guard stat(absolute, &info) == 0 else { throw WalkIssue(path: root, kind: Self.kind(errno, "stat")) }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw WalkIssue(path: root, kind: .notADirectory) }
         let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-        switch Self.list(absolute, relative: "", followsSymlinks: followsSymlinks) {
+        switch Self.list(absolute, followsSymlinks: followsSymlinks) {
         case .success(let entries):
             stack = [Frame(path: absolute, relative: "", identity: identity, entries: entries)]
         case .failure(let issue):
@@ -185,7 +185,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
                 if stack.contains(where: { $0.identity == identity }) {
                     return .issue(WalkIssue(path: path, kind: .symlinkLoop))
                 }
-                switch Self.list(path, relative: relative, followsSymlinks: followsSymlinks) {
+                switch Self.list(path, followsSymlinks: followsSymlinks) {
                 case .success(let entries):
                     stack.append(Frame(path: path, relative: relative, identity: identity, entries: entries))
                 case .failure(let issue):
@@ -197,7 +197,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     }
 
     /// The entries of one directory, each stat'ed and classified, in key order.
-    static func list(_ directory: String, relative: String, followsSymlinks: Bool) -> Result<[Listed], WalkIssue> {
+    static func list(_ directory: String, followsSymlinks: Bool) -> Result<[Listed], WalkIssue> {
         guard let handle = opendir(directory) else {
             return .failure(WalkIssue(path: directory, kind: kind(errno, "opendir")))
         }
@@ -213,14 +213,14 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
                 Array(raw.prefix(while: { $0 != 0 }))
             }
             if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
-            entries.append(classify(bytes, in: directory, relative: relative, followsSymlinks: followsSymlinks))
+            entries.append(classify(bytes, in: directory, followsSymlinks: followsSymlinks))
         }
         entries.sort { $0.sortKey.lexicographicallyPrecedes($1.sortKey) }
         return .success(entries)
     }
 
     /// One name of `directory`: a directory to walk, a file, or an issue.
-    static func classify(_ bytes: [UInt8], in directory: String, relative: String, followsSymlinks: Bool) -> Listed {
+    static func classify(_ bytes: [UInt8], in directory: String, followsSymlinks: Bool) -> Listed {
         guard let name = String(validating: bytes, as: UTF8.self) else {
             return Listed(sortKey: bytes, kind: .issue(.nameNotUTF8))
         }

@@ -143,7 +143,7 @@ public struct GlobPattern: Sendable, Equatable, CustomStringConvertible {
         var ranges: [ClosedRange<Unicode.Scalar>] = []
         var position = first
         while position < scalars.count {
-            if rangeAfter.contains(position), position + 1 < scalars.count, position >= first {
+            if rangeAfter.contains(position), position + 1 < scalars.count {
                 ranges.append(scalars[position]...scalars[position + 1])
                 position += 2
             } else {
