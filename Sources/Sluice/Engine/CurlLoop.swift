@@ -171,11 +171,14 @@ final class CurlLoop: @unchecked Sendable {
             _ = curl_multi_timeout(multi, &timeout)
             // -1: libcurl has no timer running; sleep until a socket or a wakeup says otherwise.
             var wait = timeout < 0 ? Int32.max : Int32(clamping: timeout)
-            // Transfers paused by a rate limit: wake when the first may send again.
-            let now = ContinuousClock.now
+            // Transfers paused by a rate limit: wake when the first may send again (the clock is
+            // read only when one is).
+            var now: ContinuousClock.Instant?
             for transfer in attached.values {
                 guard let resume = transfer.onLoop.rateResume else { continue }
-                wait = resume <= now ? 0 : min(wait, Int32(clamping: (resume - now).wholeUnits(of: .milliseconds(1))))
+                let current = now ?? ContinuousClock.now
+                now = current
+                wait = resume <= current ? 0 : min(wait, Int32(clamping: (resume - current).wholeUnits(of: .milliseconds(1))))
             }
             // Descriptor bodies paused for want of bytes: libcurl waits on them too.
             var extra = attached.values.compactMap { transfer in
@@ -188,9 +191,11 @@ final class CurlLoop: @unchecked Sendable {
                     _ = curl_multi_poll(multi, &extra, UInt32(extra.count), wait, nil)
                 }
             }
-            let after = ContinuousClock.now
-            for transfer in attached.values {
-                if let resume = transfer.onLoop.rateResume, resume <= after { transfer.rateLimitWaitEnded() }
+            if now != nil {
+                let after = ContinuousClock.now
+                for transfer in attached.values {
+                    if let resume = transfer.onLoop.rateResume, resume <= after { transfer.rateLimitWaitEnded() }
+                }
             }
             if !extra.isEmpty {
                 // Checked with poll(2) itself: an empty pipe whose writer closed reports only
