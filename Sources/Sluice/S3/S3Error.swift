@@ -9,7 +9,7 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
             case invalidLocation, configuration, credentials, invalidOption
             case tooManyParts, partTooLarge, objectTooLarge
             case server, malformedResponse, verification
-            case sourceChanged, state, source, transport, retriesExhausted, cancelled
+            case sourceChanged, state, stateDirectory, source, transport, retriesExhausted, cancelled
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -38,6 +38,9 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         public static let sourceChanged = Code(.sourceChanged)
         /// The resume state could not be read or written.
         public static let state = Code(.state)
+        /// The resume state directory cannot be used (it cannot be created, is not a directory,
+        /// or cannot be written): another directory is what helps, not a restart.
+        public static let stateDirectory = Code(.stateDirectory)
         /// The source could not be read.
         public static let source = Code(.source)
         /// A request failed in a way retrying cannot help (TLS, bad URL).

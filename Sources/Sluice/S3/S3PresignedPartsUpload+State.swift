@@ -63,7 +63,7 @@ final class S3PresignedPartsJournal: Sendable {
 
     /// Makes sure the directory takes records before the first part is sent.
     ///
-    /// - Throws: `S3Error` with code `.state`.
+    /// - Throws: `S3Error` with code `.stateDirectory` (the directory) or `.state` (the record).
     func prepare() throws {
         try S3StateStore(directory: store.directory).prepare()
         try record.withLock { try save($0) }

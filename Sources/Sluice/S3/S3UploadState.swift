@@ -149,10 +149,10 @@ public struct S3StateStore: Sendable {
     /// Makes sure records can be written here: the directory exists (it is created) and is a
     /// writable directory.
     ///
-    /// - Throws: `S3Error` with code `.state`, naming the directory and what is wrong.
+    /// - Throws: `S3Error` with code `.stateDirectory`, naming the directory and what is wrong.
     public func prepare() throws {
         do { try store.prepare() } catch {
-            throw S3Error(.state, "cannot use the resume state directory \(directory): \(error)", underlying: error)
+            throw S3Error(.stateDirectory, "cannot use the resume state directory \(directory): \(error)", underlying: error)
         }
     }
 

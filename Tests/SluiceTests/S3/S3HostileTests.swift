@@ -128,7 +128,7 @@ struct S3HostileTests {
         try Data("x".utf8).write(to: URL(fileURLWithPath: file))
         for path in [file, file + "/below", ""] {
             let error = #expect(throws: S3Error.self) { try S3StateStore(directory: path).prepare() }
-            #expect(error?.code == .state && error?.message.hasPrefix("cannot use the resume state directory") == true,
+            #expect(error?.code == .stateDirectory && error?.message.hasPrefix("cannot use the resume state directory") == true,
                     "\(String(describing: error))")
         }
     }
