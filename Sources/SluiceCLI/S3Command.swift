@@ -68,11 +68,7 @@ struct S3PresignCommand {
         try scanner.scan(valued: ["--expires", "--method", "--endpoint-url", "--region", "--profile"], flags: []) { name, value in
             let value = value ?? ""
             switch name {
-            case "--expires":
-                guard let seconds = Int(value), (1...SigV4Signer.maximumExpiry).contains(seconds) else {
-                    throw UsageError("--expires '\(value)' must be whole seconds from 1 to \(SigV4Signer.maximumExpiry) (7 days)")
-                }
-                expires = seconds
+            case "--expires": expires = try Arguments.expiry(value)
             case "--method":
                 guard ["GET", "PUT"].contains(value.uppercased()) else { throw UsageError("--method '\(value)' must be GET or PUT") }
                 method = value.uppercased()
@@ -82,12 +78,7 @@ struct S3PresignCommand {
             }
         }
         guard scanner.positionals.count == 1 else { throw UsageError("s3 presign needs exactly one s3://BUCKET/KEY") }
-        do {
-            location = try S3Location(parsing: scanner.positionals[0])
-        } catch {
-            throw UsageError("\(error)")
-        }
-        guard !location.key.isEmpty else { throw UsageError("s3 presign needs an object key: s3://BUCKET/KEY") }
+        location = try S3Arguments.location(scanner.positionals[0], keyFor: "s3 presign")
         self.expires = expires
         self.method = method
         self.overrides = overrides

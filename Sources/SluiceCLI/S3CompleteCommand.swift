@@ -20,31 +20,27 @@ struct S3CompleteCommand {
     var uploadID: String
     var listPath: String
     var planPath: String?
-    var common = S3CommonOptions()
+    var common: S3CommonOptions
 
     init(arguments: [String]) throws {
-        var scanner = Arguments(arguments)
-        var common = S3CommonOptions()
         var uploadID: String?
         var listPath: String?
         var planPath: String?
-        try scanner.scan(valued: S3CommonOptions.valued.union(["--upload-id", "--parts", "--plan"]), flags: []) { name, value in
-            let value = value ?? ""
-            if try common.take(name, value) { return }
+        let parsed = try S3Arguments(arguments, valued: ["--upload-id", "--parts", "--plan"]) { name, value in
             switch name {
             case "--upload-id": uploadID = value
             case "--parts": listPath = value
             default: planPath = value
             }
         }
-        guard scanner.positionals.count == 1 else { throw UsageError("s3 complete needs exactly one s3://BUCKET/KEY") }
-        do { location = try S3Location(parsing: scanner.positionals[0]) } catch { throw UsageError("\(error)") }
+        guard parsed.positionals.count == 1 else { throw UsageError("s3 complete needs exactly one s3://BUCKET/KEY") }
+        location = try parsed.location(at: 0)
         guard let uploadID, !uploadID.isEmpty else { throw UsageError("s3 complete needs --upload-id ID") }
         guard let listPath, !listPath.isEmpty else { throw UsageError("s3 complete needs --parts FILE, the list sluice upload --parts printed") }
         self.uploadID = uploadID
         self.listPath = listPath
         self.planPath = planPath
-        self.common = common
+        common = parsed.common
     }
 
     func run() async -> Int32 {

@@ -27,8 +27,8 @@ extension S3CopyCommand {
         }
         let destination = S3JobDestination(client: client, location: location)
         var job = UploadJob(root: source)
-        job.filter = PathFilter(filters)
-        job.followsSymlinks = followsSymlinks
+        job.filter = PathFilter(walk.filters)
+        job.followsSymlinks = walk.followsSymlinks
         job.concurrency = options.concurrency
         job.restart = options.restart
         if let state = options.stateDirectory { job.stateDirectory = state + "/jobs" }

@@ -1,45 +1,6 @@
 import Foundation
 import Sluice
 
-/// The configuration options every `sluice s3` subcommand takes.
-struct S3CommonOptions {
-    var overrides = S3ConfigurationOverrides()
-    /// Timeouts of every request (`--stall-timeout`).
-    var transfer = UploadOptions()
-
-    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style", "--ca-bundle", "--stall-timeout", "--limit-rate"]
-    static let usage = """
-      --endpoint-url URL         a custom endpoint (MinIO, SeaweedFS, R2 …); else AWS_ENDPOINT_URL_S3,
-                                 AWS_ENDPOINT_URL, the profile's endpoint_url, then AWS
-      --region R                 else AWS_REGION, AWS_DEFAULT_REGION, the profile's region, us-east-1
-      --profile P                a profile of ~/.aws/credentials and ~/.aws/config (else AWS_PROFILE)
-      --addressing-style auto|path|virtual
-                                 auto: path style for custom endpoints, virtual-hosted for AWS
-      --ca-bundle FILE           CAs to trust for https (PEM); else AWS_CA_BUNDLE, the profile's ca_bundle
-    \(Arguments.stallTimeoutUsage)
-    \(Arguments.limitRateUsage)
-    """
-
-    /// Takes `name` if it is one of the common options.
-    mutating func take(_ name: String, _ value: String) throws -> Bool {
-        switch name {
-        case "--endpoint-url": overrides.endpointURL = value
-        case "--region": overrides.region = value
-        case "--profile": overrides.profile = value
-        case "--ca-bundle": overrides.caBundle = value
-        case "--stall-timeout": try Arguments.stallTimeout(value, into: &transfer)
-        case "--limit-rate": try Arguments.limitRate(value, into: &transfer)
-        case "--addressing-style":
-            guard let style = S3AddressingStyle(rawValue: value) else {
-                throw UsageError("unknown addressing style '\(value)': use auto, path or virtual")
-            }
-            overrides.addressingStyle = style
-        default: return false
-        }
-        return true
-    }
-}
-
 /// `sluice s3 cp SOURCE s3://BUCKET/KEY [options]`: an upload to S3, multipart and resumable.
 struct S3CopyCommand {
     static let usage = """
@@ -66,36 +27,36 @@ struct S3CopyCommand {
 
     var source: String
     var location: S3Location
-    var common = S3CommonOptions()
+    var common: S3CommonOptions
     var options = S3Options()
     var progress = ProgressPrinter.Style.auto
-    /// `--recursive`: SOURCE is a directory, uploaded as one job (`S3CopyCommand+Recursive`).
-    var recursive = false
-    var filters: [PathFilter.Rule] = []
-    var followsSymlinks = true
+    var walk = Walk()
 
-    init(arguments: [String]) throws {
-        var scanner = Arguments(arguments)
-        var common = S3CommonOptions()
-        var options = S3Options()
-        var progress = ProgressPrinter.Style.auto
+    /// `--recursive` and what goes with it: SOURCE is a directory, uploaded as one job
+    /// (`S3CopyCommand+Recursive`).
+    struct Walk {
         var recursive = false
         var filters: [PathFilter.Rule] = []
         var followsSymlinks = true
-        try scanner.scan(
-            valued: S3CommonOptions.valued.union([
+    }
+
+    init(arguments: [String]) throws {
+        var options = S3Options()
+        var progress = ProgressPrinter.Style.auto
+        var walk = Walk()
+        let parsed = try S3Arguments(
+            arguments,
+            valued: [
                 "--part-size", "--concurrency", "--checksum", "--payload-signing", "--content-type", "--metadata",
                 "--storage-class", "--state", "--retries", "--progress", "--include", "--exclude",
-            ]),
+            ],
             flags: ["--restart", "--equal-parts", "--recursive", "-r", "--no-follow-symlinks"]
         ) { name, value in
-            let value = value ?? ""
-            if try common.take(name, value) { return }
             switch name {
-            case "--recursive", "-r": recursive = true
-            case "--include": filters.append(.include(GlobPattern(value)))
-            case "--exclude": filters.append(.exclude(GlobPattern(value)))
-            case "--no-follow-symlinks": followsSymlinks = false
+            case "--recursive", "-r": walk.recursive = true
+            case "--include": walk.filters.append(.include(GlobPattern(value)))
+            case "--exclude": walk.filters.append(.exclude(GlobPattern(value)))
+            case "--no-follow-symlinks": walk.followsSymlinks = false
             case "--part-size": options.partSize = try ByteCount.parse(value)
             case "--concurrency":
                 guard let count = Int(value), (1...256).contains(count) else { throw UsageError("--concurrency needs a count, 1 ... 256") }
@@ -124,26 +85,26 @@ struct S3CopyCommand {
             default: break
             }
         }
-        guard scanner.positionals.count == 2 else { throw UsageError("s3 cp needs SOURCE and s3://BUCKET/KEY") }
-        source = scanner.positionals[0]
-        if recursive {
+        guard parsed.positionals.count == 2 else { throw UsageError("s3 cp needs SOURCE and s3://BUCKET/KEY") }
+        source = parsed.positionals[0]
+        if walk.recursive {
             try Self.checkDirectory(source)
         } else {
-            guard filters.isEmpty, followsSymlinks else { throw UsageError("--include, --exclude and --no-follow-symlinks go with --recursive") }
+            guard walk.filters.isEmpty, walk.followsSymlinks else {
+                throw UsageError("--include, --exclude and --no-follow-symlinks go with --recursive")
+            }
             _ = try SourceSpecification(parsing: source)   // a malformed SOURCE is a usage error (2)
         }
-        do { location = try S3Location(parsing: scanner.positionals[1]) } catch { throw UsageError("\(error)") }
-        self.recursive = recursive
-        self.filters = filters
-        self.followsSymlinks = followsSymlinks
-        options.transfer = common.transfer
-        self.common = common
+        location = try parsed.location(at: 1)
+        options.transfer = parsed.common.transfer
+        common = parsed.common
         self.options = options
         self.progress = progress
+        self.walk = walk
     }
 
     func run() async -> Int32 {
-        if recursive { return await runRecursive() }
+        if walk.recursive { return await runRecursive() }
         let configuration: S3Configuration
         do { configuration = try S3Configuration.resolve(common.overrides) } catch {
             Terminal.error("sluice: s3 cp: \(error)")
@@ -169,6 +130,7 @@ struct S3CopyCommand {
             // Not after a refusal the same command would meet again (a changed source, resume
             // state it cannot use): --restart is what the line asks for then.
             let resumable = source != "-" && error.uploadID != nil && error.code != .sourceChanged && error.code != .state
+                && error.code != .stateDirectory
             var line = error.message + Self.flagHint(for: error)
             if error.code == .cancelled {
                 line = "interrupted"
@@ -208,7 +170,7 @@ extension S3CopyCommand {
         switch error.code {
         case .tooManyParts: return " (--part-size)"
         case .sourceChanged where error.uploadID == nil: return ""   // a PutObject: nothing stored to restart
-        case .state where error.message.hasPrefix("cannot use the resume state directory"): return " (--state)"
+        case .stateDirectory: return " (--state)"
         case .sourceChanged, .state: return " (--restart)"
         case .server where ["PermanentRedirect", "AuthorizationHeaderMalformed"].contains(error.serverCode ?? ""): return " (--region)"
         default: return ""
@@ -227,37 +189,34 @@ struct S3AbortCommand {
 
     var location: S3Location
     var uploadID: String?
-    var common = S3CommonOptions()
-    var options = S3Options()
+    var common: S3CommonOptions
+    /// `--state`: where the records to forget are.
+    var stateDirectory: String?
 
     init(arguments: [String]) throws {
-        var scanner = Arguments(arguments)
-        var common = S3CommonOptions()
-        var options = S3Options()
         var uploadID: String?
-        try scanner.scan(valued: S3CommonOptions.valued.union(["--upload-id", "--state"]), flags: []) { name, value in
-            let value = value ?? ""
-            if try common.take(name, value) { return }
-            switch name {
-            case "--upload-id": uploadID = value
-            case "--state":
-                guard !value.isEmpty else { throw UsageError("--state needs a directory") }
-                options.stateDirectory = value
-            default: break
+        var stateDirectory: String?
+        let parsed = try S3Arguments(arguments, valued: ["--upload-id", "--state"]) { name, value in
+            if name == "--upload-id" {
+                uploadID = value
+                return
             }
+            guard !value.isEmpty else { throw UsageError("--state needs a directory") }
+            stateDirectory = value
         }
-        guard scanner.positionals.count == 1 else { throw UsageError("s3 abort needs s3://BUCKET/KEY") }
-        do { location = try S3Location(parsing: scanner.positionals[0]) } catch { throw UsageError("\(error)") }
-        guard !location.key.isEmpty else { throw UsageError("s3 abort needs the object's key: s3://\(location.bucket)/KEY") }
-        options.transfer = common.transfer
+        guard parsed.positionals.count == 1 else { throw UsageError("s3 abort needs s3://BUCKET/KEY") }
+        location = try parsed.location(at: 0, keyFor: "s3 abort")
         self.uploadID = uploadID
-        self.common = common
-        self.options = options
+        self.stateDirectory = stateDirectory
+        common = parsed.common
     }
 
     func run() async -> Int32 {
         do {
             let configuration = try S3Configuration.resolve(common.overrides)
+            var options = S3Options()
+            options.transfer = common.transfer
+            options.stateDirectory = stateDirectory
             let client = S3Client(configuration: configuration, options: options)
             let aborted = try await client.abort(location, uploadID: uploadID)
             if aborted.isEmpty {

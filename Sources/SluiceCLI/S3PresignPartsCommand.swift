@@ -23,28 +23,20 @@ struct S3PresignPartsCommand {
     var size: Int64
     var expires = 3600
     var uploadID: String?
-    var common = S3CommonOptions()
+    var common: S3CommonOptions
     var options = S3Options()
 
     init(arguments: [String]) throws {
-        var scanner = Arguments(arguments)
-        var common = S3CommonOptions()
         var options = S3Options()
         var size: Int64?
         var expires = 3600
         var uploadID: String?
-        try scanner.scan(valued: S3CommonOptions.valued.union(["--size", "--part-size", "--expires", "--checksum", "--upload-id"]),
-                         flags: ["--multipart"]) { name, value in
-            let value = value ?? ""
-            if try common.take(name, value) { return }
+        let parsed = try S3Arguments(arguments, valued: ["--size", "--part-size", "--expires", "--checksum", "--upload-id"],
+                                     flags: ["--multipart"]) { name, value in
             switch name {
             case "--size": size = try ByteCount.parse(value)
             case "--part-size": options.partSize = try ByteCount.parse(value)
-            case "--expires":
-                guard let seconds = Int(value), (1...SigV4Signer.maximumExpiry).contains(seconds) else {
-                    throw UsageError("--expires '\(value)' must be whole seconds from 1 to \(SigV4Signer.maximumExpiry) (7 days)")
-                }
-                expires = seconds
+            case "--expires": expires = try Arguments.expiry(value)
             case "--checksum": options.checksum = try Arguments.checksum(value)
             case "--upload-id":
                 guard !value.isEmpty else { throw UsageError("--upload-id needs an id") }
@@ -52,14 +44,13 @@ struct S3PresignPartsCommand {
             default: break
             }
         }
-        guard scanner.positionals.count == 1 else { throw UsageError("s3 presign --multipart needs exactly one s3://BUCKET/KEY") }
-        do { location = try S3Location(parsing: scanner.positionals[0]) } catch { throw UsageError("\(error)") }
-        guard !location.key.isEmpty else { throw UsageError("s3 presign needs an object key: s3://BUCKET/KEY") }
+        guard parsed.positionals.count == 1 else { throw UsageError("s3 presign --multipart needs exactly one s3://BUCKET/KEY") }
+        location = try parsed.location(at: 0, keyFor: "s3 presign")
         guard let size else { throw UsageError("s3 presign --multipart needs --size BYTES, the object's length") }
         self.size = size
         self.expires = expires
         self.uploadID = uploadID
-        self.common = common
+        common = parsed.common
         self.options = options
     }
 

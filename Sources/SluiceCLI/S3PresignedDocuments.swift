@@ -97,6 +97,14 @@ extension Arguments {
 }
 
 extension Arguments {
+    /// `--expires SECONDS` of a presigned URL: whole seconds, 1 to 7 days.
+    static func expiry(_ value: String) throws -> Int {
+        guard let seconds = Int(value), (1...SigV4Signer.maximumExpiry).contains(seconds) else {
+            throw UsageError("--expires '\(value)' must be whole seconds from 1 to \(SigV4Signer.maximumExpiry) (7 days)")
+        }
+        return seconds
+    }
+
     /// `crc32c`, `crc32`, `sha256`, or `none` (nil).
     static func checksum(_ value: String) throws -> ChecksumAlgorithm? {
         if value == "none" { return nil }

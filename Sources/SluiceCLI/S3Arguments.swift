@@ -1,0 +1,78 @@
+import Sluice
+
+/// The configuration options every `sluice s3` subcommand takes.
+struct S3CommonOptions {
+    var overrides = S3ConfigurationOverrides()
+    /// Timeouts of every request (`--stall-timeout`).
+    var transfer = UploadOptions()
+
+    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style", "--ca-bundle", "--stall-timeout", "--limit-rate"]
+    static let usage = """
+      --endpoint-url URL         a custom endpoint (MinIO, SeaweedFS, R2 …); else AWS_ENDPOINT_URL_S3,
+                                 AWS_ENDPOINT_URL, the profile's endpoint_url, then AWS
+      --region R                 else AWS_REGION, AWS_DEFAULT_REGION, the profile's region, us-east-1
+      --profile P                a profile of ~/.aws/credentials and ~/.aws/config (else AWS_PROFILE)
+      --addressing-style auto|path|virtual
+                                 auto: path style for custom endpoints, virtual-hosted for AWS
+      --ca-bundle FILE           CAs to trust for https (PEM); else AWS_CA_BUNDLE, the profile's ca_bundle
+    \(Arguments.stallTimeoutUsage)
+    \(Arguments.limitRateUsage)
+    """
+
+    /// Takes `name` if it is one of the common options.
+    mutating func take(_ name: String, _ value: String) throws -> Bool {
+        switch name {
+        case "--endpoint-url": overrides.endpointURL = value
+        case "--region": overrides.region = value
+        case "--profile": overrides.profile = value
+        case "--ca-bundle": overrides.caBundle = value
+        case "--stall-timeout": try Arguments.stallTimeout(value, into: &transfer)
+        case "--limit-rate": try Arguments.limitRate(value, into: &transfer)
+        case "--addressing-style":
+            guard let style = S3AddressingStyle(rawValue: value) else {
+                throw UsageError("unknown addressing style '\(value)': use auto, path or virtual")
+            }
+            overrides.addressingStyle = style
+        default: return false
+        }
+        return true
+    }
+}
+
+/// The arguments of an `s3` subcommand: the options every one takes (`S3CommonOptions`), the
+/// command's own (handed to it as they come) and the positionals.
+struct S3Arguments {
+    var common = S3CommonOptions()
+    var positionals: [String] = []
+
+    /// Scans `arguments`: the common options are taken here, the command's own (`valued`,
+    /// `flags`) go to `take` with their value ("" for a flag).
+    init(_ arguments: [String], valued: Set<String>, flags: Set<String> = [], take: (String, String) throws -> Void) throws {
+        var scanner = Arguments(arguments)
+        var common = S3CommonOptions()
+        try scanner.scan(valued: S3CommonOptions.valued.union(valued), flags: flags) { name, value in
+            let value = value ?? ""
+            if try common.take(name, value) { return }
+            try take(name, value)
+        }
+        self.common = common
+        positionals = scanner.positionals
+    }
+
+    /// The `s3://BUCKET/KEY` positional at `index`; a usage error when it does not parse, or
+    /// when `keyFor` names a command and the location has no key.
+    func location(at index: Int, keyFor command: String? = nil) throws -> S3Location {
+        try Self.location(positionals[index], keyFor: command)
+    }
+
+    /// `text` as an `s3://BUCKET/KEY`; a usage error when it does not parse, or when `keyFor`
+    /// names a command and the location has no key.
+    static func location(_ text: String, keyFor command: String? = nil) throws -> S3Location {
+        let location: S3Location
+        do { location = try S3Location(parsing: text) } catch { throw UsageError("\(error)") }
+        if let command, location.key.isEmpty {
+            throw UsageError("\(command) needs the object's key: s3://\(location.bucket)/KEY")
+        }
+        return location
+    }
+}
