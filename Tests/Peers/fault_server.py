@@ -24,6 +24,13 @@ is answered with `100 Continue` before the body is read (except where noted).
   /early-200          read ~1 MiB (?after=BYTES) of the body, answer 200 JSON (the bytes read so
                       far), then stop reading and wait (up to 10 s) for the client to close: a
                       2xx before the whole body, which must never count as a success
+  /expect-417         with `Expect: 100-continue`: no 100 Continue; read ~256 KiB (?after=BYTES)
+                      of the body (sent after the client's expect timeout), answer 417 without
+                      `Connection: close`, then close at once (?then=close, the default) or read
+                      (and discard) what comes until the client closes the connection or
+                      ?linger= seconds (3) of silence pass (?then=drain). ?timeout= seconds of
+                      silence end either request (instead of --timeout). Without Expect (the client's
+                      second try): acts as /sink
   /slow               read the body 64 KiB (?chunk=) every 10 ms (?interval_ms=) through a
                       small receive buffer, then answer like /sink
   GET /requests       JSON list of every request seen so far (path, method, bytes, sha256,
@@ -287,6 +294,8 @@ class Handler(socketserver.StreamRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         elif path == "/early-200":
             self.early_200(body)
+        elif path == "/expect-417":
+            self.expect_417(body)
         elif path == "/slow":
             self.slow(body)
         else:
@@ -341,6 +350,30 @@ class Handler(socketserver.StreamRequestHandler):
         seq = self.record(body, "200 before the whole body", 200)
         self.send_json(200, "OK", {"bytes": body.bytes, "complete": body.done, "seq": seq})
         self.linger_until_client_closes()
+
+    def expect_417(self, body):
+        if "timeout" in self.params:
+            self.connection.settimeout(float(self.param("timeout", "30")))
+        if self.headers.get("expect", "").lower() != "100-continue":
+            self.sink(body)
+            return
+        after = int(self.param("after", str(256 * 1024)))
+        while body.bytes < after and body.read(min(256 * 1024, max(1, after - body.bytes))):
+            pass
+        self.record(body, "417 during the body", 417)
+        # Not `self.send`: this answer leaves the connection open, as a keep-alive server's would.
+        self.wfile.write(b"HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n")
+        self.wfile.flush()
+        if self.param("then", "close") == "drain":
+            # Read what comes until the client hangs up (or ?linger= seconds of silence), as a
+            # keep-alive server that discards the body would: libcurl rewinds for its resend.
+            self.connection.settimeout(float(self.param("linger", "3")))
+            try:
+                while self.connection.recv(256 * 1024):
+                    pass
+            except OSError:
+                pass
+        self.connection.close()
 
     def linger_until_client_closes(self, seconds=10):
         """Stops sending and, without reading, waits for the client to hang up (or `seconds`)."""

@@ -100,6 +100,26 @@ def early_200(url, transport, workdir):
     return ok, "exit %d after %.1f s: %s" % (status, time.monotonic() - started, line)
 
 
+def expect_417_kept(url, transport, workdir):
+    """A 417 while the body is sent (no 100 Continue; the rest of the body read and dropped):
+    libcurl sends the request again without `Expect` and the body from its first byte."""
+    return _replayed(url, "/expect-417?then=drain&timeout=5", transport)
+
+
+def expect_417_closed(url, transport, workdir):
+    """A 417 while the body is sent, the connection closed with it: the whole body at the
+    server, or exit 1 and one line; never exit 0 after a body that did not start at byte 0."""
+    spec = "synthetic:8MiB:4"
+    status, out, err = run("upload", spec, url + "/expect-417?then=close&timeout=5", "--transport", transport, timeout=ROW_TIMEOUT)
+    line = _fail_line(err)
+    if status != 0:
+        return status == 1 and line.startswith("sluice:"), "exit %d: %s" % (status, line)
+    got = json.loads(out.decode())
+    digest, count = checksum(spec)
+    ok = got.get("bytes") == count and got.get("sha256") == digest
+    return ok, "exit 0, server got %s bytes (%s)" % (got.get("bytes"), "identical" if ok else "DIFFERENT")
+
+
 def _wait_for_socket(pid, timeout=10):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -201,6 +221,8 @@ ROWS = [
     ("early 413 without reading", early_413),
     ("whole body read, closed with no response", close_without_response),
     ("200 before the whole body was read", early_200),
+    ("417 during the body, the rest read and dropped", expect_417_kept),
+    ("417 during the body, connection closed with it", expect_417_closed),
     ("source shrinks mid-upload", source_shrinks),
     ("producer stalls; SIGINT", producer_stall_then_sigint),
     ("slow server", slow_server),

@@ -181,7 +181,15 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         /// The body handed to URLSession as data (sent with `Content-Length`), and its bytes sent.
         var sized: (count: Int64, sent: Int64)?
         var streamsHanded = 0
+        /// `streamsHanded` when the last response arrived.
+        var streamsAtResponse = 0
         var response: HTTPURLResponse?
+        /// A second response came in the same task (libcurl sent the request again, after a
+        /// 417 during the body) with no new body stream asked for: that request's body did not
+        /// start at byte 0, so its answer is for a short body.
+        var resentWithoutReplay = false
+        /// The status of the response before the last one (the 417).
+        var earlierStatus: Int?
         /// The response-body sink threw: the task was cancelled and this is the outcome.
         var sinkFailure: UploadError?
         var continuation: CheckedContinuation<Void, Never>?
@@ -348,6 +356,10 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         }
         if notReplayable {
             throw UploadError(.notReplayable, "URLSession asked for the body again and it cannot be replayed", bytesSent: sent, totalBytes: total)
+        }
+        if let earlier = state.withLock({ $0.resentWithoutReplay ? $0.earlierStatus : nil }) {
+            throw UploadError(.transport, "the server answered \(earlier) during the body and URLSession sent the request again without its first bytes: the answer to that (\(response?.statusCode ?? 0)) is not for the whole body",
+                              status: response?.statusCode, bytesSent: sent, totalBytes: total)
         }
         if let source, let stalled = Self.stalledSource(source, error: error, stallTimeout: options.stallTimeout) {
             throw UploadError(.timedOut, "\(stalled)", status: response?.statusCode, bytesSent: sent, totalBytes: total, underlying: stalled)
@@ -520,8 +532,30 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        state.withLock { $0.response = response as? HTTPURLResponse }
-        responseBody.begin(status: (response as? HTTPURLResponse)?.statusCode ?? 0)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        // FoundationNetworking hands interim answers (100 Continue) to the delegate too.
+        guard status >= 200 else {
+            completionHandler(.allow)
+            return
+        }
+        let resent = state.withLock { state -> Bool in
+            // libcurl may send the request again inside one task (a 417 while the body is sent)
+            // and should rewind the body through `needNewBodyStream`; when the connection broke
+            // at that moment, FoundationNetworking has been seen to skip the rewind and go on
+            // with the rest of the old stream.
+            if let earlier = state.response, state.streamsHanded == state.streamsAtResponse {
+                state.resentWithoutReplay = true
+                state.earlierStatus = earlier.statusCode
+            }
+            state.streamsAtResponse = state.streamsHanded
+            state.response = response as? HTTPURLResponse
+            return state.resentWithoutReplay
+        }
+        if resent {
+            completionHandler(.cancel)
+            return
+        }
+        responseBody.begin(status: status)
         completionHandler(.allow)
     }
 
