@@ -64,6 +64,10 @@ public enum PartVerdict: Sendable {
     case retry(String, cause: (any Error)? = nil)
     /// Fail the whole upload with this reason and the protocol's typed `cause`.
     case fail(String, cause: (any Error)? = nil)
+    /// Send the part again at once, not counted against the retry limit: what was refused is
+    /// not the part's fault (an expired presigned URL) and `prepare` renews it, or fails the
+    /// part when it cannot (it alone bounds how often this happens).
+    case again(String)
 }
 
 /// Why one part of a parallel upload failed: the `underlying` error of the `UploadError` that

@@ -150,6 +150,9 @@ struct PartScheduler: Sendable {
                 case .fail(let why, let reason):
                     throw Self.partError(.httpStatus, "\(part) failed: \(why)", status: response.status, bytesSent: response.bytesSent,
                                          PartFailure(part: part, attempts: attempt, retriesExhausted: false, cause: reason))
+                case .again:
+                    tracker.update(index, 0)
+                    continue
                 }
             case .failure(let error) where error.isTransient:
                 (failure, cause) = (error, error)

@@ -87,7 +87,7 @@ extension S3Client {
 
     /// The scheduler's failure of a part as an `S3Error`, from its typed account (`PartFailure`):
     /// the part, the attempts and the server's error document.
-    private static func partsError(_ error: any Error, uploadID: String) -> S3Error {
+    static func partsError(_ error: any Error, uploadID: String) -> S3Error {
         guard let error = error as? UploadError else {
             if let error = error as? S3Error { return error }
             return S3Error(.transport, "UploadPart failed: \(error)", uploadID: uploadID, underlying: error)

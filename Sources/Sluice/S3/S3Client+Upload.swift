@@ -302,30 +302,6 @@ extension S3Client {
         return try await body()
     }
 
-    /// Runs `work` for every item, at most `concurrency` at once; the first failure cancels the rest.
-    static func runBounded<Item: Sendable, Output: Sendable>(
-        _ items: [Item], concurrency: Int, _ work: @escaping @Sendable (Item) async throws -> Output
-    ) async throws -> [Output] {
-        try await withThrowingTaskGroup(of: Output.self) { group in
-            var results: [Output] = []
-            var next = 0
-            while next < items.count, next < concurrency {
-                let item = items[next]
-                group.addTask { try await work(item) }
-                next += 1
-            }
-            while let output = try await group.next() {
-                results.append(output)
-                if next < items.count {
-                    let item = items[next]
-                    group.addTask { try await work(item) }
-                    next += 1
-                }
-            }
-            return results
-        }
-    }
-
     static func seconds(since start: ContinuousClock.Instant) -> Double {
         (ContinuousClock.now - start).inSeconds
     }
