@@ -45,6 +45,7 @@ extension S3Client {
             let call = S3Call(method: "PUT", location: location,
                               query: [SigV4QueryItem("partNumber", "\(part.number)"), SigV4QueryItem("uploadId", uploadID)],
                               action: "UploadPart", uploadID: uploadID, partNumber: part.number)
+            try self.checkSizedBody(part.length, "part \(part.number)")
             let request = try self.prepare(call, body: .bytes(try body(part)))
             prepared.withLock { $0[part.number] = request }
             return PartRequest(request: request.request, body: .bytes(request.body)) { await request.chunked?.endReading() }
@@ -138,5 +139,15 @@ extension S3Client {
         var transfer = options.requestTransfer
         if transport.maximumSizedBody != nil { transfer.prefersContentLength = true }
         return transfer
+    }
+
+    /// Refuses, before it is sent, an object body longer than this client's transport sends
+    /// with a `Content-Length` (`UploadTransport.maximumSizedBody`: URLSession on Linux sends
+    /// longer ones chunked, which S3 refuses: SeaweedFS answers 403 `SignatureDoesNotMatch`).
+    ///
+    /// - Throws: `S3Error.invalidOption` naming the size, the limit and what to do.
+    func checkSizedBody(_ length: Int64, _ what: @autoclosure () -> String) throws(S3Error) {
+        guard let limit = transport.maximumSizedBody, length > limit else { return }
+        throw S3Error(.invalidOption, "\(what()) is \(length) bytes, and this transport sends a Content-Length only for bodies up to \(limit) bytes (URLSession on Linux streams longer ones chunked, which S3 refuses): use parts of at most \(limit) bytes (--part-size) or the curl transport")
     }
 }

@@ -4,7 +4,8 @@ extension S3Client {
     /// Uploads a stream that cannot be read again (stdin): one `PutObject` when it ends within
     /// the first part, otherwise a multipart upload whose parts are held in a bounded pool of
     /// `concurrency + 1` buffers. Part sizes grow as the stream goes on (`S3PartPlan`), unless
-    /// `equalParts`.
+    /// `equalParts`, or the transport sends a `Content-Length` only up to a size
+    /// (`maximumSizedBody`: URLSession on Linux): then every part is `partSize`, at most that size.
     ///
     /// - Important: Memory: at most `concurrency + 1` buffers of the current part size. On any
     ///   failure or cancellation the multipart upload is aborted: a stream cannot be resumed,
@@ -16,8 +17,10 @@ extension S3Client {
         try checkBeforeAnyEffect()
         let start = ContinuousClock.now
         let counters = S3Counters()
-        let plan = try S3PartPlan(streamWithFirstPartSize: options.partSize, equalParts: options.equalParts,
-                                  stepParts: options.streamStepParts)
+        // Parts do not grow past what the transport sends with a length (URLSession on Linux).
+        let plan = try S3PartPlan(streamWithFirstPartSize: options.partSize,
+                                  equalParts: options.equalParts || transport.maximumSizedBody != nil, stepParts: options.streamStepParts)
+        try checkSizedBody(plan.partSize, "each part")
         let meter = S3PartProgress(total: stream.length.value, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }
 

@@ -59,6 +59,7 @@ extension S3Client {
         let counters = S3Counters()
         let length = source.bytes.length
         let fresh = try S3PartPlan(length: length, partSize: options.partSize)
+        try checkSizedBody(min(length, fresh.partSize), length < fresh.partSize ? "the object" : "each part")
         let meter = S3PartProgress(total: length, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }
         if length < fresh.partSize {
