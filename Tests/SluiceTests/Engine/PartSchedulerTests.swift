@@ -5,7 +5,8 @@ import Testing
 
 /// The part scheduler over both transports: the same retry, concurrency, budget, progress and
 /// failure semantics on URLSession (the only transport on Apple platforms) as on libcurl.
-/// `Tests/Peers/parts_server.py` answers each part with the SHA-256 of its body as its ETag.
+/// `Tests/Peers/parts_server.py` answers each part with the SHA-256 of its body as its ETag
+/// (`ParallelUploadTests.verify` checks them).
 @Suite("Part scheduler over every transport", .serialized, .timeLimit(.minutes(2)))
 struct PartSchedulerTests {
     struct Stats: Decodable {
@@ -18,14 +19,6 @@ struct PartSchedulerTests {
         let request = try UploadRequest(url: peer.url("/stats"), method: "GET")
         let response = try await CurlTransport().send(request, body: .bytes(MemoryByteSource([UInt8]())), options: UploadOptions()) { _ in }
         return try JSONDecoder().decode(Stats.self, from: response.body)
-    }
-
-    /// Every part arrived byte-exact: its ETag is the SHA-256 of its range.
-    static func verify(_ results: [PartResult], _ source: any ByteSource) throws {
-        for result in results {
-            let expected = try Digest.sha256(of: SliceByteSource(source, range: result.part.range))
-            #expect(result.response.header("ETag") == "\"\(expected)\"", "\(result.part)")
-        }
     }
 
     static func upload(_ source: any ByteSource, partSize: Int64, _ path: @escaping @Sendable (UploadPart) -> String) -> ParallelUpload {
@@ -52,7 +45,7 @@ struct PartSchedulerTests {
         let recorder = PartProgressTests.Recorder()
         let results = try await upload.send(over: transport.makeTransport()) { recorder.record($0) }
         #expect(results.map(\.part.number) == Array(1...7))
-        try Self.verify(results, source)
+        try ParallelUploadTests.verify(results, source)
         #expect(results.map(\.attempts) == [1, 2, 1, 1, 2, 1, 1])
         let stats = try await Self.stats(peer)
         #expect(stats.attempts["/reset/2"] == 2 && stats.attempts["/flaky/5"] == 2)
@@ -75,7 +68,7 @@ struct PartSchedulerTests {
         upload.concurrency = concurrency
         let results = try await upload.send(over: transport.makeTransport())
         #expect(results.count == 32 && results.allSatisfy { $0.response.status == 200 })
-        try Self.verify(results, source)
+        try ParallelUploadTests.verify(results, source)
         #expect(try await Self.stats(peer).peak_held == concurrency)
     }
 
@@ -93,7 +86,7 @@ struct PartSchedulerTests {
                 var upload = Self.upload(source, partSize: 1000) { base + "/hold/\(index)-\($0.number)?ms=200" }
                 upload.concurrency = 4
                 upload.budget = budget
-                group.addTask { try Self.verify(try await upload.send(over: transport), source) }
+                group.addTask { try ParallelUploadTests.verify(try await upload.send(over: transport), source) }
             }
             try await group.waitForAll()
         }
