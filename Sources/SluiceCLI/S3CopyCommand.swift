@@ -56,6 +56,8 @@ struct S3CopyCommand {
       --restart                  abort a stored upload of this source and object, start again
       --equal-parts              every stdin part the same size (Cloudflare R2, Garage need it)
       --retries N                transient failures retried per request, 0 ... 1000 (default 5)
+      --transport curl|urlsession   default curl; urlsession on Linux sends bodies (parts, objects)
+                                 of at most 8 MiB only (it holds each to send its length)
       --progress auto|bar|json|none
       -r, --recursive            SOURCE is a directory: every file below it goes to PREFIX + its path,
                                  as one job that resumes where it stopped (records under --state)
@@ -73,6 +75,7 @@ struct S3CopyCommand {
     var recursive = false
     var filters: [PathFilter.Rule] = []
     var followsSymlinks = true
+    var transport = TransportKind.platformDefault
 
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
@@ -82,10 +85,11 @@ struct S3CopyCommand {
         var recursive = false
         var filters: [PathFilter.Rule] = []
         var followsSymlinks = true
+        var transport = TransportKind.platformDefault
         try scanner.scan(
             valued: S3CommonOptions.valued.union([
                 "--part-size", "--concurrency", "--checksum", "--payload-signing", "--content-type", "--metadata",
-                "--storage-class", "--state", "--retries", "--progress", "--include", "--exclude",
+                "--storage-class", "--state", "--retries", "--progress", "--include", "--exclude", "--transport",
             ]),
             flags: ["--restart", "--equal-parts", "--recursive", "-r", "--no-follow-symlinks"]
         ) { name, value in
@@ -121,6 +125,7 @@ struct S3CopyCommand {
             case "--progress": progress = try Arguments.progressStyle(value)
             case "--restart": options.restart = true
             case "--equal-parts": options.equalParts = true
+            case "--transport": transport = try Arguments.transport(value)
             default: break
             }
         }
@@ -136,6 +141,7 @@ struct S3CopyCommand {
         self.recursive = recursive
         self.filters = filters
         self.followsSymlinks = followsSymlinks
+        self.transport = transport
         options.transfer = common.transfer
         self.common = common
         self.options = options
@@ -149,7 +155,7 @@ struct S3CopyCommand {
             Terminal.error("sluice: s3 cp: \(error)")
             return 2
         }
-        let client = S3Client(configuration: configuration, options: options)
+        let client = S3Client(configuration: configuration, options: options, transport: transport)
         let source = self.source
         let location = self.location
         let result = await ProgressPrinter.run(style: progress) { report in

@@ -148,6 +148,6 @@ extension S3Client {
     /// - Throws: `S3Error.invalidOption` naming the size, the limit and what to do.
     func checkSizedBody(_ length: Int64, _ what: @autoclosure () -> String) throws(S3Error) {
         guard let limit = transport.maximumSizedBody, length > limit else { return }
-        throw S3Error(.invalidOption, "\(what()) is \(length) bytes, and this transport sends a Content-Length only for bodies up to \(limit) bytes (URLSession on Linux streams longer ones chunked, which S3 refuses): use parts of at most \(limit) bytes (--part-size) or the curl transport")
+        throw S3Error(.invalidOption, "\(what()) is \(length) bytes, and this transport sends a Content-Length only for bodies up to \(limit) bytes (URLSession on Linux streams longer ones chunked, which S3 refuses): use parts of at most \(limit) bytes or the curl transport")
     }
 }
