@@ -7,7 +7,9 @@ extension S3PresignedPartsUpload {
     /// - Parameters:
     ///   - transport: Any transport: `CurlTransport` (the default on Linux: `Content-Length`,
     ///     each range read with `pread` into libcurl's buffer) or `URLSessionTransport` (the
-    ///     bound stream pair per part; chunked on Linux, which SeaweedFS takes and AWS does not).
+    ///     bound stream pair per part; on Linux a part of up to `URLSessionTransport.sizedBodyLimit`
+    ///     goes with `Content-Length`, held in memory, a longer one chunked, which SeaweedFS takes
+    ///     for a presigned part and AWS does not). Parts go through the part scheduler either way.
     ///   - progress: Bytes of the whole source sent so far (recorded parts count as sent).
     /// - Returns: Every part's number, ETag and checksum, in part-number order.
     /// - Throws: `S3Error`: `.server` (status, `serverCode`; an expired URL that was not renewed
