@@ -56,8 +56,8 @@ struct S3CopyCommand {
       --restart                  abort a stored upload of this source and object, start again
       --equal-parts              every stdin part the same size (Cloudflare R2, Garage need it)
       --retries N                transient failures retried per request, 0 ... 1000 (default 5)
-      --transport curl|urlsession   default curl; urlsession on Linux sends bodies (parts, objects)
-                                 of at most 8 MiB only (it holds each to send its length)
+      --transport curl|urlsession   default curl; urlsession on Linux sends bodies of at most 8 MiB
+                                 as sent (it holds each to send its length): parts default to 7 MiB
       --progress auto|bar|json|none
       -r, --recursive            SOURCE is a directory: every file below it goes to PREFIX + its path,
                                  as one job that resumes where it stopped (records under --state)

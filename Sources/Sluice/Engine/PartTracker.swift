@@ -57,10 +57,14 @@ final class PartTracker: Sendable {
     }
 
     /// Part `index` has sent `sent` bytes of its current attempt; fewer than before means it
-    /// started again. Ignored for a part not begun or already done.
+    /// started again. Ignored for a part not begun or already done. Counted up to the part's
+    /// length: a body as sent may be longer than the part (aws-chunked signatures, which
+    /// URLSession counts), and progress is in bytes of the source.
     func update(_ index: Int, _ sent: Int64) {
         publish { state in
-            guard let flight = state.inFlight[index], sent != flight.sent else { return }
+            guard let flight = state.inFlight[index] else { return }
+            let sent = min(sent, flight.part.length)
+            guard sent != flight.sent else { return }
             if sent < flight.sent, !state.restarted.contains(flight.part) { state.restarted.append(flight.part) }
             state.inFlightBytes += sent - flight.sent
             state.inFlight[index] = (flight.part, sent)

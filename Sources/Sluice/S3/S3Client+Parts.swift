@@ -141,13 +141,37 @@ extension S3Client {
         return transfer
     }
 
-    /// Refuses, before it is sent, an object body longer than this client's transport sends
-    /// with a `Content-Length` (`UploadTransport.maximumSizedBody`: URLSession on Linux sends
-    /// longer ones chunked, which S3 refuses: SeaweedFS answers 403 `SignatureDoesNotMatch`).
+    /// The longest object body (a part, a `PutObject`) this client sends over a transport that
+    /// sends a `Content-Length` only up to a size (`UploadTransport.maximumSizedBody`: URLSession
+    /// on Linux): that size less what the payload mode adds (aws-chunked signatures and
+    /// trailer: about 12 KiB for 8 MiB); nil when the transport has no such limit.
+    var largestSizedBody: Int64? {
+        guard let limit = transport.maximumSizedBody else { return nil }
+        let mode: AWSChunkedEncoding.Mode?
+        switch payloadMode {
+        case .signedChunks(let trailer): mode = trailer.map { .signedWithTrailer($0) } ?? .signed
+        case .unsignedTrailer(let algorithm): mode = .unsignedWithTrailer(algorithm)
+        case .unsigned, .sha256: mode = nil
+        }
+        guard let mode, let encoding = try? AWSChunkedEncoding(mode: mode, decodedLength: limit) else { return limit }
+        // What the encoding adds grows with the length: at `limit - overhead(limit)` it fits.
+        return limit - (encoding.encodedLength - limit)
+    }
+
+    /// The part size to plan with: the one asked for, else on a transport with a sized-body
+    /// limit the largest whole MiB under it (7 MiB on URLSession on Linux), else the default.
+    var plannedPartSize: Int64? {
+        if let partSize = options.partSize { return partSize }
+        return largestSizedBody.map { max(S3PartPlan.minimumPartSize, $0 / (1 << 20) * (1 << 20)) }
+    }
+
+    /// Refuses, before it is sent, an object body of `length` bytes that this client's transport
+    /// could send only chunked (`largestSizedBody`; URLSession on Linux streams longer bodies
+    /// chunked, and S3 refuses them: SeaweedFS answers 403 `SignatureDoesNotMatch`).
     ///
     /// - Throws: `S3Error.invalidOption` naming the size, the limit and what to do.
     func checkSizedBody(_ length: Int64, _ what: @autoclosure () -> String) throws(S3Error) {
-        guard let limit = transport.maximumSizedBody, length > limit else { return }
-        throw S3Error(.invalidOption, "\(what()) is \(length) bytes, and this transport sends a Content-Length only for bodies up to \(limit) bytes (URLSession on Linux streams longer ones chunked, which S3 refuses): use parts of at most \(limit) bytes or the curl transport")
+        guard let largest = largestSizedBody, length > largest, let limit = transport.maximumSizedBody else { return }
+        throw S3Error(.invalidOption, "\(what()) is \(length) bytes, and this transport sends a Content-Length only for bodies up to \(limit) bytes as sent (URLSession on Linux streams longer ones chunked, which S3 refuses): use parts of at most \(largest) bytes or the curl transport")
     }
 }

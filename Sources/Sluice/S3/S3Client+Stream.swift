@@ -18,7 +18,7 @@ extension S3Client {
         let start = ContinuousClock.now
         let counters = S3Counters()
         // Parts do not grow past what the transport sends with a length (URLSession on Linux).
-        let plan = try S3PartPlan(streamWithFirstPartSize: options.partSize,
+        let plan = try S3PartPlan(streamWithFirstPartSize: plannedPartSize,
                                   equalParts: options.equalParts || transport.maximumSizedBody != nil, stepParts: options.streamStepParts)
         try checkSizedBody(plan.partSize, "each part")
         let meter = S3PartProgress(total: stream.length.value, interval: options.transfer.progressInterval, report: progress)

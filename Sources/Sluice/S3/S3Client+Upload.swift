@@ -58,7 +58,7 @@ extension S3Client {
         let start = ContinuousClock.now
         let counters = S3Counters()
         let length = source.bytes.length
-        let fresh = try S3PartPlan(length: length, partSize: options.partSize)
+        let fresh = try S3PartPlan(length: length, partSize: plannedPartSize)
         try checkSizedBody(min(length, fresh.partSize), length < fresh.partSize ? "the object" : "each part")
         let meter = S3PartProgress(total: length, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }

@@ -56,6 +56,21 @@ struct PartSchedulerTests {
         #expect(state.reports.last?.retries == 2)
     }
 
+    @Test("a part's body as sent may be longer than the part (aws-chunked on URLSession counts its signatures): progress counts at most the part, and does not drop when it is done")
+    func progressCountsBytesOfTheSource() {
+        let recorder = PartProgressTests.Recorder()
+        let tracker = PartTracker(report: { recorder.record($0) })
+        tracker.begin(0, UploadPart(number: 1, offset: 0, length: 100))
+        tracker.update(0, 60)
+        tracker.update(0, 114)
+        tracker.done(0)
+        tracker.finish()
+        let state = recorder.state.withLock { $0 }
+        #expect(state.reports.map(\.bytesSent) == [60, 100, 100, 100])
+        #expect(state.unannouncedDrops.isEmpty)
+        #expect(state.reports.last?.totalBytes == 100 && state.reports.last?.partsTotal == 1)
+    }
+
     @Test("concurrency is what runs, exactly: 32 of 32 parts held at once, and 5 when 5 are asked for",
           arguments: [TransportKind.curl, .urlsession], [32, 5])
     func concurrencyHonouredExactly(transport: TransportKind, concurrency: Int) async throws {
