@@ -71,7 +71,7 @@ public enum PartVerdict: Sendable {
 }
 
 /// Why one part of a parallel upload failed: the `underlying` error of the `UploadError` that
-/// `TransferEngine.send(_:progress:)` throws, so a protocol reads the part, the attempts and
+/// `ParallelUpload.send(over:progress:)` throws, so a protocol reads the part, the attempts and
 /// the server's own account as fields, never from the message.
 public struct PartFailure: Error, Sendable, CustomStringConvertible {
     public var part: UploadPart

@@ -35,7 +35,7 @@ final class S3PartProgress: Sendable {
         meter.update(total)
     }
 
-    /// The engine's parallel upload has `bytes` of its parts sent or done.
+    /// The part scheduler has `bytes` of its parts sent or done.
     func update(engineBytes bytes: Int64) {
         meter.update(state.withLock { state -> Int64 in
             state.engine = bytes
