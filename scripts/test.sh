@@ -121,7 +121,7 @@ swift_tests() {
 tsan_tests() {
     local log="$TMP/tsan.log" status reports
     timeout -k 30 "${SLUICE_SWIFT_TEST_TIMEOUT:-1200}" swift test --sanitize=thread "${TSAN_SCRATCH[@]}" \
-        --filter 'ByteRing|BoundStream|InputStreamSource|FoundationStreamChannel|LoopbackReceiver|FileLifetime|SpecialFile|AWSChunked|TransferEngine|EngineLifecycle|ParallelUpload|PartProgress|CurlProducer|ReadAheadEngine|S3StreamPool|S3StreamRetry|RequestBudget|JobJournal' 2>&1 | tee "$log"
+        --filter 'ByteRing|BoundStream|InputStreamSource|FoundationStreamChannel|LoopbackReceiver|FileLifetime|SpecialFile|AWSChunked|TransferEngine|EngineLifecycle|ParallelUpload|PartProgress|PartScheduler|CurlProducer|ReadAheadEngine|S3StreamPool|S3StreamRetry|RequestBudget|JobJournal' 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     reports=$(grep -c 'WARNING: ThreadSanitizer' "$log")
     if ((reports > 0)); then

@@ -19,7 +19,7 @@ extension S3CopyCommand {
         var options = self.options
         // One number of requests in flight for the whole job: small files and parts alike.
         options.requestBudget = RequestBudget(limit: options.concurrency)
-        let client = S3Client(configuration: configuration, options: options)
+        let client = S3Client(configuration: configuration, options: options, transport: transport)
         // No credentials (or options S3 cannot take): one line before any journal or request.
         do { try client.checkBeforeAnyEffect() } catch {
             Terminal.error("sluice: s3 cp: \(error)")

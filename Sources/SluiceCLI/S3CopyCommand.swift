@@ -17,6 +17,8 @@ struct S3CopyCommand {
       --restart                  abort a stored upload of this source and object, start again
       --equal-parts              every stdin part the same size (Cloudflare R2, Garage need it)
       --retries N                transient failures retried per request, 0 ... 1000 (default 5)
+      --transport curl|urlsession   default curl; urlsession on Linux sends bodies of at most 8 MiB
+                                 as sent (it holds each to send its length): parts default to 7 MiB
       --progress auto|bar|json|none
       -r, --recursive            SOURCE is a directory: every file below it goes to PREFIX + its path,
                                  as one job that resumes where it stopped (records under --state)
@@ -31,6 +33,7 @@ struct S3CopyCommand {
     var options = S3Options()
     var progress = ProgressPrinter.Style.auto
     var walk = Walk()
+    var transport = TransportKind.platformDefault
 
     /// `--recursive` and what goes with it: SOURCE is a directory, uploaded as one job
     /// (`S3CopyCommand+Recursive`).
@@ -44,11 +47,12 @@ struct S3CopyCommand {
         var options = S3Options()
         var progress = ProgressPrinter.Style.auto
         var walk = Walk()
+        var transport = TransportKind.platformDefault
         let parsed = try S3Arguments(
             arguments,
             valued: [
                 "--part-size", "--concurrency", "--checksum", "--payload-signing", "--content-type", "--metadata",
-                "--storage-class", "--state", "--retries", "--progress", "--include", "--exclude",
+                "--storage-class", "--state", "--retries", "--progress", "--include", "--exclude", "--transport",
             ],
             flags: ["--restart", "--equal-parts", "--recursive", "-r", "--no-follow-symlinks"]
         ) { name, value in
@@ -82,6 +86,7 @@ struct S3CopyCommand {
             case "--progress": progress = try Arguments.progressStyle(value)
             case "--restart": options.restart = true
             case "--equal-parts": options.equalParts = true
+            case "--transport": transport = try Arguments.transport(value)
             default: break
             }
         }
@@ -98,6 +103,7 @@ struct S3CopyCommand {
         location = try parsed.location(at: 1)
         options.transfer = parsed.common.transfer
         common = parsed.common
+        self.transport = transport
         self.options = options
         self.progress = progress
         self.walk = walk
@@ -110,7 +116,7 @@ struct S3CopyCommand {
             Terminal.error("sluice: s3 cp: \(error)")
             return 2
         }
-        let client = S3Client(configuration: configuration, options: options)
+        let client = S3Client(configuration: configuration, options: options, transport: transport)
         let source = self.source
         let location = self.location
         let result = await ProgressPrinter.run(style: progress) { report in

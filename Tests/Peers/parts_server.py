@@ -10,10 +10,13 @@ answer, without `Connection: close`: a keep-alive server that drops idle connect
   /reset/N...          the first request for this path: read half the body, then reset the
                        connection (RST); later requests: as /part
   /fail/N...           read the body, answer 500 every time
+  /flaky/N...          the first request for this path: read the body, answer 503; later
+                       requests: as /part
   /hold/N...           read the body, hold the answer ?ms= milliseconds (default 1000); the
                        requests held at once are counted ("held", "peak_held"), and the lag
                        of an `X-Prepared-At` header (seconds since the epoch) at arrival is kept
                        ("peak_lag", seconds)
+  Bodies may come with Content-Length or chunked (URLSession on Linux streams every body so).
   /stats               GET: {"connections": accepted sockets, "requests": answered bodies,
                        "attempts": {path: count}}
 """
@@ -65,23 +68,30 @@ class Parts(BaseHTTPRequestHandler):
             attempt = STATS["attempts"].get(path, 0) + 1
             STATS["attempts"][path] = attempt
         length = int(self.headers.get("Content-Length", "0"))
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            length = None
         if path.startswith("/hold/"):
             self.hold(length)
             return
         if path.startswith("/reset/") and attempt == 1:
-            self.read(length // 2, hashlib.sha256())
+            if length is None:
+                self.rfile.read(65536)
+            else:
+                self.read(length // 2, hashlib.sha256())
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.connection.close()
             self.close_connection = True
             return
         digest = hashlib.sha256()
         count = self.read(length, digest)
-        if count < length:
+        if count is None:
             self.close_connection = True
             return
         with LOCK:
             STATS["requests"] += 1
         status = 500 if path.startswith("/fail/") else 200
+        if path.startswith("/flaky/") and attempt == 1:
+            status = 503
         payload = (json.dumps({"path": path, "count": count, "sha256": digest.hexdigest(),
                                "peer": self.client_address[1]}) + "\n").encode()
         self.send_response(status)
@@ -116,6 +126,29 @@ class Parts(BaseHTTPRequestHandler):
         self.end_headers()
 
     def read(self, remaining, digest):
+        """The body's byte count, None when it ended early; `remaining` None: chunked."""
+        if remaining is None:
+            return self.read_chunked(digest)
+        count = self.read_length(remaining, digest)
+        return count if count == remaining else None
+
+    def read_chunked(self, digest):
+        count = 0
+        while True:
+            line = self.rfile.readline(1024)
+            if not line:
+                return None
+            size = int(line.split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                    pass
+                return count
+            if self.read_length(size, digest) != size:
+                return None
+            count += size
+            self.rfile.readline(1024)
+
+    def read_length(self, remaining, digest):
         count = 0
         while remaining:
             data = self.rfile.read(min(remaining, 1 << 20))

@@ -244,3 +244,27 @@ def test_progress_json_counts_files_and_bytes(s3, env, tmp_path):
     assert done == sorted(done), "files done never goes back"
     # Throttled: at most one record every 100 ms, plus the last.
     assert len(records) <= last["elapsed"] * 10 + 2, (len(records), last["elapsed"])
+
+
+def test_a_tree_over_urlsession_is_byte_exact(s3, env, tmp_path):
+    """`--transport urlsession`: the same job on URLSession (Linux), each body with its length
+    (parts of 5 MiB); a part above its 8 MiB limit is refused with one line, nothing sent."""
+    root = str(tmp_path / "tree")
+    files = make_tree(root, small=30, big=12 * MIB)
+    prefix = "rec-us-%s/" % uuid.uuid4().hex[:8]
+    status, out, err = sluice(env, "s3", "cp", "-r", root, "s3://%s/%s" % (BUCKET, prefix), "--transport", "urlsession",
+                              "--part-size", "5MiB", "--progress", "none")
+    assert status == 0, err
+    assert "%d files sent" % len(files) in err, err
+    assert bucket_listing(s3, prefix) == files
+
+    big = str(tmp_path / "big.bin")
+    with open(big, "wb") as handle:
+        handle.write(os.urandom(9 * MIB + 1))
+    key = "us-big-%s.bin" % uuid.uuid4().hex[:8]
+    status, out, err = sluice(env, "s3", "cp", big, "s3://%s/%s" % (BUCKET, key), "--transport", "urlsession",
+                              "--part-size", "9MiB", "--progress", "none")
+    assert status != 0
+    assert "up to 8388608 bytes" in err and "curl transport" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Contents" not in s3.list_objects_v2(Bucket=BUCKET, Prefix=key)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// When a failed request is tried again, and how long to wait first: the one policy every
-/// protocol uses (the engine's parallel parts, `S3Client`'s requests, `TusClient`'s PATCHes).
+/// protocol uses (the part scheduler's parts, `S3Client`'s requests, `TusClient`'s PATCHes).
 ///
 /// A protocol gives the verdict (is this failure transient?), using the shared rules below for
 /// what every protocol agrees on; the policy decides what happens next. Backoff doubles from

@@ -2,10 +2,10 @@ import Foundation
 import Synchronization
 
 extension S3Client {
-    /// Sends parts `numbers` of `source` under `plan`, up to `concurrency` at once: on the
-    /// transfer engine's parallel ranged upload when the transport is libcurl's (each part
-    /// read with `pread` straight into curl's buffer, retried alone from its own start), else
-    /// on a bounded task group over the transport.
+    /// Sends parts `numbers` of `source` under `plan`, up to `concurrency` at once, on the part
+    /// scheduler over the client's transport: each part signed when its attempt starts and
+    /// retried alone from its own start (on libcurl's transport each range is read with `pread`
+    /// straight into curl's buffer).
     ///
     /// - Returns: Each part's ETag and checksum.
     /// - Throws: `S3Error`.
@@ -13,53 +13,49 @@ extension S3Client {
         _ numbers: [Int], of source: any ByteSource, plan: S3PartPlan, to location: S3Location, uploadID: String,
         counters: S3Counters, meter: S3PartProgress
     ) async throws -> [S3CompletedPart] {
-        #if canImport(CCurl)
-        if let curl = transport as? CurlTransport {
-            return try await sendPartsOnEngine(curl.engine, numbers, of: source, plan: plan, to: location, uploadID: uploadID,
-                                               counters: counters, meter: meter)
-        }
-        #endif
-        return try await S3Client.runBounded(numbers, concurrency: options.concurrency) { number in
+        guard !numbers.isEmpty else { return [] }
+        let parts = numbers.map { number in
             let range = plan.range(ofPart: number)
-            let length = Int64(range.count)
-            let part = try await self.withRequestPermit {
-                try await self.uploadPart(
-                    location, uploadID: uploadID, number: number, body: SliceByteSource(source, range: range), counters: counters
-                ) { bytes in meter.update(part: number, bytes: bytes, length: length) }
-            }
-            meter.finish(part: number, length: length)
-            return part
+            return UploadPart(number: number, offset: range.lowerBound, length: Int64(range.count))
         }
+        return try await scheduleParts(.list(parts), to: location, uploadID: uploadID, counters: counters, meter: meter) { part in
+            try SliceByteSource(source, range: part.range)
+        }.map(\.part)
     }
 
-    #if canImport(CCurl)
-    private func sendPartsOnEngine(
-        _ engine: TransferEngine, _ numbers: [Int], of source: any ByteSource, plan: S3PartPlan, to location: S3Location,
-        uploadID: String, counters: S3Counters, meter: S3PartProgress
-    ) async throws -> [S3CompletedPart] {
-        guard !numbers.isEmpty else { return [] }
+    /// Sends the parts of `feed` as `UploadPart`s of `uploadID` on the part scheduler.
+    ///
+    /// - Parameters:
+    ///   - body: A part's bytes, asked for before each attempt.
+    ///   - completed: Called on the calling task with each accepted part once nothing reads its
+    ///     bytes any more.
+    /// - Returns: Each part's ETag and checksum, with its length, in part-number order.
+    /// - Throws: `S3Error` (the failing part's, with the server's error as its fields); what
+    ///   the producer of `feed` throws.
+    func scheduleParts(
+        _ feed: PartFeed, to location: S3Location, uploadID: String, counters: S3Counters, meter: S3PartProgress,
+        body: @escaping @Sendable (UploadPart) throws -> any ByteSource, completed: ((UploadPart) -> Void)? = nil
+    ) async throws -> [(part: S3CompletedPart, length: Int64)] {
         // The request each part's current attempt goes out with, until it is accepted: then the
         // checksum of the bytes sent is read from it and the request (with its aws-chunked body
         // and read-ahead buffers) is dropped, so memory does not grow with the part count.
         let prepared = Lock<[Int: S3PreparedRequest]>([:])
         let sent = Lock<[Int: Result<Checksum?, any Error>]>([:])
-        let parts = numbers.map { number in
-            let range = plan.range(ofPart: number)
-            return UploadPart(number: number, offset: range.lowerBound, length: Int64(range.count))
-        }
-        var upload = ParallelUpload(parts: parts) { part in
+        var upload = ParallelUpload(parts: []) { part in
             let call = S3Call(method: "PUT", location: location,
                               query: [SigV4QueryItem("partNumber", "\(part.number)"), SigV4QueryItem("uploadId", uploadID)],
                               action: "UploadPart", uploadID: uploadID, partNumber: part.number)
-            let request = try self.prepare(call, body: .bytes(try SliceByteSource(source, range: part.range)))
+            try self.checkSizedBody(part.length, "part \(part.number)")
+            let request = try self.prepare(call, body: .bytes(try body(part)))
             prepared.withLock { $0[part.number] = request }
-            return PartRequest(request: request.request, body: .bytes(request.body))
+            return PartRequest(request: request.request, body: .bytes(request.body)) { await request.chunked?.endReading() }
         }
         upload.concurrency = options.concurrency
         upload.budget = options.requestBudget
         upload.retryPolicy = options.retryPolicy
-        upload.options = options.requestTransfer
+        upload.options = requestTransfer
         upload.verdict = { part, response in
+            counters.sent(response.bytesSent)
             if response.isSuccess {
                 let request = prepared.withLock { $0.removeValue(forKey: part.number) }
                 let checksum = Result { try request?.sentChecksum() }
@@ -73,10 +69,10 @@ extension S3Client {
         let retries = Atomic<Int>(0)
         let results: [PartResult]
         do {
-            results = try await engine.send(upload) { progress in
+            results = try await PartScheduler(upload, over: transport).run(feed, progress: { progress in
                 retries.store(progress.retries, ordering: .relaxed)
                 meter.update(engineBytes: progress.bytesSent)
-            }
+            }, completed: { completed?($0.part) })
         } catch {
             for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() }
             throw Self.partsError(error, uploadID: uploadID)
@@ -84,15 +80,15 @@ extension S3Client {
         for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() }
         let checksums = sent.withLock { $0 }
         return try results.map { result in
-            counters.sent(result.response.bytesSent)
             let number = result.part.number
-            return try Self.completedPart(number, response: result.response, sent: try checksums[number]?.get() ?? nil, uploadID: uploadID)
-        }
+            let part = try Self.completedPart(number, response: result.response, sent: try checksums[number]?.get() ?? nil, uploadID: uploadID)
+            return (part, result.part.length)
+        }.sorted { $0.part.partNumber < $1.part.partNumber }
     }
 
-    /// The engine's failure of a part as an `S3Error`, from its typed account (`PartFailure`):
+    /// The scheduler's failure of a part as an `S3Error`, from its typed account (`PartFailure`):
     /// the part, the attempts and the server's error document.
-    private static func partsError(_ error: any Error, uploadID: String) -> S3Error {
+    static func partsError(_ error: any Error, uploadID: String) -> S3Error {
         guard let error = error as? UploadError else {
             if let error = error as? S3Error { return error }
             return S3Error(.transport, "UploadPart failed: \(error)", uploadID: uploadID, underlying: error)
@@ -111,9 +107,15 @@ extension S3Client {
             prepared.uploadID = prepared.uploadID ?? uploadID
             prepared.partNumber = prepared.partNumber ?? number
             return prepared
+        case let source as ByteSourceError:
+            return S3Error(.source, "UploadPart of part \(number ?? 0) failed: \(source)", uploadID: uploadID, partNumber: number,
+                           underlying: error)
         case let transport as UploadError where transport.code == .tooManyRedirects:
             return S3Error(.server, "UploadPart of part \(number ?? 0) was \(transport.unfollowedRedirect)", status: transport.status,
                            uploadID: uploadID, partNumber: number, underlying: error)
+        case let transport as UploadError where transport.code == .invalidURL:
+            // Refused by the transport before any byte was sent (a signed path it would change).
+            return S3Error(.invalidLocation, transport.message, uploadID: uploadID, underlying: error)
         default:
             let code: S3Error.Code
             switch error.code {
@@ -126,5 +128,50 @@ extension S3Client {
                            underlying: error)
         }
     }
-    #endif
+}
+
+extension S3Client {
+    /// `options.requestTransfer` for this client's transport. A transport that sends a
+    /// `Content-Length` only by holding the body (URLSession on Linux, up to
+    /// `URLSessionTransport.sizedBodyLimit`) is asked to, so S3 gets the length it needs;
+    /// longer bodies go chunked on it.
+    var requestTransfer: UploadOptions {
+        var transfer = options.requestTransfer
+        if transport.maximumSizedBody != nil { transfer.prefersContentLength = true }
+        return transfer
+    }
+
+    /// The longest object body (a part, a `PutObject`) this client sends over a transport that
+    /// sends a `Content-Length` only up to a size (`UploadTransport.maximumSizedBody`: URLSession
+    /// on Linux): that size less what the payload mode adds (aws-chunked signatures and
+    /// trailer: about 12 KiB for 8 MiB); nil when the transport has no such limit.
+    var largestSizedBody: Int64? {
+        guard let limit = transport.maximumSizedBody else { return nil }
+        let mode: AWSChunkedEncoding.Mode?
+        switch payloadMode {
+        case .signedChunks(let trailer): mode = trailer.map { .signedWithTrailer($0) } ?? .signed
+        case .unsignedTrailer(let algorithm): mode = .unsignedWithTrailer(algorithm)
+        case .unsigned, .sha256: mode = nil
+        }
+        guard let mode, let encoding = try? AWSChunkedEncoding(mode: mode, decodedLength: limit) else { return limit }
+        // What the encoding adds grows with the length: at `limit - overhead(limit)` it fits.
+        return limit - (encoding.encodedLength - limit)
+    }
+
+    /// The part size to plan with: the one asked for, else on a transport with a sized-body
+    /// limit the largest whole MiB under it (7 MiB on URLSession on Linux), else the default.
+    var plannedPartSize: Int64? {
+        if let partSize = options.partSize { return partSize }
+        return largestSizedBody.map { max(S3PartPlan.minimumPartSize, $0 / (1 << 20) * (1 << 20)) }
+    }
+
+    /// Refuses, before it is sent, an object body of `length` bytes that this client's transport
+    /// could send only chunked (`largestSizedBody`; URLSession on Linux streams longer bodies
+    /// chunked, and S3 refuses them: SeaweedFS answers 403 `SignatureDoesNotMatch`).
+    ///
+    /// - Throws: `S3Error.invalidOption` naming the size, the limit and what to do.
+    func checkSizedBody(_ length: Int64, _ what: @autoclosure () -> String) throws(S3Error) {
+        guard let largest = largestSizedBody, length > largest, let limit = transport.maximumSizedBody else { return }
+        throw S3Error(.invalidOption, "\(what()) is \(length) bytes, and this transport sends a Content-Length only for bodies up to \(limit) bytes as sent (URLSession on Linux streams longer ones chunked, which S3 refuses): use parts of at most \(largest) bytes or the curl transport")
+    }
 }

@@ -172,7 +172,7 @@ extension S3Client {
         let sent = Atomic<Int64>(0)
         let response: UploadResponse
         do {
-            response = try await transport.send(upload, body: .bytes(uploadBody), options: options.requestTransfer) { bytes in
+            response = try await transport.send(upload, body: .bytes(uploadBody), options: requestTransfer) { bytes in
                 sent.store(bytes, ordering: .relaxed)
                 progress?(bytes)
             }
@@ -277,18 +277,6 @@ extension S3Client {
                           action: "CreateMultipartUpload")
         let answer = try await send(call, counters: counters)
         return try S3CreatedUpload(xml: answer.response.body).uploadID
-    }
-
-    /// `UploadPart`: the part's ETag and checksum.
-    func uploadPart(
-        _ location: S3Location, uploadID: String, number: Int, body: any ByteSource, counters: S3Counters,
-        progress: (@Sendable (Int64) -> Void)?
-    ) async throws -> S3CompletedPart {
-        let call = S3Call(method: "PUT", location: location,
-                          query: [SigV4QueryItem("partNumber", "\(number)"), SigV4QueryItem("uploadId", uploadID)],
-                          action: "UploadPart", uploadID: uploadID, partNumber: number)
-        let answer = try await send(call, body: .bytes(body), counters: counters, progress: progress)
-        return try Self.completedPart(number, response: answer.response, sent: answer.checksum, uploadID: uploadID)
     }
 
     /// Part `number` as Complete lists it, from the server's answer to `UploadPart` and the

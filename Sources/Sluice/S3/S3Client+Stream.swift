@@ -4,7 +4,8 @@ extension S3Client {
     /// Uploads a stream that cannot be read again (stdin): one `PutObject` when it ends within
     /// the first part, otherwise a multipart upload whose parts are held in a bounded pool of
     /// `concurrency + 1` buffers. Part sizes grow as the stream goes on (`S3PartPlan`), unless
-    /// `equalParts`.
+    /// `equalParts`, or the transport sends a `Content-Length` only up to a size
+    /// (`maximumSizedBody`: URLSession on Linux): then every part is `partSize`, at most that size.
     ///
     /// - Important: Memory: at most `concurrency + 1` buffers of the current part size. On any
     ///   failure or cancellation the multipart upload is aborted: a stream cannot be resumed,
@@ -16,8 +17,10 @@ extension S3Client {
         try checkBeforeAnyEffect()
         let start = ContinuousClock.now
         let counters = S3Counters()
-        let plan = try S3PartPlan(streamWithFirstPartSize: options.partSize, equalParts: options.equalParts,
-                                  stepParts: options.streamStepParts)
+        // Parts do not grow past what the transport sends with a length (URLSession on Linux).
+        let plan = try S3PartPlan(streamWithFirstPartSize: plannedPartSize,
+                                  equalParts: options.equalParts || transport.maximumSizedBody != nil, stepParts: options.streamStepParts)
+        try checkSizedBody(plan.partSize, "each part")
         let meter = S3PartProgress(total: stream.length.value, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }
 
@@ -71,69 +74,45 @@ extension S3Client {
         }
     }
 
-    /// Reads the stream part by part into pooled buffers and sends each as soon as it is full.
+    /// Reads the stream part by part into pooled buffers and sends each as soon as it is full,
+    /// on the part scheduler: the next part is read while `concurrency` parts are in flight,
+    /// and a part's buffer goes back to the pool once its part ended.
     private func sendStreamParts(
         _ stream: any SequentialByteSource, first: S3PartBuffer, plan: S3PartPlan, location: S3Location, uploadID: String,
         counters: S3Counters, meter: S3PartProgress
     ) async throws -> [(part: S3CompletedPart, length: Int64)] {
-        let concurrency = options.concurrency
         let partLimit = options.partLimit ?? S3PartPlan.maximumParts
-        return try await withThrowingTaskGroup(of: (S3CompletedPart, Int64, S3PartBuffer).self) { group in
-            var results: [(part: S3CompletedPart, length: Int64)] = []
-            var free: [S3PartBuffer] = []
-            var allocated = 1
-            var inFlight = 0
-            var number = 1
-            var current: S3PartBuffer? = first
-            func launch(_ buffer: S3PartBuffer, _ number: Int) {
-                let length = buffer.length
-                group.addTask {
-                    let part = try await self.uploadPart(location, uploadID: uploadID, number: number, body: buffer, counters: counters) { bytes in
-                        meter.update(part: number, bytes: bytes, length: length)
-                    }
-                    meter.finish(part: number, length: length)
-                    return (part, length, buffer)
-                }
-                inFlight += 1
+        let stallTimeout = options.transfer.stallTimeout
+        let pool = Lock(StreamPartPool())
+        let feed = PartFeed.producer {
+            let (number, offset, reused) = pool.withLock { ($0.number, $0.offset, $0.take()) }
+            let buffer: S3PartBuffer
+            let count: Int
+            if number == 1 {
+                (buffer, count) = (first, Int(first.length))
+            } else {
+                buffer = reused ?? S3PartBuffer(capacity: Int(plan.nominalSize(ofPart: number)))
+                count = try await Self.fill(buffer, from: stream, size: Int(plan.nominalSize(ofPart: number)), stallTimeout: stallTimeout)
             }
-            while true {
-                guard let buffer = current else { break }
-                launch(buffer, number)
-                number += 1
-                // Take a buffer for the next part: a free one, a new one while the pool is below
-                // concurrency + 1, or the next one a finished part gives back.
-                while inFlight >= concurrency || (free.isEmpty && allocated >= concurrency + 1) {
-                    guard let (part, length, returned) = try await group.next() else { break }
-                    inFlight -= 1
-                    results.append((part, length))
-                    free.append(returned)
-                }
-                let next: S3PartBuffer
-                if let reused = free.popLast() {
-                    next = reused
-                } else {
-                    next = S3PartBuffer(capacity: Int(plan.nominalSize(ofPart: number)))
-                    allocated += 1
-                }
-                let size = Int(plan.nominalSize(ofPart: number))
-                let count = try await Self.fill(next, from: stream, size: size, stallTimeout: options.transfer.stallTimeout)
-                if count == 0 {
-                    current = nil
-                } else {
-                    guard number <= partLimit else {
-                        let limit = partLimit == S3PartPlan.maximumParts ? "S3's limit of 10,000 parts" : "the limit of \(partLimit) parts"
-                        let shape = plan.equalParts ? "equal parts of \(plan.partSize) bytes" : "parts growing from \(plan.partSize) bytes"
-                        throw S3Error(.tooManyParts, "the stream goes past \(limit) (\(plan.streamCapacity(parts: partLimit)) bytes in \(shape)): use a larger part size", uploadID: uploadID)
-                    }
-                    current = next
-                }
-                try Task.checkCancellation()
+            guard count > 0 else {
+                pool.withLock { $0.free.append(buffer) }
+                return nil
             }
-            while let (part, length, _) = try await group.next() {
-                results.append((part, length))
+            guard number <= partLimit else {
+                let limit = partLimit == S3PartPlan.maximumParts ? "S3's limit of 10,000 parts" : "the limit of \(partLimit) parts"
+                let shape = plan.equalParts ? "equal parts of \(plan.partSize) bytes" : "parts growing from \(plan.partSize) bytes"
+                throw S3Error(.tooManyParts, "the stream goes past \(limit) (\(plan.streamCapacity(parts: partLimit)) bytes in \(shape)): use a larger part size", uploadID: uploadID)
             }
-            return results.sorted { $0.part.partNumber < $1.part.partNumber }
+            try Task.checkCancellation()
+            pool.withLock { $0.sending(buffer, number: number, count: count) }
+            return UploadPart(number: number, offset: offset, length: Int64(count))
         }
+        return try await scheduleParts(feed, to: location, uploadID: uploadID, counters: counters, meter: meter, body: { part in
+            guard let buffer = pool.withLock({ $0.inFlight[part.number] }) else {
+                throw S3Error(.state, "part \(part.number)'s buffer is not in the pool", uploadID: uploadID, partNumber: part.number)
+            }
+            return buffer
+        }, completed: { part in pool.withLock { $0.ended(part.number) } })
     }
 
     /// Fills `buffer` on a thread of its own: a read of stdin may block for as long as the
@@ -173,5 +152,32 @@ extension S3Client {
         } catch {
             throw S3Error(.source, "cannot read the stream: \(error)", underlying: error)
         }
+    }
+}
+
+/// The buffers of a stream upload's parts: `concurrency + 1` at most (the parts in flight and
+/// the one being read), each refilled only after its part ended.
+struct StreamPartPool {
+    /// The next part's number, and its first byte in the stream.
+    var number = 1
+    var offset: Int64 = 0
+    /// Buffers no part holds.
+    var free: [S3PartBuffer] = []
+    /// The buffer of each part being sent.
+    var inFlight: [Int: S3PartBuffer] = [:]
+
+    /// A free buffer, if there is one.
+    mutating func take() -> S3PartBuffer? { free.popLast() }
+
+    /// `buffer` holds part `number` (`count` bytes) until it ends.
+    mutating func sending(_ buffer: S3PartBuffer, number: Int, count: Int) {
+        inFlight[number] = buffer
+        self.number += 1
+        offset += Int64(count)
+    }
+
+    /// Part `number` ended: its buffer is free.
+    mutating func ended(_ number: Int) {
+        if let buffer = inFlight.removeValue(forKey: number) { free.append(buffer) }
     }
 }

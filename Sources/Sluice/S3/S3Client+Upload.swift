@@ -35,7 +35,7 @@ final class S3PartProgress: Sendable {
         meter.update(total)
     }
 
-    /// The engine's parallel upload has `bytes` of its parts sent or done.
+    /// The part scheduler has `bytes` of its parts sent or done.
     func update(engineBytes bytes: Int64) {
         meter.update(state.withLock { state -> Int64 in
             state.engine = bytes
@@ -58,7 +58,8 @@ extension S3Client {
         let start = ContinuousClock.now
         let counters = S3Counters()
         let length = source.bytes.length
-        let fresh = try S3PartPlan(length: length, partSize: options.partSize)
+        let fresh = try S3PartPlan(length: length, partSize: plannedPartSize)
+        try checkSizedBody(min(length, fresh.partSize), length < fresh.partSize ? "the object" : "each part")
         let meter = S3PartProgress(total: length, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }
         if length < fresh.partSize {
@@ -300,30 +301,6 @@ extension S3Client {
         do { try await budget.acquire() } catch { throw S3Error(.cancelled, "cancelled while waiting for a request slot") }
         defer { budget.release() }
         return try await body()
-    }
-
-    /// Runs `work` for every item, at most `concurrency` at once; the first failure cancels the rest.
-    static func runBounded<Item: Sendable, Output: Sendable>(
-        _ items: [Item], concurrency: Int, _ work: @escaping @Sendable (Item) async throws -> Output
-    ) async throws -> [Output] {
-        try await withThrowingTaskGroup(of: Output.self) { group in
-            var results: [Output] = []
-            var next = 0
-            while next < items.count, next < concurrency {
-                let item = items[next]
-                group.addTask { try await work(item) }
-                next += 1
-            }
-            while let output = try await group.next() {
-                results.append(output)
-                if next < items.count {
-                    let item = items[next]
-                    group.addTask { try await work(item) }
-                    next += 1
-                }
-            }
-            return results
-        }
     }
 
     static func seconds(since start: ContinuousClock.Instant) -> Double {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension S3PresignedPartsUpload {
     /// Sends every part not recorded as accepted, up to `concurrency` at once.
@@ -6,7 +7,9 @@ extension S3PresignedPartsUpload {
     /// - Parameters:
     ///   - transport: Any transport: `CurlTransport` (the default on Linux: `Content-Length`,
     ///     each range read with `pread` into libcurl's buffer) or `URLSessionTransport` (the
-    ///     bound stream pair per part; chunked on Linux, which SeaweedFS takes and AWS does not).
+    ///     bound stream pair per part; on Linux a part of up to `URLSessionTransport.sizedBodyLimit`
+    ///     goes with `Content-Length`, held in memory, a longer one chunked, which SeaweedFS takes
+    ///     for a presigned part and AWS does not). Parts go through the part scheduler either way.
     ///   - progress: Bytes of the whole source sent so far (recorded parts count as sent).
     /// - Returns: Every part's number, ETag and checksum, in part-number order.
     /// - Throws: `S3Error`: `.server` (status, `serverCode`; an expired URL that was not renewed
@@ -35,9 +38,7 @@ extension S3PresignedPartsUpload {
         let missing = (1...count).filter { done[$0] == nil }
         let counters = S3Counters()
         let renewals = Lock(0)
-        let sent = try await S3Client.runBounded(missing, concurrency: concurrency) { number in
-            try await self.sendPart(number, over: transport, journal: journal, counters: counters, meter: meter, renewals: renewals)
-        }
+        let sent = try await sendParts(missing, over: transport, journal: journal, counters: counters, meter: meter, renewals: renewals)
         for part in sent { done[part.partNumber] = part }
         if let change = S3Client.change(during: source) {
             // Parts may hold old and new bytes: not reported, and not kept for a rerun (which
@@ -51,113 +52,103 @@ extension S3PresignedPartsUpload {
             retries: counters.retries, renewedURLs: renewals.withLock { $0 }, elapsed: S3Client.seconds(since: start))
     }
 
-    /// One part: its checksum, its URL, then attempts until S3 accepts it, a failure that
-    /// retrying cannot help, or the retries run out.
-    private func sendPart(
-        _ number: Int, over transport: any UploadTransport, journal: S3PresignedPartsJournal, counters: S3Counters,
-        meter: S3PartProgress, renewals: Lock<Int>
-    ) async throws -> S3CompletedPart {
-        let range = plan.range(ofPart: number)
-        let length = Int64(range.count)
-        let body: SliceByteSource
-        let sum: Checksum?
-        do {
-            body = try SliceByteSource(source.bytes, range: range)
-            sum = try checksum.map { try ChecksumHasher.checksum($0, of: body) }
-        } catch {
-            throw S3Error(.source, "part \(number) could not be read: \(error)", uploadID: uploadID, partNumber: number, underlying: error)
-        }
+    /// What one part in flight has: its bytes, their checksum, its URL and whether it was renewed.
+    private struct PartInFlight: Sendable {
+        var body: SliceByteSource
+        var checksum: Checksum?
+        var url: S3PresignedURL
+        /// S3 refused the URL as expired: the next attempt asks for another.
+        var expired = false
         var renewed = false
-        var presigned = try await askURL(number, range: range, checksum: sum, renewal: false)
-        var options = transfer
-        options.maximumRedirects = 0
+    }
+
+    /// Sends parts `numbers` on the part scheduler: each part's checksum and URL are had when it
+    /// first starts; an expired URL is asked for again once (not counted as a retry); an
+    /// accepted part is recorded before it counts.
+    private func sendParts(
+        _ numbers: [Int], over transport: any UploadTransport, journal: S3PresignedPartsJournal, counters: S3Counters,
+        meter: S3PartProgress, renewals: Lock<Int>
+    ) async throws -> [S3CompletedPart] {
+        guard !numbers.isEmpty else { return [] }
+        let parts = numbers.map { number in
+            let range = plan.range(ofPart: number)
+            return UploadPart(number: number, offset: range.lowerBound, length: Int64(range.count))
+        }
+        let inFlight = Lock<[Int: PartInFlight]>([:])
+        var upload = ParallelUpload(parts: parts) { part in
+            let number = part.number
+            var entry: PartInFlight
+            if let known = inFlight.withLock({ $0[number] }) {
+                entry = known
+            } else {
+                let body: SliceByteSource
+                let sum: Checksum?
+                do {
+                    body = try SliceByteSource(source.bytes, range: part.range)
+                    sum = try checksum.map { try ChecksumHasher.checksum($0, of: body) }
+                } catch {
+                    throw S3Error(.source, "part \(number) could not be read: \(error)", uploadID: uploadID, partNumber: number, underlying: error)
+                }
+                entry = PartInFlight(body: body, checksum: sum, url: try await askURL(number, range: part.range, checksum: sum, renewal: false))
+            }
+            if entry.expired || entry.url.hasExpired(at: now()) {
+                // Expired: asked for again, once.
+                guard !entry.renewed else { throw expired(number, entry.url) }
+                entry.renewed = true
+                entry.expired = false
+                renewals.withLock { $0 += 1 }
+                entry.url = try await askURL(number, range: part.range, checksum: entry.checksum, renewal: true)
+            }
+            inFlight.withLock { [entry] in $0[number] = entry }
+            let request = try UploadRequest(url: entry.url.url, method: "PUT",
+                                            headers: entry.url.headers.sorted { $0.key < $1.key }.map { HTTPHeader(name: $0.key, value: $0.value) })
+            return PartRequest(request: request, body: .bytes(entry.body))
+        }
+        upload.concurrency = concurrency
+        upload.retryPolicy = retryPolicy
+        upload.options = transfer
+        upload.options.maximumRedirects = 0
         // S3 answers an empty body or a small error document: one past the limit fails the
         // part at once instead of being read to its end (issue 18.1).
-        options.responseBody = .protocolAnswer
-        // At most `concurrency` parts at once: the engine's per-origin limit does not hold
-        // them back (a URL fetched just before its part goes does not age in a queue).
-        options.concurrencyBoundByCaller = true
-        var budget = RetryBudget(retryPolicy)
-        while true {
-            if !presigned.hasExpired(at: now()) {
-                switch try await attemptPart(number, body: body, checksum: sum, at: presigned, over: transport, options: options,
-                                             journal: journal, counters: counters, meter: meter) {
-                case .accepted(let part):
-                    return part
-                case .retry(var failure):
-                    meter.update(part: number, bytes: 0, length: length)
-                    switch budget.failed() {
-                    case .failure:
-                        failure.message += " (after \(budget.failures) attempts)"
-                        throw failure
-                    case .success(let delay):
-                        counters.retried()
-                        do { try await Task.sleep(for: delay) } catch {
-                            throw S3Error(.cancelled, "cancelled while waiting to retry part \(number)", uploadID: uploadID, partNumber: number)
-                        }
-                    }
-                    continue
-                case .expired:
-                    break   // not the part's fault, nor counted: renewed below
-                }
-            }
-            // Expired: asked for again, once.
-            guard !renewed else { throw expired(number, presigned) }
-            renewed = true
-            renewals.withLock { $0 += 1 }
-            presigned = try await askURL(number, range: range, checksum: sum, renewal: true)
-        }
-    }
-
-    /// How one attempt at a part ended, when it did not fail for good.
-    private enum Attempt {
-        case accepted(S3CompletedPart)
-        /// S3 refused the URL as expired (403 `AccessDenied`, "Request has expired").
-        case expired
-        /// A failure another attempt may get past (a reset, 408/429/5xx, `SlowDown`).
-        case retry(S3Error)
-    }
-
-    /// Sends part `number` once to `presigned`; an accepted part is recorded before it counts.
-    ///
-    /// - Throws: `S3Error` for what retrying cannot help.
-    private func attemptPart(
-        _ number: Int, body: SliceByteSource, checksum sum: Checksum?, at presigned: S3PresignedURL, over transport: any UploadTransport,
-        options: UploadOptions, journal: S3PresignedPartsJournal, counters: S3Counters, meter: S3PartProgress
-    ) async throws -> Attempt {
-        let length = body.length
-        do {
-            let request = try UploadRequest(url: presigned.url, method: "PUT",
-                                            headers: presigned.headers.sorted { $0.key < $1.key }.map { HTTPHeader(name: $0.key, value: $0.value) })
-            let response = try await transport.send(request, body: .bytes(body), options: options) { bytes in
-                meter.update(part: number, bytes: bytes, length: length)
-            }
+        upload.options.responseBody = .protocolAnswer
+        // URLSession on Linux sends a Content-Length only for a body it holds (up to its limit).
+        if transport.maximumSizedBody != nil { upload.options.prefersContentLength = true }
+        let accepted = Lock<[Int: S3CompletedPart]>([:])
+        upload.verdict = { part, response in
+            let number = part.number
             counters.sent(response.bytesSent)
+            guard let entry = inFlight.withLock({ $0[number] }) else { return .fail("part \(number) was not prepared") }
             if response.isSuccess {
-                let part = try S3Client.completedPart(number, response: response, sent: sum, uploadID: uploadID)
-                try journal.accepted(S3PartETag(partNumber: number, eTag: part.eTag, checksum: sum?.base64))
-                meter.finish(part: number, length: length)
-                return .accepted(part)
+                do {
+                    let completed = try S3Client.completedPart(number, response: response, sent: entry.checksum, uploadID: uploadID)
+                    try journal.accepted(S3PartETag(partNumber: number, eTag: completed.eTag, checksum: entry.checksum?.base64))
+                    accepted.withLock { $0[number] = completed }
+                } catch {
+                    return .fail("\(error)", cause: error)
+                }
+                inFlight.withLock { $0[number] = nil }
+                return .accept
             }
             let answer = S3ServerError(status: response.status, body: response.body)
-            if answer.code == "AccessDenied", answer.message == "Request has expired" || presigned.hasExpired(at: now()) { return .expired }
-            let failure = answer.error(status: response.status, action: "UploadPart", uploadID: uploadID, partNumber: number)
-            guard answer.isRetryable(status: response.status) else { throw failure }
-            return .retry(failure)
-        } catch let error as S3Error {
-            throw error
-        } catch let error as UploadError where error.code == .cancelled || Task.isCancelled {
-            throw S3Error(.cancelled, "cancelled during part \(number)", uploadID: uploadID, partNumber: number, underlying: error)
-        } catch let error as UploadError where error.isTransient {
-            return .retry(S3Error(.retriesExhausted, "UploadPart of part \(number) failed: \(error.message)", uploadID: uploadID,
-                                  partNumber: number, underlying: error))
-        } catch let error as UploadError where error.code == .sourceFailed {
-            throw S3Error(.source, "UploadPart of part \(number) failed: \(error.message)", uploadID: uploadID, partNumber: number,
-                          underlying: error)
-        } catch {
-            throw S3Error(.transport, "UploadPart of part \(number) failed: \(error)", uploadID: uploadID, partNumber: number,
-                          underlying: error)
+            if answer.code == "AccessDenied", answer.message == "Request has expired" || entry.url.hasExpired(at: now()) {
+                inFlight.withLock { $0[number]?.expired = true }
+                return .again("the URL of part \(number) expired")
+            }
+            let line = "\(response.status) \(answer.explanation)"
+            return answer.isRetryable(status: response.status) ? .retry(line, cause: answer) : .fail(line, cause: answer)
         }
+        let retries = Atomic<Int>(0)
+        defer { for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() } }
+        do {
+            _ = try await upload.send(over: transport) { progress in
+                retries.store(progress.retries, ordering: .relaxed)
+                meter.update(engineBytes: progress.bytesSent)
+            }
+        } catch {
+            throw S3Client.partsError(error, uploadID: uploadID)
+        }
+        let completed = accepted.withLock { $0 }
+        return numbers.compactMap { completed[$0] }
     }
 
     /// The backend's URL for a part; its failure is the part's.

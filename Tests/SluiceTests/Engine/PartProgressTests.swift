@@ -31,6 +31,7 @@ struct PartProgressTests {
         let parts = UploadPart.plan(length: 4 * 100_000, partSize: 100_000)
         let recorder = Recorder()
         let tracker = PartTracker(parts: parts) { recorder.record($0) }
+        for (index, part) in parts.enumerated() { tracker.begin(index, part) }
         await withTaskGroup(of: Void.self) { group in
             for index in parts.indices {
                 group.addTask {

@@ -6,9 +6,8 @@ import Testing
 /// byte-exact, one request budget for small files and parts alike, and a cancelled job that the
 /// same job then finishes without sending again what it recorded.
 ///
-/// On the libcurl transport only: URLSession on Linux sends every stream body chunked, which
-/// SigV4-signed S3 requests cannot be (DESIGN.md's platform table); on Apple platforms the job
-/// runs over it unchanged.
+/// Over both transports: on URLSession (Linux) each request and part (5 MiB here) goes with a
+/// Content-Length, the body held in memory up to `URLSessionTransport.sizedBodyLimit`.
 @Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
        .timeLimit(.minutes(3)))
 struct UploadJobSeaweedTests {
@@ -47,8 +46,8 @@ struct UploadJobSeaweedTests {
         return S3JobDestination(client: client, location: try! S3Location(bucket: peer.bucket, key: "job-\(UUID().uuidString.prefix(8))"))
     }
 
-    @Test func everyFileArrivesWithinOneRequestBudget() async throws {
-        let transport = TransportKind.curl
+    @Test(arguments: [TransportKind.curl, .urlsession])
+    func everyFileArrivesWithinOneRequestBudget(transport: TransportKind) async throws {
         let (root, files) = try makeTree()
         let state = try s3TemporaryDirectory("job-state")
         let budget = RequestBudget(limit: 3)
