@@ -180,6 +180,64 @@ def test_a_file_that_cannot_go_fails_alone_and_the_rerun_tries_only_it(s3, env, 
     assert bucket_listing(s3, prefix) == files
 
 
+def test_an_unreadable_directory_fails_alone_and_the_rerun_sends_it(s3, env):
+    """A directory the process may not list: one line naming it, the other files sent, exit 1;
+    made readable, the same command sends only its file. Root reads everything, so as root the
+    job runs as `nobody` (setpriv), from a directory of its own under /tmp that nobody can reach."""
+    import shutil
+    import stat
+    import tempfile
+    base = tempfile.mkdtemp(prefix="sluice-unreadable-", dir="/tmp")
+    try:
+        os.chmod(base, 0o755)
+        root = os.path.join(base, "tree")
+        files = {}
+        for relative in ["a/one", "locked/two", "z/three"]:
+            os.makedirs(os.path.join(root, os.path.dirname(relative)), exist_ok=True)
+            data = os.urandom(1000 + len(files))
+            with open(os.path.join(root, relative), "wb") as handle:
+                handle.write(data)
+            files[relative] = hashlib.sha256(data).hexdigest()
+        for folder, dirs, names in os.walk(base):
+            for name in dirs:
+                os.chmod(os.path.join(folder, name), 0o755)
+            for name in names:
+                os.chmod(os.path.join(folder, name), 0o644)
+        binary = os.path.join(base, "sluice")
+        shutil.copy(sluice_bin(), binary)
+        os.chmod(binary, 0o755)
+        state = os.path.join(base, "state")
+        os.mkdir(state)
+        prefix = "unreadable-%s/" % uuid.uuid4().hex[:8]
+        command = [binary, "s3", "cp", "-r", root, "s3://%s/%s" % (BUCKET, prefix), "--state", state, "--progress", "none"]
+        if os.geteuid() == 0:
+            if shutil.which("setpriv") is None:
+                pytest.skip("running as root without setpriv: every directory is readable")
+            os.chown(state, 65534, 65534)
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
+        run_env = dict(env, HOME=state, XDG_CACHE_HOME=state)
+        locked = os.path.join(root, "locked")
+        os.chmod(locked, 0)
+        proc = subprocess.run(command, env=run_env, capture_output=True, timeout=120)
+        err = proc.stderr.decode("utf-8", "replace")
+        assert proc.returncode == 1, err
+        lines = [line for line in err.splitlines() if "locked" in line]
+        assert lines == ["sluice: s3 cp: %s: permission denied" % locked], err
+        assert "2 files sent" in err and "1 failed" in err, err
+        assert bucket_listing(s3, prefix) == {k: v for k, v in files.items() if not k.startswith("locked/")}
+        os.chmod(locked, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+        proc = subprocess.run(command, env=run_env, capture_output=True, timeout=120)
+        err = proc.stderr.decode("utf-8", "replace")
+        assert proc.returncode == 0, err
+        assert "1 file sent" in err and "2 unchanged since a run before" in err, err
+        assert bucket_listing(s3, prefix) == files
+    finally:
+        for folder, dirs, _ in os.walk(base):
+            for name in dirs:
+                os.chmod(os.path.join(folder, name), 0o755)
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.mark.parametrize("case", ["missing", "file", "include-without-r", "state-is-a-file", "absurd-rate", "damaged-record"])
 def test_bad_input_is_one_line(s3, env, tmp_path, case):
     root = str(tmp_path / "tree")

@@ -169,7 +169,8 @@ public struct UploadJobFailure: Sendable, CustomStringConvertible {
     public var name: String?
     public var error: any Error
 
-    public var description: String { "\(path): \(error)" }
+    /// "PATH: why" (a walk's issue names its path itself).
+    public var description: String { error is WalkIssue ? "\(error)" : "\(path): \(error)" }
 }
 
 /// What a job did.
