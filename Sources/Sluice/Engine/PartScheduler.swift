@@ -67,13 +67,16 @@ struct PartScheduler: Sendable {
             }
             do {
                 while true {
+                    // A slot first, then the part: a producer fills its next buffer only once a
+                    // part has ended and given its buffer back, so a stream's parts never hold
+                    // more than `concurrency` buffers.
+                    while inFlight >= concurrency, let (index, result) = try await group.next() { collect(index, result) }
                     let part: UploadPart?
                     switch feed {
                     case .list: part = listed?.next()
                     case .producer(let next): part = try await next()
                     }
                     guard let part else { break }
-                    while inFlight >= concurrency, let (index, result) = try await group.next() { collect(index, result) }
                     let index = results.count
                     results.append(nil)
                     tracker.begin(index, part)

@@ -75,7 +75,7 @@ extension S3Client {
     }
 
     /// Reads the stream part by part into pooled buffers and sends each as soon as it is full,
-    /// on the part scheduler: the next part is read while `concurrency` parts are in flight,
+    /// on the part scheduler: the next part is read as soon as one of the `concurrency` in flight ended,
     /// and a part's buffer goes back to the pool once its part ended.
     private func sendStreamParts(
         _ stream: any SequentialByteSource, first: S3PartBuffer, plan: S3PartPlan, location: S3Location, uploadID: String,
