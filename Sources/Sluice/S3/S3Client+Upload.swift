@@ -86,11 +86,12 @@ extension S3Client {
         var listed: [Int: S3ListedPart] = [:]
         var resumed = false
         if let stored = record {
-            if options.restart {
+            let change = source.fingerprint.difference(from: stored.fingerprint)
+            if options.restart || (change != nil && options.restartWhenSourceChanged) {
                 try await abortMultipartUpload(location, uploadID: stored.uploadID, counters: counters)
                 store.remove(stored)
                 record = nil
-            } else if let change = source.fingerprint.difference(from: stored.fingerprint) {
+            } else if let change {
                 throw S3Error(.sourceChanged,
                               "the source changed since upload \(stored.uploadID) of \(location) began (\(change)): restart the upload to abort it and start again",
                               uploadID: stored.uploadID)

@@ -39,17 +39,10 @@ public struct S3JobDestination: UploadJobDestination {
         let fingerprint = try S3SourceFingerprint(path: file.path)
         let source = S3Source(bytes, identity: "file:\(file.path)", fingerprint: fingerprint)
         var client = self.client
-        client.options.restart = restart || changedSinceItsUploadBegan(source, at: location)
+        client.options.restart = restart
+        // A file changed since its multipart upload began is sent again as it is now.
+        client.options.restartWhenSourceChanged = true
         let result = try await client.upload(source, to: location) { progress($0.bytesSent) }
         return result.eTag
-    }
-
-    /// Whether a stored multipart upload of this key was begun from other bytes: the job sends
-    /// a changed file again, where a single `s3 cp` refuses and asks for `--restart`.
-    func changedSinceItsUploadBegan(_ source: S3Source, at location: S3Location) -> Bool {
-        let store = S3StateStore(directory: client.options.stateDirectory)
-        guard let stored = try? store.load(endpoint: client.configuration.endpointIdentity, bucket: location.bucket,
-                                           key: location.key, source: source.identity) else { return false }
-        return source.fingerprint.difference(from: stored.fingerprint) != nil
     }
 }

@@ -37,6 +37,10 @@ public struct S3Options: Sendable {
     public var stateDirectory: String?
     /// Abort a stored upload of the same source and object, and start a new one.
     public var restart = false
+    /// A stored upload begun from other bytes (the file changed since) is aborted and started
+    /// again, instead of refused with `.sourceChanged` (what an `UploadJob` wants: the file
+    /// as it is now).
+    public var restartWhenSourceChanged = false
     /// Every part of a stream the same size (for stores that refuse growing parts: R2, Garage).
     public var equalParts = false
     /// Transient failures of one request retried before the upload fails.

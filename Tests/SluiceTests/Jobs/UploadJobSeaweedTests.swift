@@ -100,4 +100,58 @@ struct UploadJobSeaweedTests {
         #expect(second.uploaded == files.count - recorded)
         #expect(try await peer.stored(under: destination.prefix) == files)
     }
+
+    /// A file whose multipart upload began (a record and a part at the server) and then
+    /// changed: the job aborts that upload and sends the file as it is now, where a single
+    /// `s3 cp` refuses and asks for `--restart`. The record is read once for it.
+    @Test func aFileChangedSinceItsMultipartUploadBeganIsSentAgainAsItIsNow() async throws {
+        let root = try s3TemporaryDirectory("job-changed")
+        let path = root + "/big.bin"
+        func write(seed: UInt64) throws -> String {
+            let source = SyntheticByteSource(length: 12 << 20, seed: seed)
+            var data = Data(count: 12 << 20)
+            _ = try data.withUnsafeMutableBytes { try source.read(into: $0, at: 0) }
+            try data.write(to: URL(fileURLWithPath: path))
+            return try Digest.sha256(of: source)
+        }
+        _ = try write(seed: 1)
+        let state = try s3TemporaryDirectory("job-state")
+        let destination = destination(.curl, budget: RequestBudget(limit: 1), state: state)
+        let location = try S3Location(bucket: peer.bucket, key: destination.prefix + "big.bin")
+
+        // Part 1 accepted and recorded, then cancelled: the upload stays for a resume.
+        let opened = try OpenedFile(path: path)
+        guard case .randomAccess(let bytes) = opened else { throw CancellationError() }
+        let first = S3Source(bytes, identity: "file:\(DirectoryWalk.absolutePath(root))/big.bin", fingerprint: try S3SourceFingerprint(path: path))
+        let secondPartStarted = AsyncStream<Void>.makeStream()
+        let client = destination.client
+        let started = Task {
+            try await client.upload(first, to: location) { progress in
+                if progress.bytesSent > 6 << 20 { secondPartStarted.continuation.yield() }
+            }
+        }
+        var waiter = secondPartStarted.stream.makeAsyncIterator()
+        _ = await waiter.next()
+        started.cancel()
+        let stopped = await started.result
+        opened.close()
+        guard case .failure = stopped else { return }   // finished before the cancel: nothing to show
+        let store = S3StateStore(directory: state)
+        let recorded = try #require(store.records(endpoint: client.configuration.endpointIdentity, bucket: location.bucket,
+                                                  key: location.key).first)
+
+        // Changed since: other bytes, another modification time.
+        let now = try write(seed: 2)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 60)], ofItemAtPath: path)
+        var job = UploadJob(root: root)
+        job.concurrency = 1
+        job.stateDirectory = state
+        let result = try await job.run(to: destination)
+        #expect(result.uploaded == 1)
+        #expect(result.failures.isEmpty, "\(result.failures)")
+        #expect(try await peer.stored(under: destination.prefix) == ["big.bin": now])
+        // The upload that began from the old bytes is gone, and so is its record.
+        #expect(store.records(endpoint: client.configuration.endpointIdentity, bucket: location.bucket, key: location.key)
+            .allSatisfy { $0.uploadID != recorded.uploadID })
+    }
 }
