@@ -80,7 +80,7 @@ public struct UploadRequest: Sendable {
 
     /// The first value of header `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HTTPSyntax.namesMatch($0.name, name) }?.value
     }
 
     /// Checks every header (transports call it before sending).
@@ -120,7 +120,7 @@ public struct UploadResponse: Sendable {
 
     /// The first value of header `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HTTPSyntax.namesMatch($0.name, name) }?.value
     }
 
     public var isSuccess: Bool { (200..<300).contains(status) }
