@@ -39,7 +39,10 @@ public struct S3JobDestination: UploadJobDestination {
         let fingerprint = try S3SourceFingerprint(path: file.path)
         let source = S3Source(bytes, identity: "file:\(file.path)", fingerprint: fingerprint)
         var client = self.client
-        client.options.restart = restart || changedSinceItsUploadBegan(source, at: location)
+        // A file below the smallest part size goes as one PutObject: no multipart record to
+        // look up (a file opened and read for every small file).
+        let multipart = source.bytes.length >= (client.options.partSize ?? S3PartPlan.defaultPartSize)
+        client.options.restart = restart || (multipart && changedSinceItsUploadBegan(source, at: location))
         let result = try await client.upload(source, to: location) { progress($0.bytesSent) }
         return result.eTag
     }
