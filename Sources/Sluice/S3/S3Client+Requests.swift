@@ -124,7 +124,7 @@ extension S3Client {
             switch payloadMode {
             case .signedChunks(let trailer):
                 let signed = try signer.signChunked(request, body: source, mode: trailer.map { .signedWithTrailer($0) } ?? .signed,
-                                                    readAhead: options.readAheadPerPart)
+                                                    readAhead: options.signedReadAhead)
                 (signature, chunked) = (signed.signature, signed.body)
                 uploadBody = signed.body
             case .unsignedTrailer(let algorithm):
