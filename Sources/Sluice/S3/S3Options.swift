@@ -80,8 +80,11 @@ public struct S3Options: Sendable {
     /// and each batch cost a hop between threads. Measured with 1,000 files of 1 MiB and two
     /// of 1 GiB at concurrency 8 on 2 cores: 10 % less CPU, and no slower.
     var signedReadAhead: Int {
-        concurrency >= ProcessInfo.processInfo.activeProcessorCount ? 0 : readAheadPerPart
+        concurrency >= Self.cores ? 0 : readAheadPerPart
     }
+
+    /// Read once: Foundation reads the cgroup's quota and cpuset files on every ask.
+    private static let cores = ProcessInfo.processInfo.activeProcessorCount
 
     /// `transfer`, with buffers that keep memory flat however many parts are in flight, not
     /// held back by the engine's per-origin limit (the parts are `concurrency` at most), and
