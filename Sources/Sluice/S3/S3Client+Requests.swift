@@ -176,9 +176,11 @@ extension S3Client {
         let sent = Atomic<Int64>(0)
         let response: UploadResponse
         var transfer = options.requestTransfer
-        // Small bodies go without `Expect: 100-continue`, as aws-sdk-go (s5cmd's SDK) sends it
-        // only above 2 MiB: waiting for the server's go-ahead cost a round trip per object.
-        transfer.expectsContinue = uploadBody.length > Self.expectContinueThreshold
+        // A small object goes without `Expect: 100-continue`, as aws-sdk-go (s5cmd's SDK) sends
+        // it only above 2 MiB: waiting for the server's go-ahead cost a round trip per object.
+        // Parts keep it (only a last part is small): a part reset before any answer is then
+        // retried by the retry policy, which counts it, not silently by libcurl.
+        transfer.expectsContinue = call.partNumber != nil || uploadBody.length > Self.expectContinueThreshold
         do {
             response = try await transport.send(upload, body: .bytes(uploadBody), options: transfer) { bytes in
                 sent.store(bytes, ordering: .relaxed)

@@ -3,18 +3,20 @@ import Synchronization
 import Testing
 @testable import Sluice
 
-/// Which requests wait for `100 Continue`: bodies over 2 MiB do (a refusal saves the body),
-/// smaller ones go at once (the wait was a round trip per small object). A recording
-/// transport only to see the options each request gets; the wire is libcurl's.
+/// Which requests wait for `100 Continue`: a `PutObject` over 2 MiB and every part do (a
+/// refusal saves the body; a reset part is retried, and counted, by the retry policy), a smaller
+/// `PutObject` goes at once (the wait was a round trip per small object). A recording transport
+/// only to see the options each request gets; the wire is libcurl's.
 struct S3ExpectContinueTests {
     final class Recorder: UploadTransport {
-        /// (method, body length, expects continue) per request.
-        let seen = Mutex<[(String, Int64, Bool)]>([])
+        /// (method, is a part, body length, expects continue) per request.
+        let seen = Mutex<[(String, Bool, Int64, Bool)]>([])
 
         func send(_ request: UploadRequest, body: UploadBody, options: UploadOptions,
                   progress: @escaping @Sendable (Int64) -> Void) async throws -> UploadResponse {
             let length = body.length.value ?? -1
-            seen.withLock { $0.append((request.method, length, options.expectsContinue)) }
+            let part = (request.url.query ?? "").contains("partNumber=")
+            seen.withLock { $0.append((request.method, part, length, options.expectsContinue)) }
             if case .random(let source, _) = body.storage, let chunked = source as? AWSChunkedBody { _ = try chunked.trailerChecksum() }
             let query = request.url.query ?? ""
             let xml: String
@@ -30,7 +32,7 @@ struct S3ExpectContinueTests {
         }
     }
 
-    @Test func onlyBodiesOverTwoMiBWaitForContinue() async throws {
+    @Test func onlyPartsAndObjectsOverTwoMiBWaitForContinue() async throws {
         let recorder = Recorder()
         var options = S3Options()
         options.partSize = 5 << 20
@@ -47,9 +49,9 @@ struct S3ExpectContinueTests {
         let seen = recorder.seen.withLock { $0 }
         let puts = seen.filter { $0.0 == "PUT" }
         #expect(puts.count == 3)
-        for (_, length, expects) in puts {
-            #expect(expects == (length > S3Client.expectContinueThreshold), "a body of \(length) bytes")
-        }
-        #expect(puts.contains { $0.2 } && puts.contains { !$0.2 })
+        // The small object goes at once; both parts wait, the short last one too.
+        #expect(puts.filter { !$0.1 }.map { $0.3 } == [false])
+        #expect(puts.filter { $0.1 }.map { $0.3 } == [true, true])
+        #expect(puts.contains { $0.1 && $0.2 < S3Client.expectContinueThreshold })
     }
 }
