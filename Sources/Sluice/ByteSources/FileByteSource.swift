@@ -85,12 +85,15 @@ public final class FileByteSource: ByteSource {
     /// lengths. (Their other kernel file systems, debugfs, tracefs, cgroup, report size 0 and
     /// are caught by the read at offset 0.)
     static func isOnPseudoFileSystem(_ info: stat) -> Bool {
-        for root in ["/proc", "/sys"] {
-            var mount = stat()
-            if stat(root, &mount) == 0 && mount.st_dev == info.st_dev { return true }
-        }
-        return false
+        pseudoFileSystemDevices.contains(UInt64(info.st_dev))
     }
+
+    /// The devices of /proc and /sys, read once (a job opens thousands of files: two `stat`s
+    /// each were a third of the `stat`s per file).
+    static let pseudoFileSystemDevices: Set<UInt64> = Set(["/proc", "/sys"].compactMap { root in
+        var mount = stat()
+        return stat(root, &mount) == 0 ? UInt64(mount.st_dev) : nil
+    })
 
     /// Whether a file whose size is 0 yields a byte at offset 0 (a /proc or /sys file); the
     /// file position is left where it was.

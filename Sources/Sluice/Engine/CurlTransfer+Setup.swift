@@ -12,7 +12,8 @@ extension CurlTransfer {
     /// refuses the request (401, 413, 307) answers before a byte of the body goes out, which
     /// saves the body and lets a one-shot body be redirected or authenticated. Servers that
     /// ignore `Expect` cost this delay once per request instead of libcurl's 1 s. Pass an
-    /// `Expect:` header of your own to change it.
+    /// `Expect:` header of your own to change it, or turn `UploadOptions.expectsContinue` off
+    /// (S3 does for bodies up to 2 MiB: the wait was a round trip per small object).
     static let expectContinueTimeoutMilliseconds = 300
 
     /// The largest libcurl upload buffer Sluice asks for (libcurl accepts 16 KiB ... 2 MiB).
@@ -173,6 +174,8 @@ extension CurlTransfer {
         // choose it for an unknown length anyway). Over https HTTP/2 may be chosen, which has no
         // chunked framing; libcurl picks the right one there.
         if chunked, onLoop.url.scheme?.lowercased() == "http" { lines.append("Transfer-Encoding: chunked") }
+        // "Name:" with nothing after it is libcurl's way to leave out a header of its own.
+        if !options.expectsContinue, request.header("Expect") == nil { lines.append("Expect:") }
         var list: OpaquePointer?
         for line in lines {
             guard let longer = curl_slist_append(list, line) else {

@@ -36,6 +36,43 @@ package final class JobJournal: Sendable {
             self.result = result
         }
 
+        /// The entry as one journal line: the JSON `JSONEncoder` writes with sorted keys and
+        /// unescaped slashes, and a newline, made without it (it was half of an append).
+        var line: [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(name.utf8.count + result.utf8.count + 112)
+            func key(_ text: String) { out += Array("\"\(text)\":".utf8) }
+            func number(_ text: String) { out += Array(text.utf8) }
+            func string(_ text: String) {
+                out.append(0x22)
+                for byte in text.utf8 {
+                    switch byte {
+                    case 0x22: out += [0x5C, 0x22]
+                    case 0x5C: out += [0x5C, 0x5C]
+                    case 0x08: out += [0x5C, UInt8(ascii: "b")]
+                    case 0x0C: out += [0x5C, UInt8(ascii: "f")]
+                    case 0x0A: out += [0x5C, UInt8(ascii: "n")]
+                    case 0x0D: out += [0x5C, UInt8(ascii: "r")]
+                    case 0x09: out += [0x5C, UInt8(ascii: "t")]
+                    case ..<0x20:
+                        let hex = Array("0123456789abcdef".utf8)
+                        out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                    default: out.append(byte)
+                    }
+                }
+                out.append(0x22)
+            }
+            out.append(UInt8(ascii: "{"))
+            key("device"); number(String(device)); out.append(UInt8(ascii: ","))
+            key("inode"); number(String(inode)); out.append(UInt8(ascii: ","))
+            key("modified"); number(String(modified)); out.append(UInt8(ascii: ","))
+            key("name"); string(name); out.append(UInt8(ascii: ","))
+            key("result"); string(result); out.append(UInt8(ascii: ","))
+            key("size"); number(String(size))
+            out += [UInt8(ascii: "}"), 0x0A]
+            return out
+        }
+
         /// Whether `file` is still what this entry recorded.
         package func matches(_ file: WalkedFile) -> Bool {
             size == file.size && device == file.device && inode == file.inode && modified == file.modified
@@ -125,7 +162,7 @@ package final class JobJournal: Sendable {
     ///
     /// - Throws: `JobJournalError` when the line cannot be written (a full disk).
     package func append(_ entry: Entry) throws(JobJournalError) {
-        let line = try Self.line(entry, path: path)
+        let line = entry.line
         let failure = state.withLock { state -> JobJournalError? in
             guard state.descriptor >= 0 else { return JobJournalError(path: path, problem: .closed) }
             do throws(JobJournalError) {
@@ -184,6 +221,7 @@ package final class JobJournal: Sendable {
     }
 
     static func line<T: Encodable>(_ value: T, path: String) throws(JobJournalError) -> [UInt8] {
+        if let entry = value as? Entry { return entry.line }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(value) else { throw JobJournalError(path: path, problem: .corrupt(line: 0, "cannot encode")) }

@@ -41,6 +41,11 @@ public struct UploadOptions: Sendable {
     /// by holding it in memory (URLSession on Linux, up to `maximumSizedBody`): for servers that
     /// need a length (tus). Off, such a transport streams the body, chunked.
     var prefersContentLength = false
+    /// The libcurl transport lets libcurl send `Expect: 100-continue` and wait for the answer
+    /// before the body (see `CurlTransfer.expectContinueTimeoutMilliseconds`). Off, the body
+    /// follows the headers at once: a round trip and two wake-ups less per request, and a
+    /// refusal comes after the body instead of before it (S3 turns it off for small bodies).
+    var expectsContinue = true
 
     public init() {}
 

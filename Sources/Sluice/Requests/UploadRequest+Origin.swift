@@ -8,7 +8,8 @@ extension UploadRequest {
     /// Whether `other` has the same origin as the request's URL: scheme, host and port
     /// (the scheme's default port when none is written), compared case-insensitively.
     public func isSameOrigin(_ other: URL) -> Bool {
-        url.origin == other.origin
+        // The request's own URL (every attempt but a redirect's) without parsing either.
+        url == other || url.origin == other.origin
     }
 
     /// Whether credentials may go to `target`: the caller's credential headers,

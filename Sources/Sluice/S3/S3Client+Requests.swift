@@ -65,6 +65,10 @@ enum S3PayloadMode: Sendable, Equatable {
 }
 
 extension S3Client {
+    /// Bodies up to this size are sent without waiting for `100 Continue`: a refusal costs at
+    /// most this much sent for nothing.
+    static let expectContinueThreshold: Int64 = 2 << 20
+
     /// The protection of object bytes, from the options and the scheme.
     var payloadMode: S3PayloadMode {
         let overTLS = (configuration.endpoint?.scheme?.lowercased() ?? "https") == "https"
@@ -124,7 +128,7 @@ extension S3Client {
             switch payloadMode {
             case .signedChunks(let trailer):
                 let signed = try signer.signChunked(request, body: source, mode: trailer.map { .signedWithTrailer($0) } ?? .signed,
-                                                    readAhead: options.readAheadPerPart)
+                                                    readAhead: options.signedReadAhead)
                 (signature, chunked) = (signed.signature, signed.body)
                 uploadBody = signed.body
             case .unsignedTrailer(let algorithm):
@@ -171,8 +175,14 @@ extension S3Client {
         let uploadBody = prepared.body
         let sent = Atomic<Int64>(0)
         let response: UploadResponse
+        var transfer = requestTransfer
+        // A small object goes without `Expect: 100-continue`, as aws-sdk-go (s5cmd's SDK) sends
+        // it only above 2 MiB: waiting for the server's go-ahead cost a round trip per object.
+        // Parts keep it (only a last part is small): a part reset before any answer is then
+        // retried by the retry policy, which counts it, not silently by libcurl.
+        transfer.expectsContinue = call.partNumber != nil || uploadBody.length > Self.expectContinueThreshold
         do {
-            response = try await transport.send(upload, body: .bytes(uploadBody), options: requestTransfer) { bytes in
+            response = try await transport.send(upload, body: .bytes(uploadBody), options: transfer) { bytes in
                 sent.store(bytes, ordering: .relaxed)
                 progress?(bytes)
             }

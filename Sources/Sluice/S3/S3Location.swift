@@ -72,8 +72,16 @@ public struct S3Location: Sendable, Hashable, CustomStringConvertible {
     /// legacy names), letters, digits, `.`, `-` and `_`.
     static func validate(bucket: String) throws {
         guard !bucket.isEmpty else { throw S3Error(.invalidLocation, "the bucket name is empty") }
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_".utf8)
-        guard bucket.utf8.allSatisfy({ allowed.contains($0) }) else {
+        let allowed = { (byte: UInt8) -> Bool in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                return true
+            default:
+                return false
+            }
+        }
+        guard bucket.utf8.allSatisfy(allowed) else {
             throw S3Error(.invalidLocation, "bucket name '\(bucket)' may hold only letters, digits, '.', '-' and '_'")
         }
         guard (3...255).contains(bucket.utf8.count) else {

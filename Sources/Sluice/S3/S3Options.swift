@@ -1,3 +1,5 @@
+import Foundation
+
 /// How a body is protected on the way to S3 (`x-amz-content-sha256`).
 public enum S3PayloadSigning: String, Sendable, Equatable, CaseIterable {
     /// Over https `STREAMING-UNSIGNED-PAYLOAD-TRAILER` with the checksum as the trailer (TLS
@@ -70,8 +72,23 @@ public struct S3Options: Sendable {
     /// receive buffers, each 16 ... 64 KiB).
     static let connectionBufferBudget = 4 << 20
 
-    /// The read-ahead of one part's signed body.
+    /// One part's share of the read-ahead budget.
     var readAheadPerPart: Int { Self.readAheadBudget / max(1, concurrency) }
+
+    /// The read-ahead a signed body gets: its share of the budget while fewer requests are in
+    /// flight than the machine has cores (a core with nothing to send hashes the next chunks);
+    /// none from as many requests as cores on, where each chunk is hashed as it is sent, on the
+    /// engine's loop. There every core already has a request to work on, and a read-ahead only
+    /// added work: its chunks went through a ring too large to stay in cache (8 MiB at 8
+    /// parts), so the checksum and the copy into libcurl's buffer read them back from memory,
+    /// and each batch cost a hop between threads. Measured with 1,000 files of 1 MiB and two
+    /// of 1 GiB at concurrency 8 on 2 cores: 10 % less CPU, and no slower.
+    var signedReadAhead: Int {
+        concurrency >= Self.cores ? 0 : readAheadPerPart
+    }
+
+    /// Read once: Foundation reads the cgroup's quota and cpuset files on every ask.
+    private static let cores = ProcessInfo.processInfo.activeProcessorCount
 
     /// `transfer`, with buffers that keep memory flat however many parts are in flight, not
     /// held back by the engine's per-origin limit (the parts are `concurrency` at most), and

@@ -21,6 +21,10 @@ public struct AWSChunkedEncoding: Sendable, Hashable {
     public let chunkSize: Int
     /// The body's own length (`x-amz-decoded-content-length`).
     public let decodedLength: Int64
+    /// The exact `Content-Length` of the encoded body (computed once: every read asks).
+    public private(set) var encodedLength: Int64 = 0
+    /// The final empty chunk, the trailer lines and the closing CRLF.
+    private(set) var finalSectionLength: Int64 = 0
 
     /// The default chunk size, as the AWS SDKs use.
     public static let defaultChunkSize = 64 << 10
@@ -34,6 +38,8 @@ public struct AWSChunkedEncoding: Sendable, Hashable {
         self.mode = mode
         self.chunkSize = chunkSize
         self.decodedLength = decodedLength
+        finalSectionLength = computedFinalSectionLength
+        encodedLength = computedEncodedLength
     }
 
     /// The `x-amz-content-sha256` value.
@@ -69,11 +75,12 @@ public struct AWSChunkedEncoding: Sendable, Hashable {
 
     /// `<hex>;chunk-signature=<64>\r\n` or `<hex>\r\n`.
     func chunkHeaderLength(_ size: Int) -> Int {
-        String(size, radix: 16).utf8.count + (isSigned ? 17 + 64 : 0) + 2
+        var digits = 1
+        while size >> (4 * digits) > 0 { digits += 1 }
+        return digits + (isSigned ? 17 + 64 : 0) + 2
     }
 
-    /// The final empty chunk, the trailer lines and the closing CRLF.
-    var finalSectionLength: Int64 {
+    private var computedFinalSectionLength: Int64 {
         var total = chunkHeaderLength(0)
         if let trailer {
             total += trailer.headerName.utf8.count + 1 + trailer.base64Count + 2
@@ -82,8 +89,7 @@ public struct AWSChunkedEncoding: Sendable, Hashable {
         return Int64(total + 2)
     }
 
-    /// The exact `Content-Length` of the encoded body.
-    public var encodedLength: Int64 {
+    private var computedEncodedLength: Int64 {
         let full = decodedLength / Int64(chunkSize)
         let rest = Int(decodedLength % Int64(chunkSize))
         return full * encodedChunkLength(chunkSize) + (rest > 0 ? encodedChunkLength(rest) : 0) + finalSectionLength

@@ -19,23 +19,60 @@ extension SigV4Signer {
     /// trimmed with inner whitespace runs folded to one space, repeats joined by `,` in order)
     /// and the signed-headers list.
     static func canonicalHeaders(_ headers: [SigV4Header]) -> (block: String, signed: String) {
-        var values: [String: [String]] = [:]
+        // A handful of headers per request: a stable sort of (name, value) pairs keeps the
+        // repeats of a name in their order, without a dictionary of arrays.
+        var pairs: [(name: String, value: String)] = []
+        pairs.reserveCapacity(headers.count)
         for header in headers {
             let name = header.name.lowercased()
             guard !unsignedHeaders.contains(name) else { continue }
-            values[name, default: []].append(foldWhitespace(header.value))
+            pairs.append((name, foldWhitespace(header.value)))
         }
-        let names = values.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        let block = names.map { "\($0):\(values[$0]!.joined(separator: ","))\n" }.joined()
-        return (block, names.joined(separator: ";"))
+        let sorted = pairs.enumerated().sorted {
+            $0.element.name == $1.element.name ? $0.offset < $1.offset : $0.element.name.utf8.lexicographicallyPrecedes($1.element.name.utf8)
+        }
+        var block = ""
+        var signed = ""
+        var previous: String?
+        for (_, pair) in sorted {
+            if pair.name == previous {
+                block += "," + pair.value
+                continue
+            }
+            if previous != nil {
+                block += "\n"
+                signed += ";"
+            }
+            block += pair.name + ":" + pair.value
+            signed += pair.name
+            previous = pair.name
+        }
+        if previous != nil { block += "\n" }
+        return (block, signed)
     }
 
     /// Trims and folds runs of spaces, tabs and line breaks into one space.
     static func foldWhitespace(_ value: String) -> String {
+        // Most values have nothing to fold (no blank at either end, no run, only single
+        // spaces inside): kept as they are.
+        var clean = true
+        var afterSpace = true
+        for byte in value.utf8 {
+            if byte == 0x20 {
+                if afterSpace { clean = false; break }
+                afterSpace = true
+            } else if isSpace(byte) {
+                clean = false
+                break
+            } else {
+                afterSpace = false
+            }
+        }
+        if clean && !afterSpace { return value }
         var out: [UInt8] = []
         var pendingSpace = false
         for byte in value.utf8 {
-            if byte == 0x20 || (0x09...0x0D).contains(byte) {
+            if isSpace(byte) {
                 pendingSpace = !out.isEmpty
             } else {
                 if pendingSpace { out.append(0x20) }
@@ -44,5 +81,9 @@ extension SigV4Signer {
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || (0x09...0x0D).contains(byte)
     }
 }

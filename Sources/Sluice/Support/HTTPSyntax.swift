@@ -1,3 +1,5 @@
+import Foundation
+
 /// The byte classes and small grammars of HTTP/1.1 (RFC 9110 §5.6, RFC 9112): what request
 /// methods, header names and values are made of, for the headers Sluice sends and for the
 /// loopback receiver, which checks what it is sent strictly.
@@ -36,6 +38,17 @@ package enum HTTPSyntax {
         var address = values.last!
         for (index, value) in values.dropLast().enumerated() { address |= value << (8 * UInt64(3 - index)) }
         return (0..<4).map { String((address >> (8 * UInt64(3 - $0))) & 255) }.joined(separator: ".")
+    }
+
+    /// Whether two header names are equal ignoring case, as `caseInsensitiveCompare` says:
+    /// ASCII names (every token) byte by byte, Foundation asked only for others.
+    package static func namesMatch(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (a.utf8, b.utf8)
+        guard x.allSatisfy({ $0 < 0x80 }), y.allSatisfy({ $0 < 0x80 }) else { return a.caseInsensitiveCompare(b) == .orderedSame }
+        return x.count == y.count && zip(x, y).allSatisfy { p, q in
+            let folded = p | 0x20
+            return p == q || (folded == q | 0x20 && folded >= UInt8(ascii: "a") && folded <= UInt8(ascii: "z"))
+        }
     }
 
     /// `tchar`: the characters of a token.

@@ -13,6 +13,17 @@ struct JobJournalTests {
         JobJournal.Entry(name: "dir/file \(number) ü%+#", size: Int64(number), device: 1, inode: UInt64(number), modified: 7, result: "\"etag\(number)\"")
     }
 
+    /// An entry's line is byte for byte what `JSONEncoder` writes (sorted keys, slashes kept),
+    /// for names with quotes, backslashes, control characters and non-ASCII, and reads back.
+    @Test(arguments: ["dir/file ü%+#", "a\"b\\c/d", "tab\there\nnew\r\u{08}\u{0C}\u{01}\u{1F}\u{7F}", "", "🎉/ﬁ/\u{2028}"])
+    func linesAreWhatJSONEncoderWrites(_ name: String) throws {
+        let value = JobJournal.Entry(name: name, size: 1 << 40, device: .max, inode: 0, modified: -5, result: "\"etag/\\\"")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        #expect(value.line == Array(try encoder.encode(value)) + [0x0A])
+        #expect(try JSONDecoder().decode(JobJournal.Entry.self, from: Data(value.line.dropLast())) == value)
+    }
+
     @Test func keepsWhatWasFinishedAcrossOpens() throws {
         let path = scratchPath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }

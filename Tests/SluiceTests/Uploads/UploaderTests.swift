@@ -112,6 +112,14 @@ import Testing
         #expect(error?.code == .invalidOption)
     }
 
+    /// A header value loses the leading and trailing whitespace Foundation's `.whitespaces`
+    /// names (ASCII blanks cut byte by byte, Unicode spaces at the ends by Foundation), nothing else.
+    @Test(arguments: ["", " ", "\t \t", "v", " v", "v ", "\tv\t", "  a b  ", "a\u{00A0}", "\u{3000}a b\u{2003}",
+                      " é ", "ü", " \u{0301}x", "a\r", "\u{0B}a", "x\u{1F600} "])
+    func headerValuesAreTrimmedAsFoundationTrims(_ value: String) {
+        #expect(HTTPHeader(name: "X", value: value).value == value.trimmingCharacters(in: .whitespaces))
+    }
+
     /// Headers are checked when sent, by every transport, before a byte goes out: the receiver
     /// sees no request at all.
     @Test(arguments: TransportKind.allCases)
