@@ -3,11 +3,11 @@ import Foundation
 extension S3Client {
     /// Uploads a stream that cannot be read again (stdin): one `PutObject` when it ends within
     /// the first part, otherwise a multipart upload whose parts are held in a bounded pool of
-    /// `concurrency + 1` buffers. Part sizes grow as the stream goes on (`S3PartPlan`), unless
+    /// `concurrency` buffers. Part sizes grow as the stream goes on (`S3PartPlan`), unless
     /// `equalParts`, or the transport sends a `Content-Length` only up to a size
     /// (`maximumSizedBody`: URLSession on Linux): then every part is `partSize`, at most that size.
     ///
-    /// - Important: Memory: at most `concurrency + 1` buffers of the current part size. On any
+    /// - Important: Memory: at most `concurrency` buffers of the current part size. On any
     ///   failure or cancellation the multipart upload is aborted: a stream cannot be resumed,
     ///   so nothing is left at the server to bill.
     /// - Throws: `S3Error`.
@@ -155,8 +155,9 @@ extension S3Client {
     }
 }
 
-/// The buffers of a stream upload's parts: `concurrency + 1` at most (the parts in flight and
-/// the one being read), each refilled only after its part ended.
+/// The buffers of a stream upload's parts: `concurrency` at most (the scheduler asks for the
+/// next part only once a part ended and gave its buffer back), each refilled only after its
+/// part ended.
 struct StreamPartPool {
     /// The next part's number, and its first byte in the stream.
     var number = 1

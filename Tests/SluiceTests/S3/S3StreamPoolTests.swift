@@ -54,7 +54,7 @@ final class CannedS3: UploadTransport {
 
 struct S3StreamPoolTests {
     @Test(.timeLimit(.minutes(1)), arguments: [1, 3, 8])
-    func aStreamUsesAtMostConcurrencyPlusOneBuffers(concurrency: Int) async throws {
+    func aStreamUsesAtMostConcurrencyBuffers(concurrency: Int) async throws {
         let server = CannedS3()
         var options = S3Options()
         options.partSize = 5 << 20
@@ -72,7 +72,9 @@ struct S3StreamPoolTests {
         #expect(seen.parts.count == 12)
         #expect(seen.parts[1] == 5 << 20 && seen.parts[5] == 10 << 20 && seen.parts[9] == 20 << 20 && seen.parts[12] == 12345)
         #expect(seen.peakInFlight <= concurrency)
-        #expect(seen.buffers.count <= concurrency + 1, "\(seen.buffers.count) buffers for concurrency \(concurrency)")
+        // The next part is read only into a buffer a finished part gave back (read while every
+        // slot was busy, it took one more: concurrency + 1, and the peak RSS over the bound).
+        #expect(seen.buffers.count <= concurrency, "\(seen.buffers.count) buffers for concurrency \(concurrency)")
         // The parts are signed aws-chunked (http): hashed in place, no read-ahead copy on top
         // of the pool.
         #expect(seen.readAheadBytes == 0)
