@@ -13,12 +13,18 @@ struct ParallelUploadTests {
         var sha256: String
     }
 
+    /// `Tests/Peers/parts_server.py`'s `/stats`.
     struct Stats: Decodable {
         var connections: Int
         var requests: Int
         var attempts: [String: Int]
+        /// The most requests held at once.
+        var peak_held: Int
+        /// The longest time from a part's preparation to its arrival, in seconds.
+        var peak_lag: Double
     }
 
+    /// The counts of the parts server `peer`.
     static func stats(_ peer: CurlSink) async throws -> Stats {
         let request = try UploadRequest(url: peer.url("/stats"), method: "GET")
         let response = try await CurlTransport().send(request, body: .bytes(MemoryByteSource([UInt8]())), options: UploadOptions()) { _ in }

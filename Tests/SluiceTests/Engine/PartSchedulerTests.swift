@@ -9,18 +9,6 @@ import Testing
 /// (`ParallelUploadTests.verify` checks them).
 @Suite("Part scheduler over every transport", .serialized, .timeLimit(.minutes(2)))
 struct PartSchedulerTests {
-    struct Stats: Decodable {
-        var requests: Int
-        var attempts: [String: Int]
-        var peak_held: Int
-    }
-
-    static func stats(_ peer: CurlSink) async throws -> Stats {
-        let request = try UploadRequest(url: peer.url("/stats"), method: "GET")
-        let response = try await CurlTransport().send(request, body: .bytes(MemoryByteSource([UInt8]())), options: UploadOptions()) { _ in }
-        return try JSONDecoder().decode(Stats.self, from: response.body)
-    }
-
     static func upload(_ source: any ByteSource, partSize: Int64, _ path: @escaping @Sendable (UploadPart) -> String) -> ParallelUpload {
         var upload = ParallelUpload(source: source, partSize: partSize) { part in try UploadRequest(url: path(part), method: "PUT") }
         upload.retryDelay = .milliseconds(10)
@@ -47,7 +35,7 @@ struct PartSchedulerTests {
         #expect(results.map(\.part.number) == Array(1...7))
         try ParallelUploadTests.verify(results, source)
         #expect(results.map(\.attempts) == [1, 2, 1, 1, 2, 1, 1])
-        let stats = try await Self.stats(peer)
+        let stats = try await ParallelUploadTests.stats(peer)
         #expect(stats.attempts["/reset/2"] == 2 && stats.attempts["/flaky/5"] == 2)
         #expect(stats.attempts.filter { !["/reset/2", "/flaky/5"].contains($0.key) }.values.allSatisfy { $0 == 1 })
         let state = recorder.state.withLock { $0 }
@@ -84,7 +72,7 @@ struct PartSchedulerTests {
         let results = try await upload.send(over: transport.makeTransport())
         #expect(results.count == 32 && results.allSatisfy { $0.response.status == 200 })
         try ParallelUploadTests.verify(results, source)
-        #expect(try await Self.stats(peer).peak_held == concurrency)
+        #expect(try await ParallelUploadTests.stats(peer).peak_held == concurrency)
     }
 
     @Test("two uploads sharing a budget of 3 requests: 3 in flight at most, together, and the budget was used to its limit",
@@ -105,7 +93,7 @@ struct PartSchedulerTests {
             }
             try await group.waitForAll()
         }
-        let stats = try await Self.stats(peer)
+        let stats = try await ParallelUploadTests.stats(peer)
         #expect(stats.requests == 16)
         #expect(stats.peak_held == 3)
         #expect(budget.mostInFlight == 3)
@@ -132,7 +120,7 @@ struct PartSchedulerTests {
         let failure = try #require(error?.underlying as? PartFailure)
         #expect(failure.part.number == 2 && failure.attempts == 2 && failure.retriesExhausted)
         #expect(failure.cause as? ServerSaid == ServerSaid(code: "InternalError"))
-        #expect(try await Self.stats(peer).attempts["/fail/2"] == 2)
+        #expect(try await ParallelUploadTests.stats(peer).attempts["/fail/2"] == 2)
     }
 }
 #endif

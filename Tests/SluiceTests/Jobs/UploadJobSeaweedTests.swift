@@ -41,8 +41,7 @@ struct UploadJobSeaweedTests {
         options.concurrency = budget.limit
         options.requestBudget = budget
         options.retryDelay = .milliseconds(10)
-        let configuration = S3Configuration(credentials: peer.credentials, region: peer.region, endpoint: peer.endpoint)
-        let client = S3Client(configuration: configuration, options: options, transport: transport)
+        let client = S3Client(configuration: peer.configuration, options: options, transport: transport)
         return S3JobDestination(client: client, location: try! S3Location(bucket: peer.bucket, key: "job-\(UUID().uuidString.prefix(8))"))
     }
 

@@ -33,8 +33,7 @@ struct S3ClientSeaweedTests {
         options.stateDirectory = try s3TemporaryDirectory("s3-client-state")
         options.retryDelay = .milliseconds(10)
         configure(&options)
-        let configuration = S3Configuration(credentials: peer.credentials, region: peer.region, endpoint: peer.endpoint)
-        return S3Client(configuration: configuration, options: options)
+        return S3Client(configuration: peer.configuration, options: options)
     }
 
     func location() throws -> S3Location {

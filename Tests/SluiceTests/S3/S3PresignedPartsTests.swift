@@ -14,8 +14,7 @@ struct S3PresignedPartsSeaweedTests {
     func backend() -> S3Client {
         var options = S3Options()
         options.partSize = 5 << 20
-        let configuration = S3Configuration(credentials: peer.credentials, region: peer.region, endpoint: peer.endpoint)
-        return S3Client(configuration: configuration, options: options)
+        return S3Client(configuration: peer.configuration, options: options)
     }
 
     func location() throws -> S3Location {

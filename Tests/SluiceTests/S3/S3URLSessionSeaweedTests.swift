@@ -15,8 +15,7 @@ struct S3URLSessionSeaweedTests {
         options.retryDelay = .milliseconds(10)
         options.partSize = 5 << 20
         configure(&options)
-        let configuration = S3Configuration(credentials: peer.credentials, region: peer.region, endpoint: peer.endpoint)
-        return S3Client(configuration: configuration, options: options, transport: URLSessionTransport())
+        return S3Client(configuration: peer.configuration, options: options, transport: URLSessionTransport())
     }
 
     func location() throws -> S3Location {
@@ -63,7 +62,7 @@ struct S3URLSessionSeaweedTests {
         let source = SyntheticByteSource(length: 20 << 20, seed: 44)
         var options = S3Options()
         options.stateDirectory = try s3TemporaryDirectory("s3-urlsession-state")
-        let client = S3Client(configuration: S3Configuration(credentials: peer.credentials, region: peer.region, endpoint: peer.endpoint),
+        let client = S3Client(configuration: peer.configuration,
                               options: options, transport: URLSessionTransport())
         let target = try location()
         let result = try await client.upload(S3Source(source, identity: "synthetic:44", fingerprint: S3SourceFingerprint(size: source.length)),

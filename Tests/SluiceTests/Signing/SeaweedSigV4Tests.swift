@@ -24,6 +24,8 @@ struct SeaweedPeer {
     }()
 
     var signer: SigV4Signer { SigV4Signer(credentials: credentials, region: region) }
+    /// This server as an `S3Client` reaches it.
+    var configuration: S3Configuration { S3Configuration(credentials: credentials, region: region, endpoint: endpoint) }
 
     func request(_ method: String, key: String) throws -> SigV4Request {
         try SigV4Request(method: method, endpoint: endpoint, path: "/\(bucket)/\(key)")

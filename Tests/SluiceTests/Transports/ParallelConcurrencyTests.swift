@@ -7,12 +7,6 @@ import Testing
 /// per-origin limit (16), each part prepared (signed) when it starts, not while it waits.
 @Suite("Parallel upload concurrency", .serialized, .timeLimit(.minutes(1)))
 struct ParallelConcurrencyTests {
-    struct Stats: Decodable {
-        var requests: Int
-        var peak_held: Int
-        var peak_lag: Double
-    }
-
     @Test("32 parts at concurrency 32 against a server that holds each answer 1.5 s: 32 in flight, none prepared long before it was sent")
     func concurrencyAboveTheEnginesHostLimit() async throws {
         #expect(TransferEngine.shared.configuration.maximumTransfersPerHost < 32)
@@ -29,9 +23,7 @@ struct ParallelConcurrencyTests {
         upload.concurrency = 32
         let results = try await TransferEngine.shared.send(upload)
         #expect(results.count == 32 && results.allSatisfy { $0.response.status == 200 })
-        let request = try UploadRequest(url: peer.url("/stats"), method: "GET")
-        let response = try await CurlTransport().send(request, body: .bytes(MemoryByteSource([UInt8]())), options: UploadOptions()) { _ in }
-        let stats = try JSONDecoder().decode(Stats.self, from: response.body)
+        let stats = try await ParallelUploadTests.stats(peer)
         // Before: at most 16 in flight; the other 16 were prepared, then waited 1.5 s in the engine's queue.
         #expect(stats.peak_held == 32)
         #expect(stats.peak_lag < 1.0, "a part reached the server \(stats.peak_lag) s after it was prepared")
