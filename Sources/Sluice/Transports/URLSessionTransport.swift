@@ -184,12 +184,10 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         /// `streamsHanded` when the last response arrived.
         var streamsAtResponse = 0
         var response: HTTPURLResponse?
-        /// A second response came in the same task (libcurl sent the request again, after a
-        /// 417 during the body) with no new body stream asked for: that request's body did not
-        /// start at byte 0, so its answer is for a short body.
-        var resentWithoutReplay = false
-        /// The status of the response before the last one (the 417).
-        var earlierStatus: Int?
+        /// Set when a second response came in the same task (libcurl sent the request again,
+        /// after a 417 during the body) with no new body stream asked for: the first response's
+        /// status. That request's body did not start at byte 0, so its answer is for a short body.
+        var resentWithoutReplayAfter: Int?
         /// The response-body sink threw: the task was cancelled and this is the outcome.
         var sinkFailure: UploadError?
         var continuation: CheckedContinuation<Void, Never>?
@@ -357,7 +355,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         if notReplayable {
             throw UploadError(.notReplayable, "URLSession asked for the body again and it cannot be replayed", bytesSent: sent, totalBytes: total)
         }
-        if let earlier = state.withLock({ $0.resentWithoutReplay ? $0.earlierStatus : nil }) {
+        if let earlier = state.withLock({ $0.resentWithoutReplayAfter }) {
             throw UploadError(.transport, "the server answered \(earlier) during the body and URLSession sent the request again without its first bytes: the answer to that (\(response?.statusCode ?? 0)) is not for the whole body",
                               status: response?.statusCode, bytesSent: sent, totalBytes: total)
         }
@@ -544,12 +542,11 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
             // at that moment, FoundationNetworking has been seen to skip the rewind and go on
             // with the rest of the old stream.
             if let earlier = state.response, state.streamsHanded == state.streamsAtResponse {
-                state.resentWithoutReplay = true
-                state.earlierStatus = earlier.statusCode
+                state.resentWithoutReplayAfter = earlier.statusCode
             }
             state.streamsAtResponse = state.streamsHanded
             state.response = response as? HTTPURLResponse
-            return state.resentWithoutReplay
+            return state.resentWithoutReplayAfter != nil
         }
         if resent {
             completionHandler(.cancel)
