@@ -18,12 +18,16 @@ extension CurlTransfer {
 
     /// The largest libcurl upload buffer Sluice asks for (libcurl accepts 16 KiB ... 2 MiB).
     ///
-    /// 64 KiB, libcurl's own default. Measured on loopback to nginx (`return 204`, 1 GiB
-    /// file, interleaved runs, idle machine, wall time against `curl -T`,
-    /// `bash Benchmarks/upload.sh --sweep "64KiB 512KiB"`): 64 KiB 0.90, 128 KiB (the old
-    /// limit) 1.26-1.32 on an AMD EPYC with 1 MiB L2; issue 8 saw 0.98 against 1.55 on one
-    /// with 512 KiB. A buffer that stays in the CPU cache beats fewer, larger writes.
-    static let uploadBufferLimit = 64 << 10
+    /// 512 KiB: each fill of the buffer is one `send`, one wake-up of the server and one pass
+    /// of the loop, and a signed aws-chunked body reads its chunks straight into it (seven
+    /// 64 KiB chunks a fill). Measured on this 2-core AMD EPYC (README, "Buffer sizes"):
+    /// 128 KiB is the one size that is slower than 64 KiB on loopback; 512 KiB is faster than
+    /// both for a plain upload and cuts the CPU of a signed S3 job.
+    static let uploadBufferLimit = 512 << 10
+
+    /// The largest libcurl receive buffer: answers here are S3's XML documents, tus's empty
+    /// bodies and error pages, read up to a bound (`ResponseBodyHandling`).
+    static let receiveBufferLimit = 64 << 10
 
     /// Configures the easy handle for the first attempt (the loop adds it to its multi handle).
     func configure() throws {
@@ -44,11 +48,11 @@ extension CurlTransfer {
         try easy.set(SLUICE_CURLOPT_LOW_SPEED_LIMIT, 1)
         try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, options.stallTimeout.wholeUnits(of: .seconds(1)))
         try easy.set(SLUICE_CURLOPT_EXPECT_100_TIMEOUT_MS, Self.expectContinueTimeoutMilliseconds)
-        // Both of libcurl's buffers follow bufferSize, 16 ... 64 KiB: many transfers at once
-        // (S3 parts) ask for small ones.
-        let curlBuffer = min(max(options.bufferSize, 16 << 10), Self.uploadBufferLimit)
-        try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, curlBuffer)
-        try easy.set(SLUICE_CURLOPT_BUFFERSIZE, curlBuffer)
+        // Both of libcurl's buffers follow bufferSize, up to their limits: many transfers at
+        // once (S3 parts) ask for small ones.
+        let curlBuffer = max(options.bufferSize, 16 << 10)
+        try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, min(curlBuffer, Self.uploadBufferLimit))
+        try easy.set(SLUICE_CURLOPT_BUFFERSIZE, min(curlBuffer, Self.receiveBufferLimit))
         if let caFile = options.caFile { try easy.set(SLUICE_CURLOPT_CAINFO, string: caFile) }
         if options.insecure {
             try easy.set(SLUICE_CURLOPT_SSL_VERIFYPEER, false)

@@ -69,7 +69,7 @@ public struct S3Options: Sendable {
     /// 2 MiB a part at concurrency 8, none from 128 on (each chunk is then hashed as it goes).
     static let readAheadBudget = 16 << 20
     /// Memory the parts in flight share for their connections' buffers (libcurl's upload and
-    /// receive buffers, each 16 ... 64 KiB).
+    /// receive buffers, 16 ... 512 KiB and 16 ... 64 KiB).
     static let connectionBufferBudget = 4 << 20
 
     /// One part's share of the read-ahead budget.

@@ -6,6 +6,9 @@ public struct AWSChunkSigner: Sendable, Equatable {
     let scope: String
     /// The request's signature, which the first chunk's chains from.
     public let seedSignature: String
+    /// What every chunk's string to sign starts with (`AWS4-HMAC-SHA256-PAYLOAD`, date, scope),
+    /// built once: a 5 GiB part has 81,920 chunks.
+    private let chunkPrefix: [UInt8]
 
     /// The chunk signer for a request signed by `signer` as `signature`.
     public init(signer: SigV4Signer, signature: SigV4Signature) {
@@ -13,12 +16,20 @@ public struct AWSChunkSigner: Sendable, Equatable {
         amzDate = signature.timestamp.amzDate
         scope = signature.scope
         seedSignature = signature.signature
+        chunkPrefix = Array("AWS4-HMAC-SHA256-PAYLOAD\n\(amzDate)\n\(scope)\n".utf8)
     }
 
     /// The signature of a chunk whose data has SHA-256 `dataHash` (raw bytes).
     public func chunkSignature(previous: String, dataHash: [UInt8]) -> String {
-        let stringToSign = "AWS4-HMAC-SHA256-PAYLOAD\n\(amzDate)\n\(scope)\n\(previous)\n\(SigV4Payload.emptySHA256)\n\(dataHash.hexString)"
-        return SigningCrypto.hmacSHA256(key: signingKey, stringToSign).hexString
+        // previous, the empty string's SHA-256 (a chunk has no headers) and dataHash, in hex.
+        var stringToSign = chunkPrefix
+        stringToSign.reserveCapacity(chunkPrefix.count + 3 * 64 + 2)
+        stringToSign.append(contentsOf: previous.utf8)
+        stringToSign.append(0x0A)
+        stringToSign.append(contentsOf: SigV4Payload.emptySHA256.utf8)
+        stringToSign.append(0x0A)
+        stringToSign.append(contentsOf: dataHash.hexString.utf8)
+        return stringToSign.withUnsafeBytes { SigningCrypto.hmacSHA256(key: signingKey, $0) }.hexString
     }
 
     /// The signature of the trailer lines (each `name:value\n`), chained from the final chunk's.

@@ -42,7 +42,8 @@ public final class AWSChunkedBody: ByteSource, ReadAheadByteSource {
         self.signer = signer
         let ring = encoding.isSigned ? AWSChunkReadAhead.make(source: source, encoding: encoding, limit: readAhead) : nil
         self.readAhead = ring
-        cursor = Lock(AWSChunkedCursor(encoding: encoding, seed: signer?.seedSignature ?? "", readAhead: ring))
+        cursor = Lock(AWSChunkedCursor(encoding: encoding, seed: signer?.seedSignature ?? "", readAhead: ring,
+                                       residentSource: source is any ResidentByteSource))
     }
 
     /// The read-ahead memory of a signed body unless told otherwise: 2 MiB.
@@ -69,6 +70,19 @@ public final class AWSChunkedBody: ByteSource, ReadAheadByteSource {
             var position = offset
             while written < buffer.count, position < length {
                 let (index, start) = section(containing: position)
+                if position == start, cursor.readsInPlace(index) {
+                    // A whole section goes straight into the caller's buffer: its data read
+                    // there and hashed in place, with no copy through a chunk buffer.
+                    let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[written...])
+                    if let count = try cursor.loadInPlace(index, from: source, signer: signer, into: rest) {
+                        written += count
+                        position += Int64(count)
+                        continue
+                    }
+                    // It does not fit: a short read, so the next one starts with the section
+                    // and a whole buffer (when a buffer can hold a section at all).
+                    if written > 0, encoding.encodedChunkLength(cursor.dataSize(index)) <= buffer.count { break }
+                }
                 // Not ready: what was copied goes now, the rest when the read-ahead wakes the reader.
                 guard try cursor.load(index, from: source, signer: signer, wake: wake) else { return written > 0 ? written : nil }
                 let count = cursor.copy(from: Int(position - start), into: UnsafeMutableRawBufferPointer(rebasing: buffer[written...]))
@@ -121,6 +135,10 @@ public final class AWSChunkedBody: ByteSource, ReadAheadByteSource {
     /// `ResidentByteSource`).
     var readAheadMemoryBytes: Int { readAhead?.slotMemoryBytes ?? 0 }
 
+    /// Bytes of the chunk buffer sections were copied through (0 while every chunk was read
+    /// ahead, resident, or read straight into the reader's buffer).
+    var chunkBufferBytes: Int { withCursor { $0.chunkBufferBytes } }
+
     /// Source bytes read and hashed so far, over all passes.
     public var bytesHashed: Int64 { withCursor { $0.bytesHashed } }
 
@@ -147,6 +165,9 @@ final class AWSChunkedCursor: @unchecked Sendable {
     /// resident source never needs it).
     private var chunkBuffer: UnsafeMutableRawBufferPointer?
     let readAhead: AWSChunkReadAhead?
+    /// Whether the source's bytes are in memory already (asked once: a cast to a protocol
+    /// costs a lookup, and a body is read a chunk at a time).
+    let residentSource: Bool
     /// The held chunk's data: in `buffer`, in a read-ahead slot, or in a resident source.
     var data = UnsafeRawBufferPointer(start: nil, count: 0)
     /// Chunks `0 ..< nextChunk` are in the chain.
@@ -161,14 +182,17 @@ final class AWSChunkedCursor: @unchecked Sendable {
     var passCount = 0
     var bytesHashed: Int64 = 0
 
-    init(encoding: AWSChunkedEncoding, seed: String, readAhead: AWSChunkReadAhead?) {
+    init(encoding: AWSChunkedEncoding, seed: String, readAhead: AWSChunkReadAhead?, residentSource: Bool) {
         self.encoding = encoding
         self.seed = seed
         self.readAhead = readAhead
+        self.residentSource = residentSource
         previousSignature = seed
     }
 
     deinit { chunkBuffer?.deallocate() }
+
+    var chunkBufferBytes: Int { chunkBuffer?.count ?? 0 }
 
     private var buffer: UnsafeMutableRawBufferPointer {
         if let chunkBuffer { return chunkBuffer }
@@ -208,11 +232,71 @@ final class AWSChunkedCursor: @unchecked Sendable {
         return true
     }
 
+    /// The data bytes of chunk `index`.
+    func dataSize(_ index: Int64) -> Int {
+        Int(min(Int64(encoding.chunkSize), encoding.decodedLength - index * Int64(encoding.chunkSize)))
+    }
+
+    /// Whether data chunk `index` can be read straight into a reader's buffer: it is the next
+    /// one in the chain, and its bytes would otherwise be copied into the chunk buffer (not
+    /// read ahead, not resident).
+    func readsInPlace(_ index: Int64) -> Bool {
+        guard readAhead == nil, !residentSource, index < encoding.dataChunkCount else { return false }
+        return passCount == 0 ? index == 0 : index == nextChunk
+    }
+
+    /// Puts the whole section of chunk `index` (see `readsInPlace`) into `target`: its data
+    /// read after the room for its header line, hashed and signed there, then the header line
+    /// and the closing CRLF around it.
+    ///
+    /// - Returns: The section's length, or nil when it does not fit in `target` (nothing changed).
+    /// - Throws: The source's error; `ByteSourceError.endedEarly` when it is short.
+    func loadInPlace(_ index: Int64, from source: any ByteSource, signer: AWSChunkSigner?,
+                     into target: UnsafeMutableRawBufferPointer) throws -> Int? {
+        let size = dataSize(index)
+        let headLength = encoding.chunkHeaderLength(size)
+        let sectionLength = headLength + size + 2
+        guard target.count >= sectionLength else { return nil }
+        if passCount == 0 { restart() }
+        let start = index * Int64(encoding.chunkSize)
+        let bytes = UnsafeMutableRawBufferPointer(rebasing: target[headLength ..< headLength + size])
+        let read = try source.readFully(into: bytes, at: start)
+        guard read == size else { throw ByteSourceError.endedEarly(offset: start + Int64(read), expected: source.length) }
+        // The chunk buffer's section (if any) is not the one held any more.
+        loadedIndex = -1
+        data = UnsafeRawBufferPointer(start: nil, count: 0)
+        let line = chain(UnsafeRawBufferPointer(bytes), hash: nil, signer: signer)
+        precondition(line.count == headLength, "aws-chunked header length mismatch")
+        line.withUnsafeBytes { target.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: headLength) }
+        target[headLength + size] = 0x0D
+        target[headLength + size + 1] = 0x0A
+        return sectionLength
+    }
+
+    /// Puts chunk `nextChunk`'s data, hashed as `hash` (computed when nil), in the signature
+    /// chain and the trailer's checksum, and moves the chain on.
+    ///
+    /// - Returns: The chunk's header line, `\r\n` included.
+    private func chain(_ bytes: UnsafeRawBufferPointer, hash: [UInt8]?, signer: AWSChunkSigner?) -> [UInt8] {
+        var line = Array(String(bytes.count, radix: 16).utf8)
+        line.reserveCapacity(line.count + 17 + 64 + 2)
+        if let signer {
+            previousSignature = signer.chunkSignature(previous: previousSignature, dataHash: hash ?? SigningCrypto.sha256(bytes))
+            line.append(contentsOf: ";chunk-signature=".utf8)
+            line.append(contentsOf: previousSignature.utf8)
+        }
+        line.append(contentsOf: [0x0D, 0x0A])
+        checksum?.update(bytes)
+        bytesHashed += Int64(bytes.count)
+        nextChunk += 1
+        return line
+    }
+
     /// Reads, hashes and signs chunk `nextChunk` into `data` and `head`; false when the
     /// read-ahead does not hold it yet (nothing changed).
     private func advance(_ source: any ByteSource, _ signer: AWSChunkSigner?, _ wake: (@Sendable () -> Void)?) throws -> Bool {
         let start = nextChunk * Int64(encoding.chunkSize)
-        let size = Int(min(Int64(encoding.chunkSize), encoding.decodedLength - start))
+        let size = dataSize(nextChunk)
         // The held section's bytes may go (a read-ahead slot reused, the buffer overwritten).
         loadedIndex = -1
         var hash: [UInt8]?
@@ -224,16 +308,8 @@ final class AWSChunkedCursor: @unchecked Sendable {
         case .ended?, nil:
             data = try source.bytes(at: start, count: size) { buffer }
         }
-        var line = String(size, radix: 16)
-        if let signer {
-            previousSignature = signer.chunkSignature(previous: previousSignature, dataHash: hash ?? SigningCrypto.sha256(data))
-            line += ";chunk-signature=" + previousSignature
-        }
-        checksum?.update(data)
-        head = Array((line + "\r\n").utf8)
+        head = chain(data, hash: hash, signer: signer)
         dataCount = size
-        bytesHashed += Int64(size)
-        nextChunk += 1
         loadedIndex = nextChunk - 1
         return true
     }

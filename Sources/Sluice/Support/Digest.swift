@@ -68,14 +68,17 @@ public final class Digest {
     }
 }
 
+/// The digits of `hexString`.
+private let lowercaseHexDigits = Array("0123456789abcdef".utf8)
+
 extension Sequence where Element == UInt8 {
     /// Lowercase hex.
     public var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
+        out.reserveCapacity(underestimatedCount * 2)
         for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+            out.append(lowercaseHexDigits[Int(byte >> 4)])
+            out.append(lowercaseHexDigits[Int(byte & 0x0F)])
         }
         return String(decoding: out, as: UTF8.self)
     }

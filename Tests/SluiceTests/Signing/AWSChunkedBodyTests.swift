@@ -47,8 +47,12 @@ import Testing
         #expect(decoded.trailers.isEmpty)
     }
 
-    /// Every read size, in order and from the middle: the same bytes, one pass when in order.
-    @Test(arguments: [1, 7, 100, 4096, 70_000])
+    /// Every read size, in order and from the middle: the same bytes, one pass when in order;
+    /// with the read-ahead and without it. Without one (as many parts in flight as cores), a
+    /// reader's buffer that holds a whole section gets it read there: header line, data read
+    /// and hashed in place, CRLF, no copy through the chunk buffer; a read ends at a section's
+    /// end rather than split the next one, and a buffer smaller than a section gets copies.
+    @Test(arguments: [1, 7, 100, 1021 + 80 + 4, 3 * 1200 + 17, 4096, 70_000])
     func readsInAnySizeGiveTheSameBytes(_ readSize: Int) throws {
         let example = try Self.example()
         let source = SyntheticByteSource(length: 10_000, seed: 3)
@@ -56,19 +60,29 @@ import Testing
             let reference = try example.signer.signChunked(example.request, body: source, mode: mode, chunkSize: 1021, at: example.timestamp).body
             let whole = try reference.bytes(in: 0..<reference.length)
             #expect(Int64(whole.count) == reference.encoding.encodedLength)
-            let body = try example.signer.signChunked(example.request, body: ShortReadSource(base: source, chunk: 333), mode: mode, chunkSize: 1021, at: example.timestamp).body
-            var collected: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: readSize)
-            while Int64(collected.count) < body.length {
-                let count = try buffer.withUnsafeMutableBytes { try body.read(into: $0, at: Int64(collected.count)) }
-                #expect(count > 0)
-                collected += buffer[..<count]
+            for readAhead in [AWSChunkedBody.defaultReadAhead, 0] {
+                let body = try example.signer.signChunked(example.request, body: ShortReadSource(base: source, chunk: 333), mode: mode,
+                                                          chunkSize: 1021, readAhead: readAhead, at: example.timestamp).body
+                // Unsigned modes never read ahead.
+                let ring = body.readAheadMemoryBytes > 0
+                let inPlace = !ring && readSize >= Int(body.encoding.encodedChunkLength(1021))
+                var collected: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: readSize)
+                while Int64(collected.count) < body.length {
+                    let count = try buffer.withUnsafeMutableBytes { try body.read(into: $0, at: Int64(collected.count)) }
+                    #expect(count > 0)
+                    collected += buffer[..<count]
+                    if inPlace, Int64(collected.count) < body.length - body.encoding.finalSectionLength {
+                        #expect(collected.count % Int(body.encoding.encodedChunkLength(1021)) == 0, "a read split a section: \(mode)")
+                    }
+                }
+                #expect(collected == whole, "\(mode), read-ahead \(readAhead)")
+                #expect(body.passCount == 1)
+                #expect(body.bytesHashed == source.length)
+                #expect(body.chunkBufferBytes == (ring || inPlace ? 0 : 1021), "\(mode), read-ahead \(readAhead)")
+                let decoded = try DecodedChunks(collected)
+                #expect(decoded.chunks.flatMap(\.data) == (try source.bytes(in: 0..<source.length)))
             }
-            #expect(collected == whole)
-            #expect(body.passCount == 1)
-            #expect(body.bytesHashed == source.length)
-            let decoded = try DecodedChunks(collected)
-            #expect(decoded.chunks.flatMap(\.data) == (try source.bytes(in: 0..<source.length)))
         }
     }
 
@@ -210,6 +224,9 @@ import Testing
         let faulty = FaultySource(base: SyntheticByteSource(length: 30_000, seed: 2), faultOffset: 17_000, fault: .endEarly)
         let body = try example.signer.signChunked(example.request, body: faulty, mode: .signed, chunkSize: 8192, at: example.timestamp).body
         #expect(throws: ByteSourceError.self) { _ = try body.bytes(in: 0..<body.length) }
+        let inPlace = try example.signer.signChunked(example.request, body: faulty, mode: .signed, chunkSize: 8192, readAhead: 0,
+                                                     at: example.timestamp).body
+        #expect(throws: ByteSourceError.self) { _ = try inPlace.bytes(in: 0..<inPlace.length) }
         let failing = FaultySource(base: SyntheticByteSource(length: 30_000, seed: 2), faultOffset: 17_000, fault: .fail)
         let other = try example.signer.signChunked(example.request, body: failing, mode: .signed, chunkSize: 8192, at: example.timestamp).body
         #expect(throws: FaultySource.Injected.self) { _ = try other.bytes(in: 0..<other.length) }
