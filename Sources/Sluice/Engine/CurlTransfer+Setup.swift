@@ -49,9 +49,13 @@ extension CurlTransfer {
         try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, options.stallTimeout.wholeUnits(of: .seconds(1)))
         try easy.set(SLUICE_CURLOPT_EXPECT_100_TIMEOUT_MS, Self.expectContinueTimeoutMilliseconds)
         // Both of libcurl's buffers follow bufferSize, up to their limits: many transfers at
-        // once (S3 parts) ask for small ones.
+        // once (S3 parts) ask for small ones. A body shorter than that gets an upload buffer its
+        // size: libcurl allocates the buffer for each handle, and one much larger than the body
+        // only cost the allocator's page faults and trims (10,000 PutObjects of 16 KiB: 3 % of
+        // the job's CPU with 512 KiB buffers).
         let curlBuffer = max(options.bufferSize, 16 << 10)
-        try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, min(curlBuffer, Self.uploadBufferLimit))
+        let bodyBound = body.length.value.map { Int(clamping: max($0, 16 << 10)) } ?? Int.max
+        try easy.set(SLUICE_CURLOPT_UPLOAD_BUFFERSIZE, min(curlBuffer, Self.uploadBufferLimit, bodyBound))
         try easy.set(SLUICE_CURLOPT_BUFFERSIZE, min(curlBuffer, Self.receiveBufferLimit))
         if let caFile = options.caFile { try easy.set(SLUICE_CURLOPT_CAINFO, string: caFile) }
         if options.insecure {

@@ -68,7 +68,11 @@ final class CurlTransfer: @unchecked Sendable {
         var chunked = false
         var lastReported: Int64 = -1
         /// The URL of the current attempt.
-        var url: URL
+        var url: URL {
+            didSet { urlOrigin = url.origin }
+        }
+        /// `url.origin`, worked out when the URL changes (a redirect), not at every request's end.
+        var urlOrigin: String
         var redirects = 0
         /// Connections opened over all attempts (CURLINFO_NUM_CONNECTS).
         var connectionsOpened = 0
@@ -100,9 +104,9 @@ final class CurlTransfer: @unchecked Sendable {
         self.body = body
         self.options = options
         self.progress = progress
-        loopState = LoopState(url: request.url)
-        responseBody = ResponseBodyReceiver(options.responseBody)
         origin = request.url.origin
+        loopState = LoopState(url: request.url, urlOrigin: origin)
+        responseBody = ResponseBodyReceiver(options.responseBody)
         errorBuffer = .allocate(capacity: Int(SLUICE_CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(SLUICE_CURL_ERROR_SIZE))
     }
@@ -316,7 +320,7 @@ final class CurlTransfer: @unchecked Sendable {
     func finish(_ result: Result<UploadResponse, any Error>) {
         var ahead: (any ReadAheadByteSource)?
         if case .random(let source, _, _) = onLoop.reader { ahead = source as? any ReadAheadByteSource }
-        let kept: String? = if case .success = result { onLoop.url.origin } else { nil }
+        let kept: String? = if case .success = result { onLoop.urlOrigin } else { nil }
         let opened = onLoop.connectionsOpened
         teardown()
         guard let ahead else { return complete(result, keptConnection: kept, connectionsOpened: opened) }
