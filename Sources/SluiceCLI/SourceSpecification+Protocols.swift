@@ -95,8 +95,8 @@ extension S3Client {
             let target = try location.resolvingKey(forSourceNamed: (absolute as NSString).lastPathComponent)
             switch opened {
             case .randomAccess(let file):
-                let fingerprint = try S3SourceFingerprint(path: absolute)
-                return try await upload(S3Source(file, identity: "file:\(absolute)", fingerprint: fingerprint), to: target, progress: progress)
+                return try await upload(S3Source(file, identity: "file:\(absolute)", fingerprint: S3SourceFingerprint(file: file)), to: target,
+                                        progress: progress)
             case .sequential(let stream):
                 // A FIFO, or a /proc file whose size says 0: read once, as stdin is. Closing
                 // it ends a wait for a writer or for bytes within 100 ms.

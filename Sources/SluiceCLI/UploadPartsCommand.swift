@@ -119,7 +119,7 @@ struct UploadPartsCommand {
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
             do {
                 let file = try FileByteSource(path: absolute)
-                return (S3Source(file, identity: "file:\(absolute)", fingerprint: try S3SourceFingerprint(path: absolute)), { file.close() })
+                return (S3Source(file, identity: "file:\(absolute)", fingerprint: S3SourceFingerprint(file: file)), { file.close() })
             } catch let error as S3Error {
                 throw error
             } catch {

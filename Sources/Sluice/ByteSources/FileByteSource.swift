@@ -32,6 +32,8 @@ public final class FileByteSource: ByteSource {
     /// The file's status change time (`ctime`) at open: it moves on every write, and unlike
     /// the modification time it cannot be set back by `touch -r`, `cp -p` or `rsync -t`.
     public let changeTime: Double
+    /// The modification and change times at open, exact (nanoseconds since 1970).
+    package let timesInNanoseconds: (modification: Int64, change: Int64)
     private let descriptor: OwnedDescriptor
 
     /// Opens `path` for reading. Never blocks: a FIFO is opened non-blocking and refused.
@@ -71,6 +73,8 @@ public final class FileByteSource: ByteSource {
         self.inode = UInt64(info.st_ino)
         self.modificationTime = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
         self.changeTime = Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
+        timesInNanoseconds = (Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+                              Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
     }
 
     /// Whether a regular file's size is not its length: size 0 but a byte at offset 0 (a

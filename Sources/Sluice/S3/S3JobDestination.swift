@@ -36,8 +36,7 @@ public struct S3JobDestination: UploadJobDestination {
         guard case .randomAccess(let bytes) = opened else {
             throw S3Error(.source, "\(file.path): is not a regular file any more")
         }
-        let fingerprint = try S3SourceFingerprint(path: file.path)
-        let source = S3Source(bytes, identity: "file:\(file.path)", fingerprint: fingerprint)
+        let source = S3Source(bytes, identity: "file:\(file.path)", fingerprint: S3SourceFingerprint(file: bytes))
         var client = self.client
         client.options.restart = restart
         // A file changed since its multipart upload began is sent again as it is now.

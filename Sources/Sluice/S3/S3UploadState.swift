@@ -36,6 +36,13 @@ public struct S3SourceFingerprint: Codable, Sendable, Equatable {
             changeTime: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
     }
 
+    /// The file as it was when `file` opened it (its `fstat`): the bytes the upload reads,
+    /// whatever the path names since.
+    package init(file: FileByteSource) {
+        self.init(size: file.length, device: file.device, inode: file.inode,
+                  modificationTime: file.timesInNanoseconds.modification, changeTime: file.timesInNanoseconds.change)
+    }
+
     /// What differs from `stored`, in words, or nil when nothing does.
     public func difference(from stored: S3SourceFingerprint) -> String? {
         if size != stored.size { return "its size is \(size), was \(stored.size)" }

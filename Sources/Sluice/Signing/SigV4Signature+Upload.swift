@@ -5,8 +5,12 @@ extension SigV4Signature {
     /// `Content-Length`: the transport sends those itself, from the URL
     /// (`SigV4Request.url`) and the body's length, with the same values.
     public func httpHeaders() -> [HTTPHeader] {
-        headers.filter { !["host", "content-length"].contains($0.name.lowercased()) }
-            .map { HTTPHeader(name: $0.name, value: $0.value) }
+        headers.compactMap { header in
+            // Only a name as long as `host` or `content-length` is lowercased to compare.
+            let count = header.name.utf8.count
+            if count == 4 || count == 14, ["host", "content-length"].contains(header.name.lowercased()) { return nil }
+            return HTTPHeader(name: header.name, value: header.value)
+        }
     }
 
     /// An `UploadRequest` for `request` signed as this signature.
