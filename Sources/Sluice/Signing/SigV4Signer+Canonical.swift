@@ -23,31 +23,40 @@ extension SigV4Signer {
         // repeats of a name in their order, without a dictionary of arrays.
         var pairs: [(name: String, value: String)] = []
         pairs.reserveCapacity(headers.count)
+        var length = 0
         for header in headers {
-            let name = header.name.lowercased()
+            // Most names are lowercase already (x-amz-*): only the others are lowercased.
+            let name = header.name.utf8.contains(where: { (0x41...0x5A).contains($0) }) ? header.name.lowercased() : header.name
             guard !unsignedHeaders.contains(name) else { continue }
-            pairs.append((name, foldWhitespace(header.value)))
+            let value = foldWhitespace(header.value)
+            pairs.append((name, value))
+            length += name.utf8.count + value.utf8.count + 2
         }
         let sorted = pairs.enumerated().sorted {
             $0.element.name == $1.element.name ? $0.offset < $1.offset : $0.element.name.utf8.lexicographicallyPrecedes($1.element.name.utf8)
         }
         var block = ""
         var signed = ""
+        block.reserveCapacity(length)
+        signed.reserveCapacity(length)
         var previous: String?
         for (_, pair) in sorted {
             if pair.name == previous {
-                block += "," + pair.value
+                block.append(",")
+                block.append(pair.value)
                 continue
             }
             if previous != nil {
-                block += "\n"
-                signed += ";"
+                block.append("\n")
+                signed.append(";")
             }
-            block += pair.name + ":" + pair.value
-            signed += pair.name
+            block.append(pair.name)
+            block.append(":")
+            block.append(pair.value)
+            signed.append(pair.name)
             previous = pair.name
         }
-        if previous != nil { block += "\n" }
+        if previous != nil { block.append("\n") }
         return (block, signed)
     }
 
