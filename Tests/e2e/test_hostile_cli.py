@@ -51,6 +51,9 @@ def leave_a_resumable_upload(env, proxy, path, name):
     sent: the upload and its resume record (keyed by the proxy's endpoint) are kept. Returns
     the arguments to run it again."""
     args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "1"]
+    # Part 3 is refused until the kill, so the upload cannot finish first (a race it lost
+    # once uploads got faster); the refusal is lifted for the run that follows.
+    proxy.fail_part(3, 503, "SlowDown", times=None)
     proc = subprocess.Popen([sluice_bin(), *args, "--progress", "json"], env=through_proxy(env, proxy),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -60,6 +63,7 @@ def leave_a_resumable_upload(env, proxy, path, name):
     finally:
         proc.kill()
         proc.wait(timeout=30)
+        proxy.clear_failures()
     assert "complete" not in proxy.actions, proxy.actions
     return args
 

@@ -74,6 +74,9 @@ final class CurlTransfer: @unchecked Sendable {
         /// `url.origin`, worked out when the URL changes (a redirect), not at every request's end.
         var urlOrigin: String
         var redirects = 0
+        /// A small body read whole before the request (`CurlTransfer.inlineBodyLimit`), handed
+        /// to libcurl as POSTFIELDS; freed with the handle.
+        var inlineBody: UnsafeMutableRawBufferPointer?
         /// Connections opened over all attempts (CURLINFO_NUM_CONNECTS).
         var connectionsOpened = 0
     }
@@ -111,7 +114,10 @@ final class CurlTransfer: @unchecked Sendable {
         errorBuffer.initialize(repeating: 0, count: Int(SLUICE_CURL_ERROR_SIZE))
     }
 
-    deinit { errorBuffer.deallocate() }
+    deinit {
+        errorBuffer.deallocate()
+        loopState.inlineBody?.deallocate()
+    }
 
     var easyHandle: OpaquePointer? { onLoop.easy?.handle }
 
@@ -271,7 +277,8 @@ final class CurlTransfer: @unchecked Sendable {
         let credentials = request.sendsCredentials(to: next, options: options) ? options.credentials : nil
         try easy.set(SLUICE_CURLOPT_USERNAME, string: credentials?.user)
         try easy.set(SLUICE_CURLOPT_PASSWORD, string: credentials?.password)
-        onLoop.position = 0
+        // An inline body is libcurl's to send again, whole.
+        onLoop.position = Int64(onLoop.inlineBody?.count ?? 0)
         onLoop.paused = false
         onLoop.pausedDescriptor = nil
         onLoop.lastReported = -1
@@ -336,6 +343,8 @@ final class CurlTransfer: @unchecked Sendable {
         onLoop.easy = nil
         onLoop.multi = nil
         onLoop.headerList = nil
+        onLoop.inlineBody?.deallocate()
+        onLoop.inlineBody = nil
     }
 }
 #endif

@@ -36,6 +36,47 @@ struct CurlTransportTests {
         #expect(response.header("Content-Type") == "application/json")
     }
 
+    @Test("a body under 64 KiB goes with the request head: the method kept, no Content-Type of libcurl's, every byte, replayed on a 307")
+    func inlineBody() async throws {
+        let sink = try CurlSink()
+        defer { sink.stop() }
+        let source = SyntheticByteSource(length: 40_000, seed: 21)
+        for method in ["PUT", "POST", "PATCH"] {
+            let last = Lock<Int64>(0)
+            let response = try await send(sink, "/sink", method: method, body: .bytes(source)) { sent in last.withLock { $0 = max($0, sent) } }
+            let report = try CurlSink.report(response)
+            #expect(report.method == method)
+            #expect(report.sha256 == (try Digest.sha256(of: source)))
+            #expect(report.headers["content-length"] == "40000")
+            #expect(report.headers["content-type"] == nil, "libcurl's form type on a \(method)")
+            #expect(report.headers["expect"] == nil)
+            #expect(response.bytesSent == source.length)
+            #expect(last.withLock { $0 } == source.length)
+        }
+        let typed = try UploadRequest(url: sink.url("/sink"), method: "PATCH",
+                                      headers: [HTTPHeader(name: "Content-Type", value: "application/offset+octet-stream")])
+        let report = try CurlSink.report(try await transport.send(typed, body: .bytes(source, from: 1_000), options: UploadOptions()) { _ in })
+        #expect(report.headers["content-type"] == "application/offset+octet-stream")
+        #expect(report.sha256 == (try Digest.sha256(of: try SliceByteSource(source, range: 1_000..<source.length))))
+        let redirected = try await send(sink, "/redirect307?to=/sink/final", body: .bytes(source))
+        #expect(redirected.status == 200 && redirected.url.path == "/sink/final")
+        #expect(try CurlSink.report(redirected).sha256 == (try Digest.sha256(of: source)))
+        #expect(redirected.bytesSent == source.length)
+    }
+
+    @Test("a body under 64 KiB whose source fails or ends early: sourceFailed with the offset, nothing sent", arguments: [FaultySource.Fault.fail, .endEarly])
+    func inlineBodySourceFails(_ fault: FaultySource.Fault) async throws {
+        let sink = try CurlSink()
+        defer { sink.stop() }
+        let source = FaultySource(base: SyntheticByteSource(length: 50_000), faultOffset: 33_331, fault: fault)
+        let error = await #expect(throws: UploadError.self) { try await send(sink, "/sink", body: .bytes(source)) }
+        #expect(error?.code == .sourceFailed)
+        #expect(error?.offset == 33_331)
+        #expect(error?.totalBytes == 50_000)
+        #expect((error?.bytesSent ?? 0) == 0)
+        if fault == .fail { #expect(error?.underlying is FaultySource.Injected) }
+    }
+
     @Test("the path goes out as given: dot segments and // are not removed (S3 keys, signed paths)")
     func pathAsIs() async throws {
         let sink = try CurlSink()
