@@ -157,6 +157,8 @@ class FaultProxy(_LoopbackProxy):
         self.rewrite = {}
         self._failures = {}
         self._resets = {}
+        self._serving = 0
+        self._idle = threading.Condition()
         super().__init__(upstream_port, upstream_host)
 
     def fail_part(self, number, status, code, times=1, message="injected by FaultProxy"):
@@ -176,7 +178,16 @@ class FaultProxy(_LoopbackProxy):
             self._resets[number] = [after, times]
 
     def _connected(self, client):
+        with self._idle:
+            self._serving += 1
         threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def wait_idle(self, timeout=30):
+        """Waits until every client connection has ended and its last request was logged (after
+        a client is killed: what it had sent is in `actions` before anything that follows)."""
+        with self._idle:
+            if not self._idle.wait_for(lambda: self._serving == 0, timeout):
+                raise TimeoutError("FaultProxy: %d connections still open after %s s" % (self._serving, timeout))
 
     @staticmethod
     def _action(method, query):
@@ -279,6 +290,9 @@ class FaultProxy(_LoopbackProxy):
                 client.close()
             except OSError:
                 pass
+            with self._idle:
+                self._serving -= 1
+                self._idle.notify_all()
 
     def _count(self, number, count):
         if number is not None:
