@@ -254,6 +254,8 @@ class FaultProxy(_LoopbackProxy):
                     return
                 body = self._read_chunked(rfile) if chunked else rfile.read(length)
                 self._count(number, len(body))
+                if not chunked and len(body) < length:
+                    return  # the client went mid-body (killed): nothing to forward or answer
                 if failure is not None:
                     status, code, message = failure[0], failure[1], failure[2]
                     document = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>%s"
