@@ -73,8 +73,7 @@ public final class FileByteSource: ByteSource {
         self.inode = UInt64(info.st_ino)
         self.modificationTime = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
         self.changeTime = Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec) / 1e9
-        timesInNanoseconds = (Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-                              Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+        timesInNanoseconds = (info.st_mtim.nanosecondsSince1970, info.st_ctim.nanosecondsSince1970)
     }
 
     /// Whether a regular file's size is not its length: size 0 but a byte at offset 0 (a

@@ -154,17 +154,12 @@ final class CurlBodyPipe: @unchecked Sendable {
             do {
                 count = try read(UnsafeMutableRawBufferPointer(rebasing: span[..<wanted]))
             } catch {
-                finish(.failed(UploadError(
-                    .sourceFailed, "the source failed at byte \(produced): \(error)",
-                    totalBytes: length.value, offset: produced, underlying: error)))
+                finish(.failed(.sourceFailed(error, at: produced, totalBytes: length.value)))
                 return
             }
             if count == 0 {
                 if let expected = length.value, produced < expected {
-                    let cause = ByteSourceError.endedEarly(offset: produced, expected: expected)
-                    finish(.failed(UploadError(
-                        .sourceFailed, "the source ended early: \(cause)",
-                        totalBytes: expected, offset: produced, underlying: cause)))
+                    finish(.failed(.sourceEndedEarly(at: produced, expected: expected, totalBytes: expected)))
                 } else {
                     finish(.finished)
                 }

@@ -52,16 +52,11 @@ extension CurlTransfer {
                     onLoop.paused = true
                     return Int(SLUICE_CURL_READFUNC_PAUSE)
                 }
-                guard count > 0 else {
-                    let cause = ByteSourceError.endedEarly(offset: offset, expected: start + length)
-                    return abort(UploadError(
-                        .sourceFailed, "the source ended early: \(cause)", offset: offset, underlying: cause))
-                }
+                guard count > 0 else { return abort(.sourceEndedEarly(at: offset, expected: start + length)) }
                 onLoop.position += Int64(min(count, wanted))
                 return min(count, wanted)
             } catch {
-                return abort(UploadError(
-                    .sourceFailed, "the source failed at byte \(offset): \(error)", offset: offset, underlying: error))
+                return abort(.sourceFailed(error, at: offset))
             }
         case .pipe(let pipe):
             switch pipe.pull(into: target) {
@@ -99,14 +94,11 @@ extension CurlTransfer {
         do {
             count = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: target[..<wanted]))
         } catch {
-            return abort(UploadError(.sourceFailed, "the source failed at byte \(onLoop.position): \(error)",
-                                     totalBytes: expected, offset: onLoop.position, underlying: error))
+            return abort(.sourceFailed(error, at: onLoop.position, totalBytes: expected))
         }
         if count == 0 {
             if let expected, onLoop.position < expected {
-                let cause = ByteSourceError.endedEarly(offset: onLoop.position, expected: expected)
-                return abort(UploadError(.sourceFailed, "the source ended early: \(cause)",
-                                         totalBytes: expected, offset: onLoop.position, underlying: cause))
+                return abort(.sourceEndedEarly(at: onLoop.position, expected: expected, totalBytes: expected))
             }
             onLoop.descriptorEnded = true
             return 0

@@ -167,14 +167,9 @@ extension CurlTransfer {
             do {
                 got = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: memory[read...]), at: offset)
             } catch {
-                throw UploadError(.sourceFailed, "the source failed at byte \(offset): \(error)", totalBytes: body.length.value,
-                                  offset: offset, underlying: error)
+                throw UploadError.sourceFailed(error, at: offset, totalBytes: body.length.value)
             }
-            guard got > 0 else {
-                let cause = ByteSourceError.endedEarly(offset: offset, expected: source.length)
-                throw UploadError(.sourceFailed, "the source ended early: \(cause)", totalBytes: body.length.value,
-                                  offset: offset, underlying: cause)
-            }
+            guard got > 0 else { throw UploadError.sourceEndedEarly(at: offset, expected: source.length, totalBytes: body.length.value) }
             read += got
         }
         try easy.set(SLUICE_CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(count))

@@ -239,7 +239,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
         case S_IFDIR:
             return Listed(sortKey: bytes + [0x2F], kind: .directory(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
         case S_IFREG:
-            let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            let modified = info.st_mtim.nanosecondsSince1970
             return Listed(sortKey: bytes, kind: .file(size: Int64(info.st_size), modified: modified,
                                                       device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
         case S_IFIFO: return issue(.specialFile(kind: "FIFO"))

@@ -87,6 +87,17 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
         UploadError(.invalidHeader, message)
     }
 
+    /// A read of the body's source that threw at `offset`.
+    static func sourceFailed(_ error: any Error, at offset: Int64, totalBytes: Int64? = nil) -> UploadError {
+        UploadError(.sourceFailed, "the source failed at byte \(offset): \(error)", totalBytes: totalBytes, offset: offset, underlying: error)
+    }
+
+    /// A body's source that ended at `offset`, before `expected`.
+    static func sourceEndedEarly(at offset: Int64, expected: Int64, totalBytes: Int64? = nil) -> UploadError {
+        let cause = ByteSourceError.endedEarly(offset: offset, expected: expected)
+        return UploadError(.sourceFailed, "the source ended early: \(cause)", totalBytes: totalBytes, offset: offset, underlying: cause)
+    }
+
     /// One line: what happened, the status, bytes sent of total, the cause; any password in
     /// a URL shown as `***`.
     public var description: String {

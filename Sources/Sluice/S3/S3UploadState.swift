@@ -32,8 +32,7 @@ public struct S3SourceFingerprint: Codable, Sendable, Equatable {
         }
         self.init(
             size: Int64(info.st_size), device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
-            modificationTime: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-            changeTime: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+            modificationTime: info.st_mtim.nanosecondsSince1970, changeTime: info.st_ctim.nanosecondsSince1970)
     }
 
     /// The file as it was when `file` opened it (its `fstat`): the bytes the upload reads,

@@ -4,6 +4,11 @@ import Glibc
 import Darwin
 #endif
 
+extension timespec {
+    /// A `stat` time exactly, in nanoseconds since 1970 (what fingerprints and journals keep).
+    package var nanosecondsSince1970: Int64 { Int64(tv_sec) * 1_000_000_000 + Int64(tv_nsec) }
+}
+
 /// The one place where interrupted system calls are retried.
 package enum Syscall {
     /// Runs `call` until it does not fail with `EINTR`.
