@@ -25,6 +25,15 @@ extension ReadAheadByteSource {
     }
 }
 
+/// A source whose bytes come in sections that reads are best sized to (an aws-chunked body:
+/// a section's header line carries a signature of its data, so a read takes only whole
+/// sections in place, and a section cut by the end of a buffer goes through a copy).
+package protocol SectionedByteSource: ByteSource {
+    /// The read size near `size` that whole sections fill: `size` rounded up to whole
+    /// sections when that adds at most a sixteenth, else `size`.
+    func readSize(near size: Int) -> Int
+}
+
 /// A source whose memory is refilled for later use (a pooled part buffer): a reader that may
 /// run on after the request that started it (a read-ahead) enters it for each read, and the
 /// owner refills it only when no reader is inside, as `OwnedDescriptor` closes a descriptor only

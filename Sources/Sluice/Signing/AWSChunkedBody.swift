@@ -14,7 +14,7 @@
 ///   chain with the lock released, so no lock is held across a read of the source. An engine
 ///   loop reads with `read(into:at:wake:)`, which never waits for the read-ahead, and ends it
 ///   with `endReading(then:)` when its request ends.
-public final class AWSChunkedBody: ByteSource, ReadAheadByteSource {
+public final class AWSChunkedBody: ByteSource, ReadAheadByteSource, SectionedByteSource {
     public let source: any ByteSource
     public let encoding: AWSChunkedEncoding
     let signer: AWSChunkSigner?
@@ -96,6 +96,12 @@ public final class AWSChunkedBody: ByteSource, ReadAheadByteSource {
     package func endReading(then: @escaping @Sendable () -> Void) {
         guard let readAhead else { return then() }
         readAhead.end(then: then)
+    }
+
+    package func readSize(near size: Int) -> Int {
+        let section = Int(encoding.encodedChunkLength(encoding.chunkSize))
+        let whole = (size + section - 1) / section * section
+        return whole - size <= size / 16 ? whole : size
     }
 
     /// Whether the read-ahead's producer is at work (for tests).
@@ -245,32 +251,57 @@ final class AWSChunkedCursor: @unchecked Sendable {
         return passCount == 0 ? index == 0 : index == nextChunk
     }
 
-    /// Puts the whole section of chunk `index` (see `readsInPlace`) into `target`: its data
-    /// read after the room for its header line, hashed and signed there, then the header line
-    /// and the closing CRLF around it.
+    /// Puts as many whole sections as fit into `target`, from chunk `index` (see
+    /// `readsInPlace`) on: each one's data read after the room for its header line, the data
+    /// hashed two chunks at a time (`SigningCrypto.sha256(_:_:)`) and signed in order there,
+    /// then the header lines and closing CRLFs around them.
     ///
-    /// - Returns: The section's length, or nil when it does not fit in `target` (nothing changed).
-    /// - Throws: The source's error; `ByteSourceError.endedEarly` when it is short.
+    /// - Returns: The sections' length, or nil when not even the first fits in `target`
+    ///   (nothing changed).
+    /// - Throws: The source's error; `ByteSourceError.endedEarly` when it is short. The chain
+    ///   has not moved then: every read comes before the first signature.
     func loadInPlace(_ index: Int64, from source: any ByteSource, signer: AWSChunkSigner?,
                      into target: UnsafeMutableRawBufferPointer) throws -> Int? {
-        let size = dataSize(index)
-        let headLength = encoding.chunkHeaderLength(size)
-        let sectionLength = headLength + size + 2
-        guard target.count >= sectionLength else { return nil }
+        // Where each section's data goes in `target`.
+        var placed: [UnsafeMutableRawBufferPointer] = []
+        var length = 0
+        var chunk = index
+        while chunk < encoding.dataChunkCount {
+            let size = dataSize(chunk)
+            let headLength = encoding.chunkHeaderLength(size)
+            guard length + headLength + size + 2 <= target.count else { break }
+            placed.append(UnsafeMutableRawBufferPointer(rebasing: target[length + headLength ..< length + headLength + size]))
+            length += headLength + size + 2
+            chunk += 1
+        }
+        guard !placed.isEmpty else { return nil }
         if passCount == 0 { restart() }
-        let start = index * Int64(encoding.chunkSize)
-        let bytes = UnsafeMutableRawBufferPointer(rebasing: target[headLength ..< headLength + size])
-        let read = try source.readFully(into: bytes, at: start)
-        guard read == size else { throw ByteSourceError.endedEarly(offset: start + Int64(read), expected: source.length) }
+        for (number, bytes) in placed.enumerated() {
+            let start = (index + Int64(number)) * Int64(encoding.chunkSize)
+            let read = try source.readFully(into: bytes, at: start)
+            guard read == bytes.count else { throw ByteSourceError.endedEarly(offset: start + Int64(read), expected: source.length) }
+        }
         // The chunk buffer's section (if any) is not the one held any more.
         loadedIndex = -1
         data = UnsafeRawBufferPointer(start: nil, count: 0)
-        let line = chain(UnsafeRawBufferPointer(bytes), hash: nil, signer: signer)
-        precondition(line.count == headLength, "aws-chunked header length mismatch")
-        line.withUnsafeBytes { target.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: headLength) }
-        target[headLength + size] = 0x0D
-        target[headLength + size + 1] = 0x0A
-        return sectionLength
+        var hashes: [[UInt8]?] = Array(repeating: nil, count: placed.count)
+        if signer != nil {
+            for pair in stride(from: 0, to: placed.count - 1, by: 2) {
+                (hashes[pair], hashes[pair + 1]) = SigningCrypto.sha256(UnsafeRawBufferPointer(placed[pair]),
+                                                                       UnsafeRawBufferPointer(placed[pair + 1]))
+            }
+        }
+        var sectionStart = 0
+        for (number, bytes) in placed.enumerated() {
+            let line = chain(UnsafeRawBufferPointer(bytes), hash: hashes[number], signer: signer)
+            let headLength = encoding.chunkHeaderLength(bytes.count)
+            precondition(line.count == headLength, "aws-chunked header length mismatch")
+            line.withUnsafeBytes { target.baseAddress!.advanced(by: sectionStart).copyMemory(from: $0.baseAddress!, byteCount: headLength) }
+            target[sectionStart + headLength + bytes.count] = 0x0D
+            target[sectionStart + headLength + bytes.count + 1] = 0x0A
+            sectionStart += headLength + bytes.count + 2
+        }
+        return length
     }
 
     /// Puts chunk `nextChunk`'s data, hashed as `hash` (computed when nil), in the signature

@@ -7,6 +7,14 @@ extension SigningCrypto {
         Array(CryptoKit.SHA256.hash(data: bytes))
     }
 
+    /// SHA-256 of two byte ranges (one after the other here).
+    static func sha256(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> ([UInt8], [UInt8]) {
+        (sha256(first), sha256(second))
+    }
+
+    /// Whether `sha256(_:_:)` interleaves the two: not here.
+    static var sha256PairIsInterleaved: Bool { false }
+
     /// HMAC-SHA256 of `bytes` under `key`.
     static func hmacSHA256(key: [UInt8], _ bytes: UnsafeRawBufferPointer) -> [UInt8] {
         Array(HMAC<CryptoKit.SHA256>.authenticationCode(for: bytes, using: SymmetricKey(data: key)))

@@ -45,6 +45,15 @@ import Testing
         #expect(decoded.chunks.map(\.signature) == expected.map { $0["signature"] as? String })
         #expect(decoded.chunks.flatMap(\.data) == [UInt8](repeating: 0x61, count: 66560))
         #expect(decoded.trailers.isEmpty)
+        // Read in place (no read-ahead, a source not in memory) into one buffer: both
+        // chunks hashed together, the same signatures.
+        let inPlace = try example.signer.signChunked(example.request, body: ShortReadSource(base: source, chunk: 1 << 20), mode: .signed,
+                                                     chunkSize: 65536, readAhead: 0, at: example.timestamp).body
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        let count = try buffer.withUnsafeMutableBytes { try inPlace.read(into: $0, at: 0) }
+        #expect(count == 66824)
+        #expect(inPlace.chunkBufferBytes == 0)
+        #expect(Array(buffer[..<count]) == encoded)
     }
 
     /// Every read size, in order and from the middle: the same bytes, one pass when in order;
@@ -84,6 +93,24 @@ import Testing
                 #expect(decoded.chunks.flatMap(\.data) == (try source.bytes(in: 0..<source.length)))
             }
         }
+    }
+
+    /// The read size a transport's buffer takes (`SectionedByteSource`): rounded up to whole
+    /// sections when that adds little, so every fill takes its sections in place.
+    @Test func readSizesHoldWholeSections() throws {
+        let example = try Self.example()
+        let source = SyntheticByteSource(length: 10 << 20, seed: 4)
+        for mode in [AWSChunkedEncoding.Mode.signedWithTrailer(.crc32c), .signed, .unsignedWithTrailer(.crc32c)] {
+            let body = try example.signer.signChunked(example.request, body: source, mode: mode, at: example.timestamp).body
+            let section = Int(body.encoding.encodedChunkLength(64 << 10))
+            #expect(body.readSize(near: 512 << 10) == 8 * section, "\(mode)")
+            #expect(body.readSize(near: 256 << 10) == 4 * section, "\(mode)")
+            #expect(body.readSize(near: 8 * section) == 8 * section, "\(mode)")
+            // Rounding up would add more than a sixteenth: the size stays.
+            #expect(body.readSize(near: 16 << 10) == 16 << 10, "\(mode)")
+            #expect(body.readSize(near: 100 << 10) == 100 << 10, "\(mode)")
+        }
+        #expect(Int(try AWSChunkedEncoding(mode: .signedWithTrailer(.crc32c), decodedLength: 1 << 20).encodedChunkLength(64 << 10)) * 8 == 525_008)
     }
 
     /// A replay from 0 (and any read that goes back) restarts the chain and gives the same bytes.

@@ -84,6 +84,33 @@ import CSluiceCrypto
         #endif
     }
 
+    /// Two ranges hashed at once (interleaved with the x86-64 SHA extensions): the FIPS 180-2
+    /// "abc" and empty vectors, and every length around the block and padding edges, equal or
+    /// not, from any alignment, against one-shot SHA-256 (OpenSSL or CryptoKit).
+    @Test func sha256OfTwoRangesAtOnce() {
+        let abc = Array("abc".utf8)
+        let (first, second) = abc.withUnsafeBytes { a in [UInt8]().withUnsafeBytes { SigningCrypto.sha256(a, $0) } }
+        #expect(first.hexString == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(second.hexString == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        var generator = SeededGenerator(seed: 12)
+        let bytes = (0..<70_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let lengths = [0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 128, 1000, 65_536, 69_000]
+        bytes.withUnsafeBytes { all in
+            for a in lengths {
+                for b in lengths + [a + 64, max(0, a - 1)] {
+                    for start in [0, 3] where start + max(a, b) + 1 <= all.count {
+                        let left = UnsafeRawBufferPointer(rebasing: all[start..<start + a])
+                        let right = UnsafeRawBufferPointer(rebasing: all[1 + start..<1 + start + b])
+                        let (x, y) = SigningCrypto.sha256(left, right)
+                        #expect(x == SigningCrypto.sha256(left), "\(a) and \(b) from \(start)")
+                        #expect(y == SigningCrypto.sha256(right), "\(a) and \(b) from \(start)")
+                    }
+                }
+            }
+        }
+        print("SHA-256 of two ranges interleaved: \(SigningCrypto.sha256PairIsInterleaved)")
+    }
+
     @Test func timestamps() {
         #expect(SigV4Timestamp(Date(timeIntervalSince1970: 1_440_938_160)).amzDate == "20150830T123600Z")
         #expect(SigV4Timestamp(amzDate: "20150830T123600Z")?.day == "20150830")
