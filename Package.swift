@@ -45,8 +45,12 @@ let package = Package(
         ),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),
-        // Benchmark driver for Benchmarks/sigv4.sh (signed uploads, CRC32C throughput).
-        .executableTarget(name: "sigv4-bench", dependencies: ["Sluice"], path: "Benchmarks/SigV4Bench", swiftSettings: strict),
+        // Benchmark driver for Benchmarks/sigv4.sh (signed uploads, CRC32C and SHA-256 throughput).
+        .executableTarget(
+            name: "sigv4-bench",
+            dependencies: ["Sluice", .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux]))],
+            path: "Benchmarks/SigV4Bench", swiftSettings: strict
+        ),
         // Benchmark driver for the transfer engine (Benchmarks/engine.sh).
         .executableTarget(name: "engine-bench", dependencies: ["Sluice", "SluiceCLI"], path: "Benchmarks/EngineBench", swiftSettings: strict),
     ],

@@ -5,7 +5,12 @@
 //       plain: no signature at all; unsigned: header-signed UNSIGNED-PAYLOAD (raw body);
 //       signed: aws-chunked STREAMING-AWS4-HMAC-SHA256-PAYLOAD; trailer-*: aws-chunked with a trailer
 //   sigv4-bench crc32c BYTES BLOCK             CRC32C over BYTES in BLOCK-sized calls (a 64 MiB buffer)
+//   sigv4-bench sha256 BYTES BLOCK             SHA-256 over BYTES in BLOCK-sized pieces: one at a time
+//       (OpenSSL) and two at a time (`sluice_sha256_pair`, as an aws-chunked body hashes its chunks)
 // Prints one line: `seconds=S bytes=N`.
+#if canImport(CSluiceCrypto)
+import CSluiceCrypto
+#endif
 import Foundation
 import Sluice
 
@@ -15,7 +20,7 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard let command = arguments.first else { fail("usage: sigv4-bench upload MODE PATH URL [CHUNK] | crc32c BYTES BLOCK") }
+guard let command = arguments.first else { fail("usage: sigv4-bench upload MODE PATH URL [CHUNK] | crc32c BYTES BLOCK | sha256 BYTES BLOCK") }
 
 switch command {
 case "crc32c":
@@ -37,6 +42,38 @@ case "crc32c":
     let elapsed = ContinuousClock.now - start
     let seconds = elapsed / .seconds(1)
     print("seconds=\(seconds) bytes=\(done) crc=\(String(crc, radix: 16)) hardware=\(CRC.crc32cUsesHardware)")
+
+#if canImport(CSluiceCrypto)
+case "sha256":
+    guard arguments.count == 3, let total = Int(arguments[1]), let block = Int(arguments[2]), block > 0 else { fail("sha256 BYTES BLOCK") }
+    let size = 64 << 20
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
+    for index in 0..<size { buffer[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 13) }
+    var first = [UInt8](repeating: 0, count: 32)
+    var second = [UInt8](repeating: 0, count: 32)
+    /// Seconds to hash `total` bytes, `pieces` blocks per call.
+    func measure(pieces: Int) -> Double {
+        var done = 0
+        let start = ContinuousClock.now
+        while done < total {
+            var offset = 0
+            while offset + pieces * block <= size, done < total {
+                let base = buffer.baseAddress! + offset
+                if pieces == 1 {
+                    sluice_sha256(base, block, &first)
+                } else {
+                    sluice_sha256_pair(base, block, base + block, block, &first, &second)
+                }
+                offset += pieces * block
+                done += pieces * block
+            }
+        }
+        return (ContinuousClock.now - start) / .seconds(1)
+    }
+    let one = measure(pieces: 1)
+    let two = measure(pieces: 2)
+    print("seconds=\(one) pair_seconds=\(two) bytes=\(total) interleaved=\(sluice_sha256_pair_is_interleaved() == 1)")
+#endif
 
 case "upload":
     guard arguments.count >= 4 else { fail("upload MODE PATH URL [CHUNK]") }

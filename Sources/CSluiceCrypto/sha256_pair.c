@@ -1,8 +1,9 @@
 // SHA-256 of two byte ranges at once. On x86-64 CPUs with the SHA extensions (checked once
 // with cpuid) the rounds of the two run interleaved: one stream is bound by the latency of
 // `sha256rnds2`, two independent ones fill the gaps, about 1.8 times the bytes per second of
-// one stream on this project's machines (Benchmarks/sigv4.sh prints it). Elsewhere the two
-// are hashed one after the other by OpenSSL (`sluice_sha256`).
+// one stream on this project's machines (Benchmarks/sigv4.sh prints it). Elsewhere, and in
+// unoptimized (debug) builds, where this code runs about ten times slower than OpenSSL, the
+// two are hashed one after the other by OpenSSL (`sluice_sha256`).
 #include "CSluiceCrypto.h"
 #include <string.h>
 
@@ -117,18 +118,10 @@ static void sha_setup(void) {
     sha_extensions = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3");
 }
 
-int sluice_sha256_pair_is_interleaved(void) {
+int sluice_sha256_pair_interleaved(const void *a, size_t a_count, const void *b, size_t b_count, unsigned char *a_out,
+                                   unsigned char *b_out) {
     pthread_once(&sha_once, sha_setup);
-    return sha_extensions;
-}
-
-void sluice_sha256_pair(const void *a, size_t a_count, const void *b, size_t b_count, unsigned char *a_out,
-                        unsigned char *b_out) {
-    if (!sluice_sha256_pair_is_interleaved()) {
-        sluice_sha256(a, a_count, a_out);
-        sluice_sha256(b, b_count, b_out);
-        return;
-    }
+    if (!sha_extensions) return 0;
     uint32_t a_state[8], b_state[8];
     memcpy(a_state, sha256_h0, sizeof a_state);
     memcpy(b_state, sha256_h0, sizeof b_state);
@@ -138,9 +131,33 @@ void sluice_sha256_pair(const void *a, size_t a_count, const void *b, size_t b_c
     if (common > 0) compress_two(states, datas, common);
     finish(a_state, a, a_count, common, a_out);
     finish(b_state, b, b_count, common, b_out);
+    return 1;
+}
+
+int sluice_sha256_pair_is_interleaved(void) {
+#if defined(__OPTIMIZE__)
+    pthread_once(&sha_once, sha_setup);
+    return sha_extensions;
+#else
+    return 0;
+#endif
+}
+
+void sluice_sha256_pair(const void *a, size_t a_count, const void *b, size_t b_count, unsigned char *a_out,
+                        unsigned char *b_out) {
+    if (sluice_sha256_pair_is_interleaved() &&
+        sluice_sha256_pair_interleaved(a, a_count, b, b_count, a_out, b_out)) return;
+    sluice_sha256(a, a_count, a_out);
+    sluice_sha256(b, b_count, b_out);
 }
 
 #else
+
+int sluice_sha256_pair_interleaved(const void *a, size_t a_count, const void *b, size_t b_count, unsigned char *a_out,
+                                   unsigned char *b_out) {
+    (void)a, (void)a_count, (void)b, (void)b_count, (void)a_out, (void)b_out;
+    return 0;
+}
 
 int sluice_sha256_pair_is_interleaved(void) { return 0; }
 

@@ -15,11 +15,16 @@ void sluice_digest_free(void *ctx);
 /// SHA-256 of `bytes` into `out` (32 bytes), one shot; returns 32, or 0 on failure.
 int sluice_sha256(const void *bytes, size_t count, unsigned char *out);
 /// SHA-256 of two byte ranges into `a_out` and `b_out` (32 bytes each): their rounds
-/// interleaved with the x86-64 SHA extensions, else one after the other.
+/// interleaved with the x86-64 SHA extensions in optimized builds, else one after the other.
 void sluice_sha256_pair(const void *a, size_t a_count, const void *b, size_t b_count, unsigned char *a_out,
                         unsigned char *b_out);
-/// 1 when `sluice_sha256_pair` interleaves the two (the CPU has the SHA extensions).
+/// 1 when `sluice_sha256_pair` interleaves the two (the CPU has the SHA extensions, the build
+/// is optimized).
 int sluice_sha256_pair_is_interleaved(void);
+/// The interleaved hashing whatever the build (for tests); returns 0 and writes nothing when
+/// the CPU lacks the SHA extensions.
+int sluice_sha256_pair_interleaved(const void *a, size_t a_count, const void *b, size_t b_count, unsigned char *a_out,
+                                   unsigned char *b_out);
 /// HMAC-SHA256 of `bytes` under `key` into `out` (32 bytes); returns 32, or 0 on failure.
 int sluice_hmac_sha256(const void *key, size_t key_count, const void *bytes, size_t count, unsigned char *out);
 
