@@ -40,6 +40,54 @@ struct S3ClientSeaweedTests {
         try S3Location(bucket: peer.bucket, key: "client/\(UUID().uuidString.prefix(8)) é.bin")
     }
 
+    /// Over http, `.auto` signs an object body under `S3Client.headerSignedBodyLimit` in the
+    /// header (its SHA-256, the CRC32C in `x-amz-checksum-crc32c`) and sends it plain; from the
+    /// limit on, signed aws-chunked with the CRC32C in the trailer. SeaweedFS checks both
+    /// signatures and checksums; every object is stored whole, and the checksum the server
+    /// reports is the one Sluice computed. The request each went as is seen on its way to libcurl.
+    @Test func smallBodiesAreSignedInTheHeaderLongerOnesInChunks() async throws {
+        final class Recording: UploadTransport {
+            let curl = CurlTransport()
+            /// Body length -> (x-amz-content-sha256, x-amz-checksum-crc32c, Content-Encoding).
+            let seen = Mutex<[Int64: (String?, String?, String?)]>([:])
+            func send(_ request: UploadRequest, body: UploadBody, options: UploadOptions,
+                      progress: @escaping @Sendable (Int64) -> Void) async throws -> UploadResponse {
+                if request.method == "PUT" {
+                    let decoded = request.header("x-amz-decoded-content-length").flatMap { Int64($0) } ?? body.length.value ?? -1
+                    seen.withLock {
+                        $0[decoded] = (request.header("x-amz-content-sha256"), request.header("x-amz-checksum-crc32c"),
+                                       request.header("Content-Encoding"))
+                    }
+                }
+                return try await curl.send(request, body: body, options: options, progress: progress)
+            }
+        }
+        let recording = Recording()
+        var options = S3Options()
+        options.stateDirectory = try s3TemporaryDirectory("s3-client-state")
+        let client = S3Client(configuration: peer.configuration, options: options, transport: recording)
+        let limit = S3Client.headerSignedBodyLimit
+        for (index, length) in [0, 1, 16 << 10, limit - 1, limit, limit + 70_001].enumerated() {
+            let source = SyntheticByteSource(length: length, seed: UInt64(40 + index))
+            let target = try location()
+            let result = try await client.upload(S3Source(source, identity: "mem:\(index)", fingerprint: S3SourceFingerprint(size: length)),
+                                                 to: target)
+            let expectedCRC = try ChecksumHasher.checksum(.crc32c, of: source).base64
+            #expect(result.checksum == "CRC32C \(expectedCRC)", "\(length) bytes")
+            let stored = try await peer.stored(key: target.key)
+            let sha256 = try Digest.sha256(of: source)
+            #expect(stored.size == length && stored.sha256 == sha256, "\(length) bytes")
+            let (contentHash, crcHeader, encoding) = try #require(recording.seen.withLock { $0[length] }, "\(length) bytes")
+            if length < limit {
+                #expect(contentHash == sha256, "\(length) bytes")
+                #expect(crcHeader == expectedCRC && encoding == nil, "\(length) bytes")
+            } else {
+                #expect(contentHash == "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER", "\(length) bytes")
+                #expect(crcHeader == nil && encoding == "aws-chunked", "\(length) bytes")
+            }
+        }
+    }
+
     @Test func streamPartsGrowAndTheObjectIsWhole() async throws {
         // 5 MiB parts doubling every 2 parts: 5, 5, 10, 10, 20, then the rest (7 MiB + 3).
         let length: Int64 = 57 << 20 + 3

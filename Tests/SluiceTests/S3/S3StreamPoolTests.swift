@@ -13,6 +13,8 @@ final class CannedS3: UploadTransport {
         var inFlight = 0
         var peakInFlight = 0
         var parts: [Int: Int64] = [:]
+        /// Parts sent as signed aws-chunked.
+        var chunkedParts = Set<Int>()
         /// The most read-ahead memory any part's signed body held.
         var readAheadBytes = 0
     }
@@ -33,8 +35,10 @@ final class CannedS3: UploadTransport {
             let count = seen.withLock { $0.parts.count }
             return answer(200, "<CompleteMultipartUploadResult><ETag>\"e-\(count)\"</ETag></CompleteMultipartUploadResult>")
         }
-        guard request.method == "PUT", case .random(let source, _) = body.storage, let chunked = source as? AWSChunkedBody,
-              let buffer = chunked.source as? S3PartBuffer,
+        let chunked: AWSChunkedBody?
+        if case .random(let source, _) = body.storage { chunked = source as? AWSChunkedBody } else { chunked = nil }
+        guard request.method == "PUT", case .random(let source, _) = body.storage,
+              let buffer = (chunked?.source ?? source) as? S3PartBuffer,
               let number = query.split(separator: "&").first(where: { $0.hasPrefix("partNumber=") }).flatMap({ Int($0.dropFirst(11)) }) else {
             return answer(400, "<Error><Code>Unexpected</Code></Error>")
         }
@@ -43,10 +47,11 @@ final class CannedS3: UploadTransport {
             seen.inFlight += 1
             seen.peakInFlight = max(seen.peakInFlight, seen.inFlight)
             seen.parts[number] = buffer.length
-            seen.readAheadBytes = max(seen.readAheadBytes, chunked.readAheadMemoryBytes)
+            if chunked != nil { seen.chunkedParts.insert(number) }
+            seen.readAheadBytes = max(seen.readAheadBytes, chunked?.readAheadMemoryBytes ?? 0)
         }
         // Read the whole body, as a connection would, then let other parts overlap.
-        _ = try chunked.trailerChecksum()
+        if let chunked { _ = try chunked.trailerChecksum() } else { _ = try source.bytes(in: 0..<source.length) }
         try await Task.sleep(for: .milliseconds(Int.random(in: 1...20)))
         seen.withLock { $0.inFlight -= 1 }
         return answer(200, headers: [HTTPHeader(name: "ETag", value: "\"p\(number)\"")])
@@ -77,7 +82,8 @@ struct S3StreamPoolTests {
         // slot was busy, it took one more: concurrency + 1, and the peak RSS over the bound).
         #expect(seen.buffers.count <= concurrency, "\(seen.buffers.count) buffers for concurrency \(concurrency)")
         // The parts are signed aws-chunked (http): hashed in place, no read-ahead copy on top
-        // of the pool.
+        // of the pool. The last, under `S3Client.headerSignedBodyLimit`, is signed in the header.
         #expect(seen.readAheadBytes == 0)
+        #expect(seen.chunkedParts == Set(1...11))
     }
 }
