@@ -12,6 +12,7 @@ struct S3CopyCommand {
       --checksum crc32c|crc32|sha256|none   sent with every part and verified (default crc32c)
       --payload-signing auto|chunked|trailer|unsigned|sha256
                                  auto: https unsigned aws-chunked + checksum trailer, http signed chunks
+                                 (a body under 64 KiB: its SHA-256 signed in the header, checksum header)
       --content-type T, --metadata KEY=VALUE (repeatable), --storage-class C
       --state DIR                resume records (default ~/.cache/sluice/s3)
       --restart                  abort a stored upload of this source and object, start again

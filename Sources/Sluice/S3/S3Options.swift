@@ -4,7 +4,8 @@ import Foundation
 public enum S3PayloadSigning: String, Sendable, Equatable, CaseIterable {
     /// Over https `STREAMING-UNSIGNED-PAYLOAD-TRAILER` with the checksum as the trailer (TLS
     /// protects the rest); over http signed `aws-chunked` (every chunk signed, and the
-    /// checksum in a signed trailer).
+    /// checksum in a signed trailer), except a body under 64 KiB, whose SHA-256 is signed in
+    /// the header with the checksum in a header (`S3Client.headerSignedBodyLimit`).
     case auto
     /// Signed `aws-chunked` whatever the scheme.
     case chunked
