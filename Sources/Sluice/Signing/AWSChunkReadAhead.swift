@@ -191,19 +191,23 @@ final class AWSChunkReadAhead: @unchecked Sendable {
         DispatchQueue.global(qos: .userInitiated).async { self.produce() }
     }
 
-    /// The producer: claims the next chunk's slot while one is free, reads and hashes it.
+    /// The producer: claims the next chunk's slot while one is free (the next two when two
+    /// are free and left), reads them and hashes them (two together: `SigningCrypto.sha256(_:_:)`).
     private func produce() {
         while true {
-            let claim = state.withLock { state -> (chunk: Int64, generation: Int)? in
+            let claim = state.withLock { state -> (first: Int64, count: Int, generation: Int)? in
                 let chunk = state.produced
                 guard !state.ended, chunk < encoding.dataChunkCount, chunk < state.consumed + Int64(slotCount),
                       chunk >= max(state.consumed, 0) else {
                     state.running = false
                     return nil
                 }
-                state.produced += 1
-                state.slots[Int(chunk % Int64(slotCount))] = Slot(chunk: chunk)
-                return (chunk, state.generation)
+                let count = chunk + 1 < encoding.dataChunkCount && chunk + 1 < state.consumed + Int64(slotCount) ? 2 : 1
+                for claimed in chunk..<chunk + Int64(count) {
+                    state.slots[Int(claimed % Int64(slotCount))] = Slot(chunk: claimed)
+                }
+                state.produced += Int64(count)
+                return (chunk, count, state.generation)
             }
             guard let claim else {
                 let stopped = state.withLockBroadcasting { state -> [@Sendable () -> Void] in
@@ -213,26 +217,51 @@ final class AWSChunkReadAhead: @unchecked Sendable {
                 for then in stopped { then() }
                 return
             }
-            var slot = Slot(chunk: claim.chunk, ready: true)
+            var slots = (0..<claim.count).map { Slot(chunk: claim.first + Int64($0), ready: true) }
+            // Counted as a reader of the source (a pooled part buffer is not refilled
+            // meanwhile): the bytes are read and hashed inside. A chunk that fails takes the
+            // ones after it in the claim with it (they are read again after the retry); after
+            // `end`, the second chunk is not read (the request that ended waits for this).
+            var read = 0
+            var endedBetween = false
             do {
-                let (offset, size) = chunkRange(claim.chunk)
-                // Counted as a reader of the source (a pooled part buffer is not refilled
-                // meanwhile): the bytes are read and hashed inside.
                 try source.whileReading {
-                    slot.bytes = try source.bytes(at: offset, count: size) { slotMemory(claim.chunk, size: size) }
-                    slot.hash = SigningCrypto.sha256(slot.bytes)
+                    for index in slots.indices {
+                        if index > 0, state.withLock({ $0.ended }) {
+                            endedBetween = true
+                            break
+                        }
+                        let (offset, size) = chunkRange(slots[index].chunk)
+                        do {
+                            slots[index].bytes = try source.bytes(at: offset, count: size) { slotMemory(slots[index].chunk, size: size) }
+                            read += 1
+                        } catch {
+                            for failed in index..<slots.count { slots[failed].error = error }
+                            break
+                        }
+                    }
+                    if read == 2 {
+                        (slots[0].hash, slots[1].hash) = SigningCrypto.sha256(slots[0].bytes, slots[1].bytes)
+                    } else if read == 1 {
+                        slots[0].hash = SigningCrypto.sha256(slots[0].bytes)
+                    }
                 }
             } catch {
-                slot.error = error
+                for index in slots.indices where slots[index].error == nil && index >= read { slots[index].error = error }
             }
+            // A chunk not read stays unready in its slot.
+            if endedBetween { slots.removeLast(slots.count - read) }
             let waker = state.withLock { state -> (@Sendable () -> Void)?? in
-                let index = Int(claim.chunk % Int64(slotCount))
-                if state.generation == claim.generation, state.slots[index].chunk == claim.chunk { state.slots[index] = slot }
+                for slot in slots {
+                    let index = Int(slot.chunk % Int64(slotCount))
+                    if state.generation == claim.generation, state.slots[index].chunk == slot.chunk { state.slots[index] = slot }
+                }
                 guard let wakeAt = state.wakeAt else { return nil }
-                // The batch is ready, this chunk failed, or it is the last one the producer may
+                // The batch is ready, a chunk failed, or this claim ends what the producer may
                 // claim now (the ring is full or the body ends): the consumer goes on.
+                let newest = claim.first + Int64(claim.count) - 1
                 let last = min(encoding.dataChunkCount, state.consumed + Int64(slotCount)) - 1
-                guard claim.chunk >= wakeAt || claim.chunk >= last || slot.error != nil || state.generation != claim.generation else {
+                guard newest >= wakeAt || newest >= last || slots.contains(where: { $0.error != nil }) || state.generation != claim.generation else {
                     return nil
                 }
                 state.wakeAt = nil
