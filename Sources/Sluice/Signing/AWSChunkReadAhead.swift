@@ -240,14 +240,13 @@ final class AWSChunkReadAhead: @unchecked Sendable {
                             break
                         }
                     }
-                    if read == 2 {
-                        (slots[0].hash, slots[1].hash) = SigningCrypto.sha256(slots[0].bytes, slots[1].bytes)
-                    } else if read == 1 {
-                        slots[0].hash = SigningCrypto.sha256(slots[0].bytes)
+                    for (index, hash) in SigningCrypto.sha256(eachOf: slots[..<read].map(\.bytes)).enumerated() {
+                        slots[index].hash = hash
                     }
                 }
             } catch {
-                for index in slots.indices where slots[index].error == nil && index >= read { slots[index].error = error }
+                // Only entering the source as a reader throws here: nothing was read.
+                for index in slots.indices { slots[index].error = error }
             }
             // A chunk not read stays unready in its slot.
             if endedBetween { slots.removeLast(slots.count - read) }

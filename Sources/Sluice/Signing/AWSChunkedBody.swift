@@ -284,16 +284,11 @@ final class AWSChunkedCursor: @unchecked Sendable {
         // The chunk buffer's section (if any) is not the one held any more.
         loadedIndex = -1
         data = UnsafeRawBufferPointer(start: nil, count: 0)
-        var hashes: [[UInt8]?] = Array(repeating: nil, count: placed.count)
-        if signer != nil {
-            for pair in stride(from: 0, to: placed.count - 1, by: 2) {
-                (hashes[pair], hashes[pair + 1]) = SigningCrypto.sha256(UnsafeRawBufferPointer(placed[pair]),
-                                                                       UnsafeRawBufferPointer(placed[pair + 1]))
-            }
-        }
+        // Unsigned modes hash nothing (the trailer's checksum is updated in `chain`).
+        let hashes = signer.map { _ in SigningCrypto.sha256(eachOf: placed.map(UnsafeRawBufferPointer.init)) }
         var sectionStart = 0
         for (number, bytes) in placed.enumerated() {
-            let line = chain(UnsafeRawBufferPointer(bytes), hash: hashes[number], signer: signer)
+            let line = chain(UnsafeRawBufferPointer(bytes), hash: hashes?[number], signer: signer)
             let headLength = encoding.chunkHeaderLength(bytes.count)
             precondition(line.count == headLength, "aws-chunked header length mismatch")
             line.withUnsafeBytes { target.baseAddress!.advanced(by: sectionStart).copyMemory(from: $0.baseAddress!, byteCount: headLength) }

@@ -7,6 +7,18 @@ enum SigningCrypto {
         return text.withUTF8 { sha256(UnsafeRawBufferPointer($0)) }.hexString
     }
 
+    /// SHA-256 of each range, hashed two at a time (`sha256(_:_:)`), an odd last one alone.
+    static func sha256(eachOf ranges: [UnsafeRawBufferPointer]) -> [[UInt8]] {
+        var hashes: [[UInt8]] = []
+        hashes.reserveCapacity(ranges.count)
+        for pair in stride(from: 0, to: ranges.count - 1, by: 2) {
+            let (first, second) = sha256(ranges[pair], ranges[pair + 1])
+            hashes += [first, second]
+        }
+        if ranges.count % 2 == 1 { hashes.append(sha256(ranges[ranges.count - 1])) }
+        return hashes
+    }
+
     /// HMAC-SHA256 of a string's UTF-8 bytes.
     static func hmacSHA256(key: [UInt8], _ text: String) -> [UInt8] {
         var text = text
