@@ -76,8 +76,9 @@ import Testing
         ("ByteSources", ["UploadBody", "UploadRequest", "UploadOptions", "Uploader", "Transport", "BoundStreamPair", "TusClient", "S3Client"]),
         ("BoundStreams", ["UploadRequest", "UploadOptions", "Uploader", "CurlTransport", "URLSessionTransport", "TusClient", "S3Client"]),
         ("Requests", ["CurlTransport", "URLSessionTransport", "TransferEngine", "Uploader", "TusClient", "S3Client", "MultipartBody"]),
-        ("Transports", ["Uploader(", "TusClient", "S3Client", "MultipartBody"]),
-        ("Engine", ["Uploader(", "TusClient", "S3Client", "MultipartBody"]),
+        ("Transports", ["Uploader(", "TusClient", "S3Client", "MultipartBody", "PartScheduler", "PartTracker", "RequestBudget"]),
+        ("Engine", ["Uploader(", "TusClient", "S3Client", "MultipartBody", "PartScheduler", "PartTracker", "RequestBudget"]),
+        ("Scheduling", ["Uploader(", "TusClient", "S3Client", "MultipartBody"]),
         ("Signing", ["Uploader(", "TusClient", "S3Client", "CurlTransport", "URLSessionTransport"]),
     ])
     func layersPointDown(_ layer: String, _ higher: [String]) throws {
