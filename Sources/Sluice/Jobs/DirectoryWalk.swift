@@ -15,6 +15,9 @@ public struct WalkedFile: Sendable, Equatable {
     public var size: Int64
     /// The modification time when the directory was listed, in nanoseconds since 1970.
     public var modified: Int64
+    /// The inode change time when the directory was listed, in nanoseconds since 1970: a
+    /// rewrite whose modification time was put back (`cp -p`, `touch -r`) still changes it.
+    public var changed: Int64
     /// The file's device and inode (after following a symlink).
     public var device: UInt64
     public var inode: UInt64
@@ -107,7 +110,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     struct Listed: Sendable {
         enum Kind: Sendable {
             case directory(device: UInt64, inode: UInt64)
-            case file(size: Int64, modified: Int64, device: UInt64, inode: UInt64)
+            case file(size: Int64, modified: Int64, changed: Int64, device: UInt64, inode: UInt64)
             case issue(WalkIssue.Kind)
         }
 
@@ -175,9 +178,9 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
             let name = listed.name
             let path = Self.join(frame.path, name)
             switch listed.kind {
-            case .file(let size, let modified, let device, let inode):
+            case .file(let size, let modified, let changed, let device, let inode):
                 return .file(WalkedFile(path: path, relativePath: frame.relative + name, size: size, modified: modified,
-                                        device: device, inode: inode))
+                                        changed: changed, device: device, inode: inode))
             case .issue(let kind): return .issue(WalkIssue(path: path, kind: kind))
             case .directory(let device, let inode):
                 let relative = frame.relative + name + "/"
@@ -241,7 +244,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
         case S_IFREG:
             let modified = info.st_mtim.nanosecondsSince1970
             return Listed(sortKey: bytes, kind: .file(size: Int64(info.st_size), modified: modified,
-                                                      device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
+                                                      changed: info.st_ctim.nanosecondsSince1970, device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
         case S_IFIFO: return issue(.specialFile(kind: "FIFO"))
         case S_IFSOCK: return issue(.specialFile(kind: "socket"))
         case S_IFCHR: return issue(.specialFile(kind: "character device"))

@@ -24,16 +24,26 @@ package final class JobJournal: Sendable {
         package var device: UInt64
         package var inode: UInt64
         package var modified: Int64
+        /// The inode change time; nil in an entry written before it was recorded (which then
+        /// matches no file: the file is sent again).
+        package var changed: Int64?
         /// What the destination answered (an ETag), for the summary.
         package var result: String
 
-        package init(name: String, size: Int64, device: UInt64, inode: UInt64, modified: Int64, result: String) {
+        package init(name: String, size: Int64, device: UInt64, inode: UInt64, modified: Int64, changed: Int64?, result: String) {
             self.name = name
             self.size = size
             self.device = device
             self.inode = inode
             self.modified = modified
+            self.changed = changed
             self.result = result
+        }
+
+        /// What `file` is now, sent with the answer `result`.
+        package init(_ file: WalkedFile, result: String) {
+            self.init(name: file.relativePath, size: file.size, device: file.device, inode: file.inode, modified: file.modified,
+                      changed: file.changed, result: result)
         }
 
         /// The entry as one journal line: the JSON `JSONEncoder` writes with sorted keys and
@@ -63,6 +73,7 @@ package final class JobJournal: Sendable {
                 out.append(0x22)
             }
             out.append(UInt8(ascii: "{"))
+            if let changed { key("changed"); number(String(changed)); out.append(UInt8(ascii: ",")) }
             key("device"); number(String(device)); out.append(UInt8(ascii: ","))
             key("inode"); number(String(inode)); out.append(UInt8(ascii: ","))
             key("modified"); number(String(modified)); out.append(UInt8(ascii: ","))
@@ -73,9 +84,11 @@ package final class JobJournal: Sendable {
             return out
         }
 
-        /// Whether `file` is still what this entry recorded.
+        /// Whether `file` is still what this entry recorded: the same size, inode, modification
+        /// and change times (as the single-object record, `S3SourceFingerprint`).
         package func matches(_ file: WalkedFile) -> Bool {
             size == file.size && device == file.device && inode == file.inode && modified == file.modified
+                && changed == file.changed
         }
     }
 
@@ -94,7 +107,9 @@ package final class JobJournal: Sendable {
 
     struct State {
         var descriptor: Int32
-        var finished: [String: Entry]
+        /// By the exact bytes of the name: two names that differ only in Unicode normalisation
+        /// (café as NFC and as NFD) are two files and two keys, though Swift's `==` calls them equal.
+        var finished: [[UInt8]: Entry]
         var lastSync: ContinuousClock.Instant
         var unsynced = false
     }
@@ -145,13 +160,13 @@ package final class JobJournal: Sendable {
 
     /// The entry for `name`, if a run before this one finished it.
     package func entry(_ name: String) -> Entry? {
-        state.withLock { $0.finished[name] }
+        state.withLock { $0.finished[Array(name.utf8)] }
     }
 
     /// The entry for `name`, if a run before this one finished it, forgotten once asked: a
     /// job's walk visits each file once, so what it has looked up need not stay in memory.
     package func take(_ name: String) -> Entry? {
-        state.withLock { $0.finished.removeValue(forKey: name) }
+        state.withLock { $0.finished.removeValue(forKey: Array(name.utf8)) }
     }
 
     /// How many items runs before this one finished (and were not taken yet).
@@ -240,8 +255,8 @@ package final class JobJournal: Sendable {
     }
 
     /// The entries in the file, the length of its whole lines, and whether it has a header.
-    static func read(_ descriptor: Int32, path: String, job: String) throws(JobJournalError) -> ([String: Entry], Int64, Bool) {
-        var finished: [String: Entry] = [:]
+    static func read(_ descriptor: Int32, path: String, job: String) throws(JobJournalError) -> ([[UInt8]: Entry], Int64, Bool) {
+        var finished: [[UInt8]: Entry] = [:]
         var pending: [UInt8] = []
         var consumed: Int64 = 0
         var lineNumber = 0
@@ -272,7 +287,7 @@ package final class JobJournal: Sendable {
                     guard let entry = try? decoder.decode(Entry.self, from: Data(pending)) else {
                         throw JobJournalError(path: path, problem: .corrupt(line: lineNumber, "not an entry"))
                     }
-                    finished[entry.name] = entry
+                    finished[Array(entry.name.utf8)] = entry
                 }
                 consumed += Int64(pending.count + 1)
                 pending.removeAll(keepingCapacity: true)

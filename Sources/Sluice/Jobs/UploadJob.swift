@@ -144,8 +144,7 @@ public struct UploadJob: Sendable {
             let answer = try await destination.upload(file, as: name, restart: restart) { bytes in
                 tracker.update(slot, bytes)
             }
-            try journal.append(JobJournal.Entry(name: file.relativePath, size: file.size, device: file.device, inode: file.inode,
-                                                modified: file.modified, result: answer))
+            try journal.append(JobJournal.Entry(file, result: answer))
             tracker.finished(slot, file.size)
             return .sent
         } catch {

@@ -10,18 +10,21 @@ struct JobJournalTests {
     }
 
     func entry(_ number: Int) -> JobJournal.Entry {
-        JobJournal.Entry(name: "dir/file \(number) ü%+#", size: Int64(number), device: 1, inode: UInt64(number), modified: 7, result: "\"etag\(number)\"")
+        JobJournal.Entry(name: "dir/file \(number) ü%+#", size: Int64(number), device: 1, inode: UInt64(number), modified: 7, changed: 9, result: "\"etag\(number)\"")
     }
 
     /// An entry's line is byte for byte what `JSONEncoder` writes (sorted keys, slashes kept),
     /// for names with quotes, backslashes, control characters and non-ASCII, and reads back.
     @Test(arguments: ["dir/file ü%+#", "a\"b\\c/d", "tab\there\nnew\r\u{08}\u{0C}\u{01}\u{1F}\u{7F}", "", "🎉/ﬁ/\u{2028}"])
     func linesAreWhatJSONEncoderWrites(_ name: String) throws {
-        let value = JobJournal.Entry(name: name, size: 1 << 40, device: .max, inode: 0, modified: -5, result: "\"etag/\\\"")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        #expect(value.line == Array(try encoder.encode(value)) + [0x0A])
-        #expect(try JSONDecoder().decode(JobJournal.Entry.self, from: Data(value.line.dropLast())) == value)
+        // An entry written before the change time was recorded has none.
+        for changed in [Int64(-3), nil] {
+            let value = JobJournal.Entry(name: name, size: 1 << 40, device: .max, inode: 0, modified: -5, changed: changed, result: "\"etag/\\\"")
+            #expect(value.line == Array(try encoder.encode(value)) + [0x0A])
+            #expect(try JSONDecoder().decode(JobJournal.Entry.self, from: Data(value.line.dropLast())) == value)
+        }
     }
 
     @Test func keepsWhatWasFinishedAcrossOpens() throws {
@@ -36,13 +39,70 @@ struct JobJournalTests {
         #expect(again.count == 50)
         #expect(again.entry("dir/file 7 ü%+#") == entry(7))
         #expect(again.entry("dir/file 50 ü%+#") == nil)
-        let file = WalkedFile(path: "/x", relativePath: "dir/file 7 ü%+#", size: 7, modified: 7, device: 1, inode: 7)
+        let file = WalkedFile(path: "/x", relativePath: "dir/file 7 ü%+#", size: 7, modified: 7, changed: 9, device: 1, inode: 7)
         #expect(entry(7).matches(file))
         var changed = file
         changed.modified = 8
         #expect(!entry(7).matches(changed))
+        var old = entry(7)
+        old.changed = nil
+        #expect(!old.matches(file))
         again.remove()
         #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    /// A file rewritten in place at the same size with its modification time put back (`cp -p`,
+    /// `rsync -t`, `touch -r`) is not the file the entry recorded: its change time moved.
+    @Test(.timeLimit(.minutes(1))) func aRewriteWithItsModificationTimePutBackIsAChange() throws {
+        let directory = NSTemporaryDirectory() + "sluice-journal-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/f"
+        try Data("old bytes".utf8).write(to: URL(fileURLWithPath: path))
+        func walked() throws -> WalkedFile {
+            var walk = try DirectoryWalk(root: directory)
+            guard case .file(let file) = walk.next() else { throw WalkIssue(path: path, kind: .notFound) }
+            return file
+        }
+        let sent = try walked()
+        let entry = JobJournal.Entry(sent, result: "\"e\"")
+        #expect(entry.matches(sent))
+        // Rewritten in place, then the modification time put back, until the change time (set
+        // from the kernel's coarse clock) has moved on from the one recorded.
+        var now = sent
+        while now.changed == sent.changed {
+            let descriptor = open(path, O_WRONLY | O_TRUNC)
+            try #require(descriptor >= 0)
+            _ = write(descriptor, "new bytes", 9)
+            close(descriptor)
+            var times = [timespec(tv_sec: Int(sent.modified / 1_000_000_000), tv_nsec: Int(sent.modified % 1_000_000_000)),
+                         timespec(tv_sec: Int(sent.modified / 1_000_000_000), tv_nsec: Int(sent.modified % 1_000_000_000))]
+            try #require(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            now = try walked()
+        }
+        #expect(now.size == sent.size && now.modified == sent.modified && now.inode == sent.inode)
+        #expect(!entry.matches(now))
+    }
+
+    /// Two names that differ only in Unicode normalisation are two files and two S3 keys: each
+    /// has its own entry, found by its own bytes.
+    @Test func namesAreKeyedByTheirExactBytes() throws {
+        let path = scratchPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(composed == decomposed)   // Swift's == would merge them
+        let journal = try JobJournal(path: path, job: "job A")
+        for (index, name) in [composed, decomposed].enumerated() {
+            try journal.append(JobJournal.Entry(name: name, size: Int64(index), device: 1, inode: UInt64(index), modified: 1, changed: 1,
+                                                result: "\"\(index)\""))
+        }
+        try journal.close()
+        let again = try JobJournal(path: path, job: "job A")
+        #expect(again.count == 2)
+        #expect(again.take(decomposed).map { Array($0.name.utf8) } == Array(decomposed.utf8))
+        #expect(again.take(composed).map { Array($0.name.utf8) } == Array(composed.utf8))
+        #expect(again.count == 0)
     }
 
     @Test func dropsALineCutShortAndRefusesDamage() throws {
