@@ -2,8 +2,9 @@
 // with cpuid) the rounds of the two run interleaved: one stream is bound by the latency of
 // `sha256rnds2`, two independent ones fill the gaps, about 1.8 times the bytes per second of
 // one stream on this project's machines (Benchmarks/sigv4.sh prints it). Elsewhere, and in
-// unoptimized (debug) builds, where this code runs about ten times slower than OpenSSL, the
-// two are hashed one after the other by OpenSSL (`sluice_sha256`).
+// unoptimized builds, where this code runs about ten times slower than OpenSSL, the two are
+// hashed one after the other by OpenSSL (`sluice_sha256`). Package.swift compiles this target
+// with -O2 in every configuration, so debug builds and the tests run the interleaved code.
 #include "CSluiceCrypto.h"
 #include <string.h>
 

@@ -11,6 +11,8 @@ and the request headers (names lowercased). Paths:
   /auth               401 Basic until the request carries user:secret, then as /sink
   /early413           refuse at `Expect: 100-continue` (or before reading) with 413, close
   /slow               read the body, wait 30 s before answering (for stall and cancel tests)
+  /hold               read the body, never answer: wait until the client closes (for cancel
+                      tests: only the client can end the request)
   /large?bytes=N&seed=S  read the body, answer 200 with N pseudo-random bytes (Python's
                       random.Random(S)), their SHA-256 in X-Body-SHA256, sent in 1 MiB writes
   /gather?n=N         read the body, answer once N /gather bodies have arrived (up to 20 s):
@@ -173,6 +175,11 @@ class Sink(BaseHTTPRequestHandler):
         elif parts.path == "/slow":
             self.read_body()
             time.sleep(30)
+        elif parts.path == "/hold":
+            self.read_body()
+            while self.rfile.read(1):
+                pass
+            self.close_connection = True
         else:
             self.answer(200)
 

@@ -12,10 +12,11 @@ answer, without `Connection: close`: a keep-alive server that drops idle connect
   /fail/N...           read the body, answer 500 every time
   /flaky/N...          the first request for this path: read the body, answer 503; later
                        requests: as /part
-  /hold/N...           read the body, hold the answer ?ms= milliseconds (default 1000); the
-                       requests held at once are counted ("held", "peak_held"), and the lag
-                       of an `X-Prepared-At` header (seconds since the epoch) at arrival is kept
-                       ("peak_lag", seconds)
+  /hold/N...           read the body, hold the answer ?ms= milliseconds (default 1000), or
+                       with ?until=K until K requests are held at once (a barrier, given up
+                       after 60 s); the requests held at once are counted ("held",
+                       "peak_held"), and the lag of an `X-Prepared-At` header (seconds since
+                       the epoch) at arrival is kept ("peak_lag", seconds)
   Bodies may come with Content-Length or chunked (URLSession on Linux streams every body so).
   /stats               GET: {"connections": accepted sockets, "requests": answered bodies,
                        "attempts": {path: count}}
@@ -31,7 +32,7 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-LOCK = threading.Lock()
+LOCK = threading.Condition()
 STATS = {"connections": 0, "requests": 0, "attempts": {}, "held": 0, "peak_held": 0, "peak_lag": 0.0}
 CLOSE_AFTER_RESPONSE = "--close-after-response" in sys.argv
 
@@ -113,10 +114,16 @@ class Parts(BaseHTTPRequestHandler):
                 STATS["peak_lag"] = max(STATS["peak_lag"], time.time() - float(prepared))
             STATS["held"] += 1
             STATS["peak_held"] = max(STATS["peak_held"], STATS["held"])
+            LOCK.notify_all()
         digest = hashlib.sha256()
         self.read(length, digest)
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
-        time.sleep(int(query.get("ms", ["1000"])[0]) / 1000)
+        if "until" in query:
+            until = int(query["until"][0])
+            with LOCK:
+                LOCK.wait_for(lambda: STATS["peak_held"] >= until, timeout=60)
+        else:
+            time.sleep(int(query.get("ms", ["1000"])[0]) / 1000)
         with LOCK:
             STATS["held"] -= 1
             STATS["requests"] += 1

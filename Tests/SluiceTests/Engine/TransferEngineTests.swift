@@ -175,7 +175,7 @@ struct TransferEngineTests {
         let engine = TransferEngine(configuration: .init(loops: 1, maximumTransfersPerHost: 1))
         defer { engine.shutdown() }
         let sent = DispatchSemaphore(value: 0)
-        let slow = try UploadRequest(url: sink.url("/slow"), method: "PUT")
+        let slow = try UploadRequest(url: sink.url("/hold"), method: "PUT")
         let holder = Task {
             try await engine.send(slow, body: .bytes(SyntheticByteSource(length: 1000))) { if $0 == 1000 { sent.signal() } }
         }

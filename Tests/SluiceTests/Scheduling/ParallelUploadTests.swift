@@ -123,7 +123,8 @@ struct ParallelUploadTests {
         let sink = try CurlSink()
         defer { sink.stop() }
         let source = SyntheticByteSource(length: 64 << 20, seed: 25)
-        let url = sink.url("/slow")
+        // /hold never answers: only the cancel can end the parts, so an end at all is the proof.
+        let url = sink.url("/hold")
         var upload = ParallelUpload(source: source, partSize: 4 << 20) { _ in
             try UploadRequest(url: url, method: "PUT")
         }
@@ -136,10 +137,10 @@ struct ParallelUploadTests {
         }
         let moved = await onThread { sent.wait(timeout: .now() + 30) == .success }
         #expect(moved, "4 MiB of parts in flight")
-        let start = ContinuousClock.now
         task.cancel()
+        // Prompt, not a hang: the suite's time limit is the bound; the latency (100 ms target)
+        // is measured in Benchmarks/engine.sh, not under a shared machine's scheduling.
         let result = await task.result
-        #expect(ContinuousClock.now - start < .seconds(2), "prompt, not a hang; the 100 ms target is measured in Benchmarks/engine.sh")
         if case .failure(let error as UploadError) = result { #expect(error.code == .cancelled) } else {
             Issue.record("expected .cancelled, got \(result)")
         }

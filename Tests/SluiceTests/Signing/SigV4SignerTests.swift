@@ -87,6 +87,13 @@ import CSluiceCrypto
     /// Two ranges hashed at once (interleaved with the x86-64 SHA extensions): the FIPS 180-2
     /// "abc" and empty vectors, and every length around the block and padding edges, equal or
     /// not, from any alignment, against one-shot SHA-256 (OpenSSL or CryptoKit).
+    /// The CPU flags Linux reports (/proc/cpuinfo), independent of the C code's cpuid check.
+    static var cpuFlags: Set<String> {
+        let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let line = info.split(separator: "\n").first { $0.hasPrefix("flags") } ?? ""
+        return Set(line.split(separator: " ").map(String.init))
+    }
+
     @Test func sha256OfTwoRangesAtOnce() {
         let abc = Array("abc".utf8)
         let (first, second) = abc.withUnsafeBytes { a in [UInt8]().withUnsafeBytes { SigningCrypto.sha256(a, $0) } }
@@ -106,7 +113,7 @@ import CSluiceCrypto
                         #expect(x == SigningCrypto.sha256(left), "\(a) and \(b) from \(start)")
                         #expect(y == SigningCrypto.sha256(right), "\(a) and \(b) from \(start)")
                         #if !canImport(CryptoKit)
-                        // The interleaved code itself, which a debug build leaves to OpenSSL.
+                        // The interleaved code itself, called directly too.
                         var pair = [UInt8](repeating: 0, count: 64)
                         let done = pair.withUnsafeMutableBufferPointer {
                             sluice_sha256_pair_interleaved(left.baseAddress, a, right.baseAddress, b, $0.baseAddress, $0.baseAddress! + 32)
@@ -120,7 +127,13 @@ import CSluiceCrypto
                 }
             }
         }
-        print("SHA-256 of two ranges: \(interleaved) pairs checked interleaved; the signing path interleaves: \(SigningCrypto.sha256PairIsInterleaved)")
+        // On a CPU with the SHA extensions (as the kernel reports them) the interleaved code
+        // ran, and the signing path uses it: the C target is optimized in every build.
+        #if os(Linux) && arch(x86_64)
+        let cpuHasSHA = Self.cpuFlags.contains("sha_ni")
+        #expect(cpuHasSHA == (interleaved > 0), "SHA extensions: \(cpuHasSHA); \(interleaved) pairs hashed interleaved")
+        #expect(SigningCrypto.sha256PairIsInterleaved == cpuHasSHA, "SHA extensions: \(cpuHasSHA); the signing path interleaves: \(SigningCrypto.sha256PairIsInterleaved)")
+        #endif
     }
 
     @Test func timestamps() {

@@ -232,12 +232,9 @@ struct CurlTransportTests {
         let sink = try CurlSink()
         defer { sink.stop() }
         let source = SyntheticByteSource(length: 256 * 1_048_576)
-        let clock = ContinuousClock()
-        let start = clock.now
         let response = try await send(sink, "/early413", body: .bytes(source))
         #expect(response.status == 413)
         #expect(response.bytesSent < source.length)
-        #expect(clock.now - start < .seconds(5))
     }
 
     @Test("connection refused: connectionFailed naming the address")
@@ -273,26 +270,24 @@ struct CurlTransportTests {
         let source = StallingSource(prefix: 300_001)
         defer { source.release() }
         let request = try UploadRequest(url: sink.url("/sink"), method: "POST")
-        let task = Task { try await transport.send(request, body: .sequential(source), options: UploadOptions()) { _ in } }
+        // Only the cancel can end it: the stall bound is far beyond the suite's time limit.
+        var options = UploadOptions()
+        options.stallTimeout = .seconds(3_600)
+        let task = Task { [options] in try await transport.send(request, body: .sequential(source), options: options) { _ in } }
         await onThread { source.stalled.wait() }
-        let clock = ContinuousClock()
-        let start = clock.now
         task.cancel()
         let result = await task.result
-        let elapsed = clock.now - start
         #expect(throws: UploadError.self) { try result.get() }
         if case .failure(let error as UploadError) = result { #expect(error.code == .cancelled) }
-        // Prompt, not a hang. The latency itself (target 100 ms) is measured outside timed
-        // tests: scripts/fault_matrix.py prints it for SIGINT; here parallel suites on two
-        // cores add scheduling delay to the measurement.
-        #expect(elapsed < .seconds(2), "cancel took \(elapsed)")
+        // Prompt, not a hang: the suite's time limit is the bound. The latency itself (target
+        // 100 ms) is measured outside tests: scripts/fault_matrix.py prints it for SIGINT.
     }
 
     @Test("cancel while the server is slow to answer")
     func cancelSlowServer() async throws {
         let sink = try CurlSink()
         defer { sink.stop() }
-        let request = try UploadRequest(url: sink.url("/slow"), method: "PUT")
+        let request = try UploadRequest(url: sink.url("/hold"), method: "PUT")
         let sent = DispatchSemaphore(value: 0)
         let task = Task {
             try await transport.send(request, body: .bytes(SyntheticByteSource(length: 1000)), options: UploadOptions()) { bytes in
@@ -300,12 +295,10 @@ struct CurlTransportTests {
             }
         }
         await onThread { sent.wait() }
-        let clock = ContinuousClock()
-        let start = clock.now
+        // /hold never answers: only the cancel can end the request.
         task.cancel()
         let result = await task.result
         if case .failure(let error as UploadError) = result { #expect(error.code == .cancelled) } else { Issue.record("expected .cancelled, got \(result)") }
-        #expect(clock.now - start < .seconds(2), "prompt, not a hang; see cancelStalledProducer")
     }
 
     @Test("empty bodies: POST and PATCH send Content-Length: 0, DELETE and OPTIONS none, HEAD no body")

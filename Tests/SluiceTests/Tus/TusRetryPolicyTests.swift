@@ -25,15 +25,11 @@ struct TusRetryPolicyTests {
         return try JSONDecoder().decode(Stats.self, from: response.body)
     }
 
-    /// The upload's outcome, or nil when it was still running after `limit` (then cancelled).
-    func outcome(_ options: TusOptions, source: TusSource, to endpoint: URL, limit: Duration) async -> Result<TusUploadResult, any Error>? {
-        let task = Task { try await TusClient(options: options).upload(source, to: endpoint) }
-        let timer = Task {
-            try await Task.sleep(for: limit)
-            task.cancel()
-        }
-        let result = await task.result
-        timer.cancel()
+    /// The upload's outcome, or nil when it was still retrying after `limit` requests (then
+    /// cancelled): a count, not a time, so a busy machine cannot change the verdict.
+    func outcome(_ options: TusOptions, source: TusSource, to endpoint: URL, limit: Int) async -> Result<TusUploadResult, any Error>? {
+        let transport = InterceptingTransport.limited(CurlTransport(), to: limit)
+        let result = await Task { try await TusClient(transport: transport, options: options).upload(source, to: endpoint) }.result
         if case .failure(let error as TusError) = result, error.code == .cancelled { return nil }
         return result
     }
@@ -53,9 +49,9 @@ struct TusRetryPolicyTests {
         let (peer, endpoint) = try start(offsets: [0, 64 << 10], cycle: true)
         defer { peer.stop() }
         let source = TusSource(SyntheticByteSource(length: 256 << 10, seed: 3), identity: "synthetic:lying")
-        let result = await outcome(try options(), source: source, to: endpoint, limit: .seconds(40))
+        let result = await outcome(try options(), source: source, to: endpoint, limit: 1_000)
         guard case .failure(let error as TusError)? = result else {
-            Issue.record("expected .retriesExhausted, got \(result.map { "\($0)" } ?? "still retrying after 40 s")")
+            Issue.record("expected .retriesExhausted, got \(result.map { "\($0)" } ?? "still retrying after 1,000 requests")")
             return
         }
         #expect(error.code == .retriesExhausted)
@@ -75,9 +71,9 @@ struct TusRetryPolicyTests {
         var options = try options()
         options.maximumRetries = 20
         let source = TusSource(SyntheticByteSource(length: 64 << 10, seed: 4), identity: "synthetic:creeping")
-        let result = await outcome(options, source: source, to: endpoint, limit: .seconds(40))
+        let result = await outcome(options, source: source, to: endpoint, limit: 1_000)
         guard case .failure(let error as TusError)? = result else {
-            Issue.record("expected .retriesExhausted, got \(result.map { "\($0)" } ?? "still retrying after 40 s")")
+            Issue.record("expected .retriesExhausted, got \(result.map { "\($0)" } ?? "still retrying after 1,000 requests")")
             return
         }
         #expect(error.code == .retriesExhausted)

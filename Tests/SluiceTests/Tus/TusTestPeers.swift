@@ -237,34 +237,85 @@ func tusWriteFile(_ source: any ByteSource, in directory: String, name: String) 
     return path
 }
 
-/// Wraps a transport and holds the `pauseAt`-th PATCH (1-based) before it is sent, until
-/// the calling task is cancelled: a deterministic "process killed between chunks".
-struct PausingTransport: UploadTransport {
+/// Wraps a transport and runs `before` ahead of every request, which may hold or refuse it.
+struct InterceptingTransport: UploadTransport {
     let inner: any UploadTransport
-    let pauseAt: Int
-    let paused: AsyncStream<Void>.Continuation
-    private let patches = TusPatchCounter()
-
-    init(_ inner: any UploadTransport, pauseAt: Int, paused: AsyncStream<Void>.Continuation) {
-        self.inner = inner
-        self.pauseAt = pauseAt
-        self.paused = paused
-    }
+    let before: @Sendable (UploadRequest) async throws -> Void
 
     func send(
         _ request: UploadRequest, body: UploadBody, options: UploadOptions,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> UploadResponse {
-        if request.method == "PATCH", patches.next() == pauseAt {
+        try await before(request)
+        return try await inner.send(request, body: body, options: options, progress: progress)
+    }
+
+    /// Holds the `pauseAt`-th PATCH (1-based) before it is sent, until the calling task is
+    /// cancelled: a deterministic "process killed between chunks".
+    static func pausing(_ inner: any UploadTransport, pauseAt: Int, paused: AsyncStream<Void>.Continuation) -> InterceptingTransport {
+        let patches = TusPatchCounter()
+        return InterceptingTransport(inner: inner) { request in
+            guard request.method == "PATCH", patches.next() == pauseAt else { return }
             paused.yield()
             do { try await Task.sleep(for: .seconds(600)) } catch {}
             throw UploadError(.cancelled, "cancelled")
         }
-        return try await inner.send(request, body: body, options: options, progress: progress)
+    }
+
+    /// Sends at most `limit` requests; every one after them fails as cancelled (a count
+    /// instead of a time limit for a test that must end).
+    static func limited(_ inner: any UploadTransport, to limit: Int) -> InterceptingTransport {
+        let sent = TusPatchCounter()
+        return InterceptingTransport(inner: inner) { _ in
+            guard sent.next() <= limit else { throw UploadError(.cancelled, "the test's request limit") }
+        }
     }
 }
 
 final class TusPatchCounter: Sendable {
     private let count = Atomic<Int>(0)
     func next() -> Int { count.add(1, ordering: .relaxed).newValue }
+}
+
+/// Wraps a transport and records every request it sends, in order: the method, the
+/// `Upload-Offset` it carried, and the answer's status and `Upload-Offset` (nil when it failed),
+/// with the body bytes handed to the connection either way.
+struct RecordingTransport: UploadTransport {
+    struct Exchange: Sendable {
+        var method: String
+        var offset: Int64?
+        var status: Int?
+        var answeredOffset: Int64?
+        var bytesSent: Int64
+    }
+
+    let inner: any UploadTransport
+    let exchanges = Lock<[Exchange]>([])
+
+    init(_ inner: any UploadTransport) { self.inner = inner }
+
+    var recorded: [Exchange] { exchanges.withLock { $0 } }
+
+    func send(
+        _ request: UploadRequest, body: UploadBody, options: UploadOptions,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> UploadResponse {
+        let sent = Lock<Int64>(0)
+        var exchange = Exchange(method: request.method, offset: request.header("Upload-Offset").flatMap { Int64($0) }, bytesSent: 0)
+        do {
+            let response = try await inner.send(request, body: body, options: options) { bytes in
+                sent.withLock { $0 = max($0, bytes) }
+                progress(bytes)
+            }
+            exchange.status = response.status
+            exchange.answeredOffset = response.header("Upload-Offset").flatMap { Int64($0) }
+            exchange.bytesSent = response.bytesSent
+            exchanges.withLock { $0.append(exchange) }
+            return response
+        } catch {
+            exchange.bytesSent = max(sent.withLock { $0 }, (error as? UploadError)?.bytesSent ?? 0)
+            exchanges.withLock { $0.append(exchange) }
+            throw error
+        }
+    }
 }

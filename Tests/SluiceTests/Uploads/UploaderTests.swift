@@ -55,15 +55,11 @@ import Testing
         // Gate: wait until bytes moved, then the producer stalls (nothing more is written).
         var iterator = progressed.stream.makeAsyncIterator()
         _ = await iterator.next()
-        let start = ContinuousClock.now
         task.cancel()
-        let result = await task.result
-        let elapsed = ContinuousClock.now - start
         // Not a hang: a stalled producer must not hold the cancellation until the stall timeout
-        // (300 s here). The 100 ms target is measured by scripts/fault_matrix.py, not here:
-        // parallel suites and other builds on two cores add seconds of scheduling delay (11.8 s
-        // was seen with the whole suite and a benchmark running), so the bound is 60 s.
-        #expect(elapsed < .seconds(60), "took \(elapsed)")
+        // (300 s here, which would end it as a stall, not a cancel: the code below tells them
+        // apart). The 100 ms target is measured by scripts/fault_matrix.py, not here.
+        let result = await task.result
         guard case .failure(let error as UploadError) = result else {
             Issue.record("expected a cancellation error, got \(result)")
             return
