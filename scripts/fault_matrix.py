@@ -5,7 +5,7 @@ prints which rows each gets right. Exits 1 when any row fails for any transport.
     python3 scripts/fault_matrix.py --fault-url http://127.0.0.1:PORT [--transport curl urlsession]
 
 The test run gates the same rows for both transports (Tests/e2e/test_faults.py); this prints
-them as the README's table."""
+them as the table in docs/faults.md."""
 
 import argparse
 import os

@@ -74,6 +74,7 @@ sluice_peers_install() {
     [[ -x /usr/sbin/nginx ]] || packages+=(nginx-light)
     [[ -x /usr/bin/curl ]] || packages+=(curl)
     [[ -x /usr/bin/openssl ]] || packages+=(openssl)
+    command -v jq >/dev/null || packages+=(jq)   # the README's presigned example (Tests/e2e/test_readme.py)
     sluice_has_libcrypto_dev || packages+=(libssl-dev)
     command -v "$SLUICE_PYTHON" >/dev/null || packages+=(python3)
     "$SLUICE_PYTHON" -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)

@@ -21,9 +21,9 @@ extension CurlTransfer {
     /// 512 KiB: each fill of the buffer is one `send`, one wake-up of the server and one pass
     /// of the loop, and a signed aws-chunked body reads its chunks straight into it (eight
     /// 64 KiB chunks a fill, in a buffer rounded up to whole sections). Measured on this
-    /// 2-core AMD EPYC (README, "Buffer sizes"): 128 KiB is the one size that is slower than
-    /// 64 KiB on loopback; 512 KiB is faster than both for a plain upload and cuts the CPU of a
-    /// signed S3 job.
+    /// 2-core AMD EPYC (docs/performance.md, "libcurl's upload buffer"): 128 KiB is the one
+    /// size that is slower than 64 KiB on loopback; 512 KiB is faster than both for a plain
+    /// upload and cuts the CPU of a signed S3 job.
     static let uploadBufferLimit = 512 << 10
 
     /// The largest libcurl receive buffer: answers here are S3's XML documents, tus's empty
