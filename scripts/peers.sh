@@ -2,7 +2,8 @@
 #
 # Source this file (bash), then:
 #   sluice_peers_install       install what is missing (needs root on a fresh Debian): nginx-light,
-#                              curl, libssl-dev, python3 + pip, and the Python packages
+#                              curl, libssl-dev, python3 + pip, zsh, fish, man-db, groff-base,
+#                              and the Python packages
 #   sluice_start_nginx DIR     nginx from a config written into DIR; exports SLUICE_NGINX_URL
 #                              (http://127.0.0.1:PORT), SLUICE_NGINX_ROOT, SLUICE_NGINX_PID
 #   sluice_start_tus DIR       tuspyserver under uvicorn, files in DIR/tus; exports SLUICE_TUS_URL
@@ -78,6 +79,12 @@ sluice_peers_install() {
     sluice_has_libcrypto_dev || packages+=(libssl-dev)
     command -v "$SLUICE_PYTHON" >/dev/null || packages+=(python3)
     "$SLUICE_PYTHON" -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
+    # The shells whose completion scripts Tests/e2e/test_command_line.py runs, and what
+    # renders the man page it checks (man -l, groff).
+    [[ -x /usr/bin/zsh ]] || packages+=(zsh)
+    [[ -x /usr/bin/fish ]] || packages+=(fish)
+    [[ -x /usr/bin/man ]] || packages+=(man-db)
+    [[ -x /usr/bin/groff ]] || packages+=(groff-base)
     if ((${#packages[@]})); then
         sluice_log "apt-get install ${packages[*]}"
         export DEBIAN_FRONTEND=noninteractive

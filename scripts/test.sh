@@ -5,7 +5,7 @@
 #   bash scripts/test.sh
 #
 # On a fresh Debian machine (as root) it first installs what is missing: nginx-light, curl,
-# libssl-dev, python3 + pip, and the Python packages tuspyserver, uvicorn, tuspy,
+# libssl-dev, python3 + pip, zsh, fish, man-db, groff-base, and the Python packages tuspyserver, uvicorn, tuspy,
 # python-multipart and pytest. It starts, on 127.0.0.1 and free ports, nginx (a config of its
 # own in a temporary directory) and a tus 1.0 server (tuspyserver under uvicorn), and exports
 # for the tests:

@@ -4,15 +4,23 @@ import Sluice
 package struct UsageError: Error, CustomStringConvertible {
     package var description: String
     package init(_ description: String) { self.description = description }
+
+    /// An option a command's specification lists that its handler does not take: a mistake in
+    /// the command's code, said as one line (an e2e test gives every command each of its options).
+    static func unhandled(_ name: String) -> UsageError {
+        UsageError("option \(name) is in the command's description but not handled")
+    }
 }
 
 /// `-h` or `--help` among a command's options (not after `--`, not as an option's value).
 struct HelpRequested: Error {}
 
-/// One `sluice` subcommand: a type that parses its arguments, then runs.
+/// One `sluice` command: a type that parses its arguments, then runs.
 protocol Subcommand {
-    /// What `sluice COMMAND --help` prints: the synopsis and every option.
-    static var usage: String { get }
+    /// Every form of the command, as the parser accepts it and as `--help`, the man page and
+    /// the completions show it (`CommandSpec`): more than one for a group (`s3`) or for a
+    /// command with two forms (`upload`, `upload --parts`).
+    static var specifications: [CommandSpec] { get }
     /// Parses the arguments after the command's name.
     ///
     /// - Throws: `HelpRequested` for `-h`/`--help`; anything else is a usage error (exit 2).
@@ -31,10 +39,12 @@ struct Arguments {
 
     init(_ items: [String]) { self.items = items }
 
-    /// Scans `items`, calling `handle` with each option name and a way to take its value.
+    /// Scans `items` for the options `command` takes, calling `handle` with each one's name
+    /// (its last spelling, `--method` for `-X`) and its value ("" for a flag).
     ///
-    /// - Parameter valued: option names that take a value (e.g. `["-X", "--method"]`).
-    mutating func scan(valued: Set<String>, flags: Set<String>, handle: (String, String?) throws -> Void) throws {
+    /// - Throws: `HelpRequested` for `-h`/`--help`; `UsageError` for an option `command` does
+    ///   not take, a missing value, a value given to a flag; whatever `handle` throws.
+    mutating func scan(_ command: CommandSpec, handle: (_ name: String, _ value: String) throws -> Void) throws {
         var index = 0
         var onlyPositionals = false
         while index < items.count {
@@ -58,19 +68,17 @@ struct Arguments {
                 name = String(item.prefix(2))
                 value = String(item.dropFirst(2))
             }
-            if valued.contains(name) {
+            guard let option = command.option(spelled: name) else { throw UsageError("unknown option \(item)") }
+            if option.takesValue {
                 if value == nil {
                     guard index < items.count else { throw UsageError("option \(name) needs a value") }
                     value = items[index]
                     index += 1
                 }
-                try handle(name, value)
-            } else if flags.contains(name) {
-                guard value == nil else { throw UsageError("option \(name) takes no value") }
-                try handle(name, nil)
             } else {
-                throw UsageError("unknown option \(item)")
+                guard value == nil else { throw UsageError("option \(name) takes no value") }
             }
+            try handle(option.name, value ?? "")
         }
     }
 }
@@ -86,12 +94,6 @@ extension Arguments {
         return .seconds(seconds)
     }
 
-    /// `--stall-timeout SECONDS`, which every command that talks to a server takes.
-    static let stallTimeoutUsage = """
-      --stall-timeout SECONDS    fail an attempt when the connection, the server's answer or the
-                                 source is silent this long (default 60, at most 31536000)
-    """
-
     /// Parses `--stall-timeout` into `options`: one bound for the connect, the answer and the
     /// source alike (a stall is one failed attempt, retried as the command retries).
     static func stallTimeout(_ value: String, into options: inout UploadOptions) throws {
@@ -99,12 +101,6 @@ extension Arguments {
         options.stallTimeout = timeout
         options.connectTimeout = timeout
     }
-
-    /// `--limit-rate RATE`, which every command that sends a body takes.
-    static let limitRateUsage = """
-      --limit-rate RATE          at most RATE bytes per second across every connection (curl's
-                                 name; 500K, 10M, 1G are binary, as curl reads them)
-    """
 
     /// Parses `--limit-rate` into `options`: one `RateLimit` that every request draws from.
     static func limitRate(_ value: String, into options: inout UploadOptions) throws {

@@ -3,18 +3,19 @@ import Sluice
 
 /// `sluice checksum SOURCE`: SHA-256 of SOURCE, read the way uploads read it.
 struct ChecksumCommand: Subcommand {
-    static let usage = """
-    usage: sluice checksum SOURCE     SOURCE: PATH | - (stdin) | synthetic:SIZE[:SEED]
-    Prints 'SHA256HEX  BYTES' for SOURCE, read the way uploads read it.
-      -h, --help                 this text
-    Exit status: 0 done; 1 the source or stdout failed; 2 usage error.
-    """
+    static let specification = CommandSpec(
+        path: ["checksum"],
+        synopses: [Synopsis("SOURCE", "SHA-256 of SOURCE, read the way uploads read it")],
+        about: "Prints 'SHA256HEX  BYTES' for SOURCE, read the way uploads read it.",
+        operands: [.source],
+        notes: "Exit status: 0 done; 1 the source or stdout failed; 2 usage error.")
+    static var specifications: [CommandSpec] { [specification] }
 
     var source: SourceSpecification
 
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
-        try scanner.scan(valued: [], flags: []) { _, _ in }
+        try scanner.scan(Self.specification) { name, _ in throw UsageError.unhandled(name) }
         guard scanner.positionals.count == 1 else { throw UsageError("checksum needs exactly one SOURCE") }
         source = try SourceSpecification(parsing: scanner.positionals[0])
     }

@@ -7,25 +7,34 @@ import Glibc
 /// `sluice --version`.
 let sluiceVersion = "0.1.0"
 
-let usage = """
-usage: sluice <command> [options]      (sluice <command> --help lists a command's options)
-  upload SOURCE URL [options]      send SOURCE as a request body
-  receive [--port N] [--store DIR] a loopback sink answering each upload with its size and SHA-256
-  checksum SOURCE                  SHA-256 of SOURCE, read the way uploads read it
-  tus SOURCE ENDPOINT [options]    a resumable upload over tus 1.0
-  tus --delete URL                 terminate a tus upload
-  s3 cp SOURCE s3://BUCKET/KEY     a parallel, resumable S3 multipart upload
-  s3 abort s3://BUCKET/KEY         abort S3 multipart uploads in progress
-  s3 presign s3://B/K [options]    a presigned URL
-  s3 presign s3://B/K --multipart --size N   a presigned multipart upload's plan (plan.json)
-  upload --parts plan.json SOURCE  send SOURCE by such a plan, no credentials (etags.json)
-  s3 complete s3://B/K --upload-id ID --parts etags.json   complete it
-  demo [--size SIZE]               an upload end to end on this machine, verified
-  --version, -V                    print the version
-SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].
-Exit status: 0 success; 1 the upload or I/O failed (one line on stderr says why);
-2 usage error; 130 interrupted (SIGINT or SIGTERM).
-"""
+extension CommandLineDescription {
+    /// `sluice` itself: its usage line, the options it takes before a command, and what every
+    /// command shares. Its `--help` lists every command (`CommandLineDescription.help(for:)`).
+    static let root = CommandSpec(
+        path: [],
+        synopses: [Synopsis("<command> [options]")],
+        about: """
+        Sluice uploads data too large for memory from a file, stdin or a synthetic source, with a
+        bounded buffer: a request body, multipart/form-data, tus 1.0, or S3 multipart (parallel,
+        resumable, presigned, a directory as one job).
+        """,
+        options: [OptionSpec("-V", "--version", help: "print the version")],
+        notes: """
+        sluice <command> --help lists a command's options.
+        SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].
+        Exit status: 0 success; 1 the upload or I/O failed (one line on stderr says why);
+        2 usage error; 130 interrupted (SIGINT or SIGTERM).
+        """)
+
+    /// `--help` of the command at `path` given `arguments`: the one form whose selector they
+    /// name (`s3 presign --multipart`), else every form.
+    static func help(for path: [String], arguments: [String]) -> String? {
+        if let form = forms(of: path).first(where: { $0.selector.map { Arguments.mentions($0, in: arguments) } ?? false }) {
+            return form.usage
+        }
+        return help(for: path)
+    }
+}
 
 /// Prints `text` on stdout: 0, or 1 with one line when stdout cannot take it.
 func printHelp(_ text: String) -> Int32 {
@@ -74,37 +83,33 @@ public enum CommandLineTool {
 
 func runCommand(_ arguments: [String]) async -> Int32 {
     guard let name = arguments.first else {
-        Terminal.error(usage)
+        Terminal.error(CommandLineDescription.help(for: [])!)
         return 2
     }
     let rest = Array(arguments.dropFirst())
     switch name {
-    case "--help", "-h", "help":
-        guard let topic = rest.first else { return printHelp(usage) }
-        guard let command = Commands.all.first(where: { $0.name == topic }) else {
-            Terminal.error("sluice: no command '\(topic)' (sluice --help lists them)")
-            return 2
-        }
-        return printHelp(command.type.usage)
+    case "--help", "-h":
+        return printHelp(CommandLineDescription.help(for: [])!)
     case "--version", "-V", "version":
         return printHelp("sluice \(sluiceVersion)")
     default:
         break
     }
-    guard let type = Commands.all.first(where: { $0.name == name })?.type else {
+    guard let type = Commands.all.first(where: { $0.specifications[0].path == [name] }) else {
         Terminal.error(name.hasPrefix("-") ? "sluice: unknown option '\(name)': a command comes first (sluice --help)"
                                            : "sluice: unknown command '\(name)' (sluice --help lists them)")
         return 2
     }
+    let help = CommandLineDescription.help(for: [name], arguments: rest)!
     if rest.first == "-h" || rest.first == "--help" {
         // First after the command it cannot be an option's value: help, whatever the command parses.
-        return printHelp(type.usage)
+        return printHelp(help)
     }
     let command: any Subcommand
     do {
         command = try type.init(arguments: rest)
     } catch is HelpRequested {
-        return printHelp(type.usage)
+        return printHelp(help)
     } catch {
         // Anything wrong on the command line, found before any work: a usage error.
         Terminal.error("sluice: \(error)")
@@ -114,7 +119,7 @@ func runCommand(_ arguments: [String]) async -> Int32 {
         return try await command.run()
     } catch is HelpRequested {
         // A command that parses its own subcommands (s3) finds the flag while running.
-        return printHelp(type.usage)
+        return printHelp(help)
     } catch let error as UsageError {
         Terminal.error("sluice: \(error)")
         return 2

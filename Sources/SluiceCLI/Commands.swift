@@ -1,15 +1,18 @@
 import Sluice
-/// The subcommands `sluice` knows, by name. A new subcommand is one type conforming to
-/// `Subcommand` (its own file) plus one line here.
+
+/// The commands `sluice` knows. A new command is one type conforming to `Subcommand` (its own
+/// file, with its `CommandSpec`) plus one line here; its name is its specification's path.
 enum Commands {
-    static var all: [(name: String, type: any Subcommand.Type)] {
+    static var all: [any Subcommand.Type] {
         [
-            ("upload", UploadEntry.self),
-            ("receive", ReceiveCommand.self),
-            ("checksum", ChecksumCommand.self),
-            ("tus", TusCommand.self),
-            ("s3", S3Command.self),
-            ("demo", DemoCommand.self),
+            UploadEntry.self,
+            ReceiveCommand.self,
+            ChecksumCommand.self,
+            TusCommand.self,
+            S3Command.self,
+            DemoCommand.self,
+            HelpCommand.self,
+            CompletionsCommand.self,
         ]
     }
 }

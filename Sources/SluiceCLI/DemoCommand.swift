@@ -6,17 +6,22 @@ import Sluice
 /// uploads a synthetic source to it, checks the server's SHA-256 against the source's, and
 /// prints bytes, throughput and this process's peak memory.
 struct DemoCommand: Subcommand {
-    static let usage = """
-    usage: sluice demo [--size SIZE] [--seed N] [--transport curl|urlsession] [--progress STYLE]
-    Starts a loopback receiver, uploads synthetic:SIZE:SEED to it, checks the server's SHA-256
-    against the source's and prints bytes, throughput and peak memory.
-      --size SIZE                default 4GiB
-      --seed N                   an unsigned integer (default 2026)
-      --transport curl|urlsession
-      --progress auto|bar|json|none
-      -h, --help                 this text
-    Exit status: 0 verified; 1 failed or mismatched; 2 usage error; 130 interrupted.
-    """
+    static let specification = CommandSpec(
+        path: ["demo"],
+        synopses: [Synopsis("[--size SIZE] [--seed N] [--transport curl|urlsession] [--progress STYLE]",
+                            "an upload end to end on this machine, verified")],
+        about: """
+        Starts a loopback receiver, uploads synthetic:SIZE:SEED to it, checks the server's SHA-256
+        against the source's and prints bytes, throughput and peak memory.
+        """,
+        options: [
+            OptionSpec("--size", value: "SIZE", help: "default 4GiB"),
+            OptionSpec("--seed", value: "N", help: "an unsigned integer (default 2026)"),
+            .transport,
+            .progress,
+        ],
+        notes: "Exit status: 0 verified; 1 failed or mismatched; 2 usage error; 130 interrupted.")
+    static var specifications: [CommandSpec] { [specification] }
 
     var length: Int64 = 4 << 30
     var seed: UInt64 = 2026
@@ -29,8 +34,7 @@ struct DemoCommand: Subcommand {
         var seed: UInt64 = 2026
         var transport = TransportKind.platformDefault
         var progress = ProgressPrinter.Style.auto
-        try scanner.scan(valued: ["--size", "--seed", "--transport", "--progress"], flags: []) { name, value in
-            let value = value ?? ""
+        try scanner.scan(Self.specification) { name, value in
             switch name {
             case "--size": length = try ByteCount.parse(value)
             case "--seed":
@@ -40,7 +44,7 @@ struct DemoCommand: Subcommand {
                 transport = try Arguments.transport(value)
             case "--progress":
                 progress = try Arguments.progressStyle(value)
-            default: break
+            default: throw UsageError.unhandled(name)
             }
         }
         guard scanner.positionals.isEmpty else { throw UsageError("demo takes no arguments, got '\(scanner.positionals[0])'") }

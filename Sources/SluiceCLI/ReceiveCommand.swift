@@ -5,16 +5,20 @@ import Sluice
 /// `sluice receive [--port N] [--host H] [--store DIR]`: a loopback sink that answers each
 /// upload with its byte count and SHA-256, until SIGINT or SIGTERM.
 struct ReceiveCommand: Subcommand {
-    static let usage = """
-    usage: sluice receive [--port N] [--host H] [--store DIR]
-    A loopback sink: answers each upload with JSON (bytes, sha256, framing) and logs it on
-    stderr, until SIGINT or SIGTERM. Prints 'listening on URL' first.
-      --port N                   0 to 65535 (default 0: any free port)
-      --host H                   127.0.0.1, ::1 or localhost (default 127.0.0.1)
-      --store DIR                keep each body in DIR
-      -h, --help                 this text
-    Exit status: 0 after SIGINT/SIGTERM; 1 could not listen; 2 usage error.
-    """
+    static let specification = CommandSpec(
+        path: ["receive"],
+        synopses: [Synopsis("[--port N] [--host H] [--store DIR]", "a loopback sink answering each upload with its size and SHA-256")],
+        about: """
+        A loopback sink: answers each upload with JSON (bytes, sha256, framing) and logs it on
+        stderr, until SIGINT or SIGTERM. Prints 'listening on URL' first.
+        """,
+        options: [
+            OptionSpec("--port", value: "N", help: "0 to 65535 (default 0: any free port)"),
+            OptionSpec.choice("--host", among: ["127.0.0.1", "::1", "localhost"], help: "default 127.0.0.1"),
+            OptionSpec("--store", value: "DIR", completion: .directory, help: "keep each body in DIR"),
+        ],
+        notes: "Exit status: 0 after SIGINT/SIGTERM; 1 could not listen; 2 usage error.")
+    static var specifications: [CommandSpec] { [specification] }
 
     var port: UInt16 = 0
     var host = "127.0.0.1"
@@ -25,18 +29,18 @@ struct ReceiveCommand: Subcommand {
         var port: UInt16 = 0
         var host = "127.0.0.1"
         var store: String?
-        try scanner.scan(valued: ["--port", "--host", "--store"], flags: []) { name, value in
+        try scanner.scan(Self.specification) { name, value in
             switch name {
             case "--port":
-                guard let value, let parsed = UInt16(value) else { throw UsageError("--port needs a number from 0 to 65535, got '\(value ?? "")'") }
+                guard let parsed = UInt16(value) else { throw UsageError("--port needs a number from 0 to 65535, got '\(value)'") }
                 port = parsed
             case "--host":
-                guard let value, ["127.0.0.1", "::1", "localhost"].contains(value) else {
+                guard ["127.0.0.1", "::1", "localhost"].contains(value) else {
                     throw UsageError("--host must be 127.0.0.1, ::1 or localhost: the receiver only listens on loopback")
                 }
                 host = value
             case "--store": store = value
-            default: break
+            default: throw UsageError.unhandled(name)
             }
         }
         guard scanner.positionals.isEmpty else { throw UsageError("receive takes no arguments, got '\(scanner.positionals[0])'") }

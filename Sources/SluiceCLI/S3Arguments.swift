@@ -6,18 +6,18 @@ struct S3CommonOptions {
     /// Timeouts of every request (`--stall-timeout`).
     var transfer = UploadOptions()
 
-    static let valued: Set<String> = ["--endpoint-url", "--region", "--profile", "--addressing-style", "--ca-bundle", "--stall-timeout", "--limit-rate"]
-    static let usage = """
-      --endpoint-url URL         a custom endpoint (MinIO, SeaweedFS, R2 …); else AWS_ENDPOINT_URL_S3,
-                                 AWS_ENDPOINT_URL, the profile's endpoint_url, then AWS
-      --region R                 else AWS_REGION, AWS_DEFAULT_REGION, the profile's region, us-east-1
-      --profile P                a profile of ~/.aws/credentials and ~/.aws/config (else AWS_PROFILE)
-      --addressing-style auto|path|virtual
-                                 auto: path style for custom endpoints, virtual-hosted for AWS
-      --ca-bundle FILE           CAs to trust for https (PEM); else AWS_CA_BUNDLE, the profile's ca_bundle
-    \(Arguments.stallTimeoutUsage)
-    \(Arguments.limitRateUsage)
-    """
+    /// The options every `s3` command takes, first in its `--help`.
+    static let options: [OptionSpec] = [
+        .endpointURL,
+        .region,
+        .profile,
+        OptionSpec.choice(
+            "--addressing-style", among: ["auto", "path", "virtual"],
+            help: "auto: path style for custom endpoints, virtual-hosted for AWS"),
+        OptionSpec("--ca-bundle", value: "FILE", completion: .file, help: "CAs to trust for https (PEM); else AWS_CA_BUNDLE, the profile's ca_bundle"),
+        .stallTimeout,
+        .limitRate,
+    ]
 
     /// Takes `name` if it is one of the common options.
     mutating func take(_ name: String, _ value: String) throws -> Bool {
@@ -45,13 +45,12 @@ struct S3Arguments {
     var common = S3CommonOptions()
     var positionals: [String] = []
 
-    /// Scans `arguments`: the common options are taken here, the command's own (`valued`,
-    /// `flags`) go to `take` with their value ("" for a flag).
-    init(_ arguments: [String], valued: Set<String>, flags: Set<String> = [], take: (String, String) throws -> Void) throws {
+    /// Scans `arguments` for the options `command` takes: the common ones are taken here, the
+    /// command's own go to `take` with their value ("" for a flag).
+    init(_ arguments: [String], command: CommandSpec, take: (_ name: String, _ value: String) throws -> Void) throws {
         var scanner = Arguments(arguments)
         var common = S3CommonOptions()
-        try scanner.scan(valued: S3CommonOptions.valued.union(valued), flags: flags) { name, value in
-            let value = value ?? ""
+        try scanner.scan(command) { name, value in
             if try common.take(name, value) { return }
             try take(name, value)
         }
@@ -75,4 +74,16 @@ struct S3Arguments {
         }
         return location
     }
+}
+
+extension OptionSpec {
+    static let endpointURL = OptionSpec(
+        "--endpoint-url", value: "URL",
+        help: """
+        a custom endpoint (MinIO, SeaweedFS, R2 …); else AWS_ENDPOINT_URL_S3,
+        AWS_ENDPOINT_URL, the profile's endpoint_url, then AWS
+        """)
+    static let expires = OptionSpec("--expires", value: "SECONDS", help: "how long the URL is valid, 1 ... 604800 (default 3600)")
+    static let region = OptionSpec("--region", value: "R", help: "else AWS_REGION, AWS_DEFAULT_REGION, the profile's region, us-east-1")
+    static let profile = OptionSpec("--profile", value: "P", help: "a profile of ~/.aws/credentials and ~/.aws/config (else AWS_PROFILE)")
 }

@@ -3,21 +3,25 @@ import Sluice
 
 /// `sluice s3 SUBCOMMAND`: S3 and S3-compatible stores.
 struct S3Command {
-    static let usage = """
-    usage: sluice s3 cp SOURCE s3://BUCKET/KEY [options]   an upload, multipart and resumable (sluice s3 cp --help)
-           sluice s3 abort s3://BUCKET/KEY [--upload-id ID]  (sluice s3 abort --help)
-           sluice s3 presign s3://BUCKET/KEY [--expires SECONDS] [--method GET|PUT]
-                             [--endpoint-url URL] [--region R] [--profile P]
-      Prints a presigned URL (SigV4 query signing) valid for SECONDS (default 3600, at most
-      604800 = 7 days). Credentials and endpoint as the AWS CLI reads them: AWS_ACCESS_KEY_ID,
-      AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
-      AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_PROFILE and ~/.aws/{credentials,config}.
-           sluice s3 presign s3://BUCKET/KEY --multipart --size BYTES [--part-size S] [--expires SECONDS]  > plan.json
-           sluice s3 complete s3://BUCKET/KEY --upload-id ID --parts etags.json
-      A presigned multipart upload: the side with credentials creates it and prints its plan,
-      `sluice upload --parts plan.json SOURCE > etags.json` sends it without credentials, the
-      side with credentials completes it (sluice s3 presign --multipart --help, s3 complete --help).
-    """
+    static let specification = CommandSpec(
+        path: ["s3"],
+        synopses: [Synopsis("SUBCOMMAND [options]", "S3 and S3-compatible stores: cp, abort, presign, complete")],
+        about: """
+        Credentials and endpoint as the AWS CLI reads them: AWS_ACCESS_KEY_ID,
+        AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
+        AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_PROFILE and ~/.aws/{credentials,config}.
+        A presigned multipart upload: the side with credentials creates it and prints its plan,
+        `sluice upload --parts plan.json SOURCE > etags.json` sends it without credentials, the
+        side with credentials completes it (sluice s3 presign --multipart --help, s3 complete --help).
+        """,
+        notes: "sluice s3 SUBCOMMAND --help lists a subcommand's options.")
+
+    static var specifications: [CommandSpec] {
+        [
+            specification, S3CopyCommand.specification, S3AbortCommand.specification, S3PresignCommand.specification,
+            S3PresignPartsCommand.specification, S3CompleteCommand.specification,
+        ]
+    }
 
     let arguments: [String]
 
@@ -25,15 +29,16 @@ struct S3Command {
         try Self.refuseArgumentsThatAreNotUTF8()
         guard let subcommand = arguments.first else { throw UsageError("s3 needs a subcommand: cp, abort, presign or complete (see sluice help)") }
         let rest = Array(arguments.dropFirst())
+        if rest.contains("--help") || rest.contains("-h"), let help = CommandLineDescription.help(for: ["s3", subcommand], arguments: rest) {
+            return printHelp(help)
+        }
         switch subcommand {
-        case "cp", "abort": return try await S3Subcommands.run(arguments)
-        case "presign" where Arguments.mentions("--multipart", in: rest):
-            if rest.contains("--help") || rest.contains("-h") { return printHelp(S3PresignPartsCommand.usage) }
+        case "cp": return try await S3CopyCommand(arguments: rest).run()
+        case "abort": return try await S3AbortCommand(arguments: rest).run()
+        case "presign" where Arguments.mentions(S3PresignPartsCommand.specification.selector!, in: rest):
             return try await S3PresignPartsCommand(arguments: rest).run()
         case "presign": return try S3PresignCommand(arguments: rest).run()
-        case "complete":
-            if rest.contains("--help") || rest.contains("-h") { return printHelp(S3CompleteCommand.usage) }
-            return try await S3CompleteCommand(arguments: rest).run()
+        case "complete": return try await S3CompleteCommand(arguments: rest).run()
         default: throw UsageError("unknown s3 subcommand '\(subcommand)': use cp, abort, presign or complete")
         }
     }
@@ -55,6 +60,24 @@ extension S3Command {
 
 /// `sluice s3 presign s3://BUCKET/KEY`: a presigned GET or PUT URL on stdout.
 struct S3PresignCommand {
+    static let specification = CommandSpec(
+        path: ["s3", "presign"],
+        synopses: [
+            Synopsis("s3://BUCKET/KEY [--expires SECONDS] [--method GET|PUT] [--endpoint-url URL] [--region R] [--profile P]", "a presigned URL")
+        ],
+        about: """
+        Prints a presigned URL (SigV4 query signing) valid for SECONDS (default 3600, at most
+        604800 = 7 days). Credentials and endpoint as the AWS CLI reads them (sluice s3 --help).
+        """,
+        operands: [OperandSpec("s3://BUCKET/KEY")],
+        options: [
+            .expires,
+            OptionSpec.choice("--method", among: ["GET", "PUT"], help: "what the URL allows (default GET)"),
+            .endpointURL,
+            .region,
+            .profile,
+        ])
+
     var location: S3Location
     var expires = 3600
     var method = "GET"
@@ -65,8 +88,7 @@ struct S3PresignCommand {
         var expires = 3600
         var method = "GET"
         var overrides = S3ConfigurationOverrides()
-        try scanner.scan(valued: ["--expires", "--method", "--endpoint-url", "--region", "--profile"], flags: []) { name, value in
-            let value = value ?? ""
+        try scanner.scan(Self.specification) { name, value in
             switch name {
             case "--expires": expires = try Arguments.expiry(value)
             case "--method":
@@ -74,7 +96,8 @@ struct S3PresignCommand {
                 method = value.uppercased()
             case "--endpoint-url": overrides.endpointURL = value
             case "--region": overrides.region = value
-            default: overrides.profile = value
+            case "--profile": overrides.profile = value
+            default: throw UsageError.unhandled(name)
             }
         }
         guard scanner.positionals.count == 1 else { throw UsageError("s3 presign needs exactly one s3://BUCKET/KEY") }

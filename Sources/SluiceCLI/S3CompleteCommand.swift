@@ -5,16 +5,27 @@ import Sluice
 /// multipart upload from the list `sluice upload --parts` printed, after checking it against
 /// the plan and against what the server holds.
 struct S3CompleteCommand {
-    static let usage = """
-    usage: sluice s3 complete s3://BUCKET/KEY --upload-id ID --parts etags.json [--plan plan.json] [options]
-      Completes a presigned multipart upload from the parts list `sluice upload --parts` printed:
-      the list must name exactly the plan's parts, each held by the server with that ETag and the
-      plan's size for it (ListParts); then CompleteMultipartUpload, whose part count and composite
-      checksum are checked. Nothing is completed when a check fails.
-      --plan plan.json           the plan the backend made: the list must be for this upload,
-                                 size and part size (else the plan as the list repeats it)
-    \(S3CommonOptions.usage)
-    """
+    static let specification = CommandSpec(
+        path: ["s3", "complete"],
+        synopses: [Synopsis("s3://BUCKET/KEY --upload-id ID --parts etags.json [--plan plan.json] [options]",
+                            "complete a presigned multipart upload from the parts list")],
+        about: """
+        Completes a presigned multipart upload from the parts list `sluice upload --parts` printed:
+        the list must name exactly the plan's parts, each held by the server with that ETag and the
+        plan's size for it (ListParts); then CompleteMultipartUpload, whose part count and composite
+        checksum are checked. Nothing is completed when a check fails.
+        """,
+        operands: [OperandSpec("s3://BUCKET/KEY")],
+        options: [
+            OptionSpec("--upload-id", value: "ID", help: "the upload, as the plan names it"),
+            OptionSpec("--parts", value: "etags.json", completion: .file, help: "the parts list `sluice upload --parts` printed"),
+            OptionSpec(
+                "--plan", value: "plan.json", completion: .file,
+                help: """
+                the plan the backend made: the list must be for this upload,
+                size and part size (else the plan as the list repeats it)
+                """),
+        ] + S3CommonOptions.options)
 
     var location: S3Location
     var uploadID: String
@@ -26,11 +37,12 @@ struct S3CompleteCommand {
         var uploadID: String?
         var listPath: String?
         var planPath: String?
-        let parsed = try S3Arguments(arguments, valued: ["--upload-id", "--parts", "--plan"]) { name, value in
+        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
             switch name {
             case "--upload-id": uploadID = value
             case "--parts": listPath = value
-            default: planPath = value
+            case "--plan": planPath = value
+            default: throw UsageError.unhandled(name)
             }
         }
         guard parsed.positionals.count == 1 else { throw UsageError("s3 complete needs exactly one s3://BUCKET/KEY") }

@@ -3,30 +3,49 @@ import Sluice
 
 /// `sluice s3 cp SOURCE s3://BUCKET/KEY [options]`: an upload to S3, multipart and resumable.
 struct S3CopyCommand {
-    static let usage = """
-    usage: sluice s3 cp SOURCE s3://BUCKET/KEY [options]     SOURCE: PATH | - (stdin) | synthetic:SIZE[:SEED]
-    \(S3CommonOptions.usage)
-      --part-size SIZE           default 8MiB, grown to stay within 10,000 parts; for stdin, the first
-                                 part size (later parts grow unless --equal-parts)
-      --concurrency N            parts in flight (default 8)
-      --checksum crc32c|crc32|sha256|none   sent with every part and verified (default crc32c)
-      --payload-signing auto|chunked|trailer|unsigned|sha256
-                                 auto: https unsigned aws-chunked + checksum trailer, http signed chunks
-                                 (a body under 64 KiB: its SHA-256 signed in the header, checksum header)
-      --content-type T, --metadata KEY=VALUE (repeatable), --storage-class C
-      --state DIR                resume records (default ~/.cache/sluice/s3)
-      --restart                  abort a stored upload of this source and object, start again
-      --equal-parts              every stdin part the same size (Cloudflare R2, Garage need it)
-      --retries N                transient failures retried per request, 0 ... 1000 (default 5)
-      --transport curl|urlsession   default curl; urlsession on Linux sends bodies of at most 8 MiB
-                                 as sent (it holds each to send its length): parts default to 7 MiB
-      --progress auto|bar|json|none
-      -r, --recursive            SOURCE is a directory: every file below it goes to PREFIX + its path,
-                                 as one job that resumes where it stopped (records under --state)
-      --include GLOB, --exclude GLOB   with -r: which files (the AWS CLI's rules: the last match wins)
-      --no-follow-symlinks       with -r: skip symlinks (followed by default, loops reported)
-    An interrupted upload of a file resumes when the same command runs again.
-    """
+    static let specification = CommandSpec(
+        path: ["s3", "cp"],
+        synopses: [Synopsis("SOURCE s3://BUCKET/KEY [options]", "a parallel, resumable S3 multipart upload")],
+        operands: [.source, OperandSpec("s3://BUCKET/KEY")],
+        options: S3CommonOptions.options + [
+            OptionSpec(
+                "--part-size", value: "SIZE",
+                help: """
+                default 8MiB, grown to stay within 10,000 parts; for stdin, the first
+                part size (later parts grow unless --equal-parts)
+                """),
+            OptionSpec("--concurrency", value: "N", help: "parts in flight (default 8)"),
+            .checksum.with(help: "sent with every part and verified (default crc32c)"),
+            OptionSpec.choice(
+                "--payload-signing", among: ["auto", "chunked", "trailer", "unsigned", "sha256"],
+                help: """
+                auto: https unsigned aws-chunked + checksum trailer, http signed chunks
+                (a body under 64 KiB: its SHA-256 signed in the header, checksum header)
+                """),
+            OptionSpec("--content-type", value: "T", help: "the object's Content-Type"),
+            OptionSpec("--metadata", value: "KEY=VALUE", help: "user metadata (x-amz-meta-KEY), repeatable"),
+            OptionSpec("--storage-class", value: "C", help: "the object's storage class"),
+            OptionSpec("--state", value: "DIR", completion: .directory, help: "resume records (default ~/.cache/sluice/s3)"),
+            OptionSpec("--restart", help: "abort a stored upload of this source and object, start again"),
+            OptionSpec("--equal-parts", help: "every stdin part the same size (Cloudflare R2, Garage need it)"),
+            OptionSpec("--retries", value: "N", help: "transient failures retried per request, 0 ... 1000 (default 5)"),
+            .transport.with(
+                help: """
+                default curl; urlsession on Linux sends bodies of at most 8 MiB
+                as sent (it holds each to send its length): parts default to 7 MiB
+                """),
+            .progress,
+            OptionSpec(
+                "-r", "--recursive",
+                help: """
+                SOURCE is a directory: every file below it goes to PREFIX + its path,
+                as one job that resumes where it stopped (records under --state)
+                """),
+            OptionSpec("--include", value: "GLOB", help: "with -r: which files (the AWS CLI's rules: the last match wins)"),
+            OptionSpec("--exclude", value: "GLOB", help: "with -r: which files not (the AWS CLI's rules: the last match wins)"),
+            OptionSpec("--no-follow-symlinks", help: "with -r: skip symlinks (followed by default, loops reported)"),
+        ],
+        notes: "An interrupted upload of a file resumes when the same command runs again.")
 
     var source: String
     var location: S3Location
@@ -49,16 +68,9 @@ struct S3CopyCommand {
         var progress = ProgressPrinter.Style.auto
         var walk = Walk()
         var transport = TransportKind.platformDefault
-        let parsed = try S3Arguments(
-            arguments,
-            valued: [
-                "--part-size", "--concurrency", "--checksum", "--payload-signing", "--content-type", "--metadata",
-                "--storage-class", "--state", "--retries", "--progress", "--include", "--exclude", "--transport",
-            ],
-            flags: ["--restart", "--equal-parts", "--recursive", "-r", "--no-follow-symlinks"]
-        ) { name, value in
+        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
             switch name {
-            case "--recursive", "-r": walk.recursive = true
+            case "--recursive": walk.recursive = true
             case "--include": walk.filters.append(.include(GlobPattern(value)))
             case "--exclude": walk.filters.append(.exclude(GlobPattern(value)))
             case "--no-follow-symlinks": walk.followsSymlinks = false
@@ -88,7 +100,7 @@ struct S3CopyCommand {
             case "--restart": options.restart = true
             case "--equal-parts": options.equalParts = true
             case "--transport": transport = try Arguments.transport(value)
-            default: break
+            default: throw UsageError.unhandled(name)
             }
         }
         guard parsed.positionals.count == 2 else { throw UsageError("s3 cp needs SOURCE and s3://BUCKET/KEY") }
@@ -187,12 +199,15 @@ extension S3CopyCommand {
 
 /// `sluice s3 abort s3://BUCKET/KEY [--upload-id ID]`: removes multipart uploads in progress.
 struct S3AbortCommand {
-    static let usage = """
-    usage: sluice s3 abort s3://BUCKET/KEY [--upload-id ID] [options]
-      without --upload-id, every multipart upload of exactly that key is aborted
-    \(S3CommonOptions.usage)
-      --state DIR                resume records to forget (default ~/.cache/sluice/s3)
-    """
+    static let specification = CommandSpec(
+        path: ["s3", "abort"],
+        synopses: [Synopsis("s3://BUCKET/KEY [--upload-id ID] [options]", "abort S3 multipart uploads in progress")],
+        about: "without --upload-id, every multipart upload of exactly that key is aborted",
+        operands: [OperandSpec("s3://BUCKET/KEY")],
+        options: S3CommonOptions.options + [
+            OptionSpec("--upload-id", value: "ID", help: "the upload to abort"),
+            OptionSpec("--state", value: "DIR", completion: .directory, help: "resume records to forget (default ~/.cache/sluice/s3)"),
+        ])
 
     var location: S3Location
     var uploadID: String?
@@ -203,13 +218,14 @@ struct S3AbortCommand {
     init(arguments: [String]) throws {
         var uploadID: String?
         var stateDirectory: String?
-        let parsed = try S3Arguments(arguments, valued: ["--upload-id", "--state"]) { name, value in
-            if name == "--upload-id" {
-                uploadID = value
-                return
+        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
+            switch name {
+            case "--upload-id": uploadID = value
+            case "--state":
+                guard !value.isEmpty else { throw UsageError("--state needs a directory") }
+                stateDirectory = value
+            default: throw UsageError.unhandled(name)
             }
-            guard !value.isEmpty else { throw UsageError("--state needs a directory") }
-            stateDirectory = value
         }
         guard parsed.positionals.count == 1 else { throw UsageError("s3 abort needs s3://BUCKET/KEY") }
         location = try parsed.location(at: 0, keyFor: "s3 abort")
@@ -235,23 +251,6 @@ struct S3AbortCommand {
         } catch {
             Terminal.error("sluice: s3 abort: \(error)")
             return 1
-        }
-    }
-}
-
-/// `sluice s3 cp` and `sluice s3 abort`, reached through `S3Command`.
-enum S3Subcommands {
-    /// - Parameter arguments: The subcommand (`cp` or `abort`) and its arguments.
-    static func run(_ arguments: [String]) async throws -> Int32 {
-        let rest = Array(arguments.dropFirst())
-        let help = rest.contains("--help") || rest.contains("-h")
-        switch arguments.first {
-        case "cp":
-            if help { try Terminal.output(S3CopyCommand.usage + "\n"); return 0 }
-            return try await S3CopyCommand(arguments: rest).run()
-        default:
-            if help { try Terminal.output(S3AbortCommand.usage + "\n"); return 0 }
-            return try await S3AbortCommand(arguments: rest).run()
         }
     }
 }

@@ -5,19 +5,30 @@ import Sluice
 /// presigned multipart upload. Creates the upload and prints its plan (`plan.json`): the
 /// upload id, the part size and, per part, its byte range and presigned `UploadPart` URL.
 struct S3PresignPartsCommand {
-    static let usage = """
-    usage: sluice s3 presign s3://BUCKET/KEY --multipart --size BYTES [options]   > plan.json
-      Creates a multipart upload and prints its plan: the upload id, the part size and, per part,
-      its number, offset, length and presigned URL. `sluice upload --parts plan.json SOURCE`
-      sends a SOURCE by it without credentials; `sluice s3 complete` completes it.
-      --size BYTES               the object's length (the SOURCE must have exactly this many bytes)
-      --part-size SIZE           default 8MiB, grown to stay within 10,000 parts
-      --expires SECONDS          how long the URLs are valid, 1 ... 604800 (default 3600)
-      --checksum crc32c|crc32|sha256|none   the upload's checksum algorithm (default crc32c): the
-                                 client reports each part's, Complete's composite is checked
-      --upload-id ID             presign the parts of this existing upload again (new URLs), create nothing
-    \(S3CommonOptions.usage)
-    """
+    static let specification = CommandSpec(
+        path: ["s3", "presign"],
+        selector: "--multipart",
+        synopses: [
+            Synopsis("s3://BUCKET/KEY --multipart --size BYTES [options]   > plan.json", "a presigned multipart upload's plan (plan.json)")
+        ],
+        about: """
+        Creates a multipart upload and prints its plan: the upload id, the part size and, per part,
+        its number, offset, length and presigned URL. `sluice upload --parts plan.json SOURCE`
+        sends a SOURCE by it without credentials; `sluice s3 complete` completes it.
+        """,
+        operands: [OperandSpec("s3://BUCKET/KEY")],
+        options: [
+            OptionSpec("--multipart", help: "this form: a multipart upload's plan, not one URL"),
+            OptionSpec("--size", value: "BYTES", help: "the object's length (the SOURCE must have exactly this many bytes)"),
+            OptionSpec("--part-size", value: "SIZE", help: "default 8MiB, grown to stay within 10,000 parts"),
+            .expires.with(help: "how long the URLs are valid, 1 ... 604800 (default 3600)"),
+            .checksum.with(
+                help: """
+                the upload's checksum algorithm (default crc32c): the
+                client reports each part's, Complete's composite is checked
+                """),
+            OptionSpec("--upload-id", value: "ID", help: "presign the parts of this existing upload again (new URLs), create nothing"),
+        ] + S3CommonOptions.options)
 
     var location: S3Location
     var size: Int64
@@ -31,9 +42,9 @@ struct S3PresignPartsCommand {
         var size: Int64?
         var expires = 3600
         var uploadID: String?
-        let parsed = try S3Arguments(arguments, valued: ["--size", "--part-size", "--expires", "--checksum", "--upload-id"],
-                                     flags: ["--multipart"]) { name, value in
+        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
             switch name {
+            case "--multipart": break
             case "--size": size = try ByteCount.parse(value)
             case "--part-size": options.partSize = try ByteCount.parse(value)
             case "--expires": expires = try Arguments.expiry(value)
@@ -41,7 +52,7 @@ struct S3PresignPartsCommand {
             case "--upload-id":
                 guard !value.isEmpty else { throw UsageError("--upload-id needs an id") }
                 uploadID = value
-            default: break
+            default: throw UsageError.unhandled(name)
             }
         }
         guard parsed.positionals.count == 1 else { throw UsageError("s3 presign --multipart needs exactly one s3://BUCKET/KEY") }

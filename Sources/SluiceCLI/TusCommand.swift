@@ -4,26 +4,38 @@ import Sluice
 /// `sluice tus SOURCE ENDPOINT [options]` and `sluice tus --delete URL`: resumable uploads
 /// over tus 1.0. Prints the upload URL on stdout; a one-line summary or error on stderr.
 struct TusCommand: Subcommand {
-    static let usage = """
-    usage: sluice tus SOURCE ENDPOINT [options]     SOURCE: PATH | synthetic:SIZE[:SEED]
-           sluice tus --delete URL
-      --chunk-size SIZE          PATCH in chunks of SIZE (default: one PATCH for the rest)
-      --parallel N               N partial uploads at once, joined at the end (servers with the
-                                 concatenation extension; others get one upload)
-      --metadata KEY=VALUE       Upload-Metadata, repeatable
-      --state DIR                where resume records live (default ~/.cache/sluice/tus)
-      --retries N                transient failures retried from the server's offset (default 5)
-      --restart                  ignore a stored upload of this source and start a new one
-      --no-checksum              do not send Upload-Checksum even when the server offers it
-      -H, --header 'Name: value' on every request, repeatable
-      --transport curl|urlsession
-      --progress auto|bar|json|none
-    \(Arguments.stallTimeoutUsage)
-    \(Arguments.limitRateUsage)
-      -h, --help                 this text
-    Run the same command again after an interruption: it resumes at the server's offset.
-    Prints the upload URL on stdout. Exit status: 0 done; 1 failed; 2 usage error; 130 interrupted.
-    """
+    static let specification = CommandSpec(
+        path: ["tus"],
+        synopses: [
+            Synopsis("SOURCE ENDPOINT [options]", "a resumable upload over tus 1.0"),
+            Synopsis("--delete URL", "terminate a tus upload"),
+        ],
+        operands: [OperandSpec("SOURCE", completion: .file, help: "PATH | synthetic:SIZE[:SEED]"), OperandSpec("ENDPOINT")],
+        options: [
+            OptionSpec("--chunk-size", value: "SIZE", help: "PATCH in chunks of SIZE (default: one PATCH for the rest)"),
+            OptionSpec(
+                "--parallel", value: "N",
+                help: """
+                N partial uploads at once, joined at the end (servers with the
+                concatenation extension; others get one upload)
+                """),
+            OptionSpec("--metadata", value: "KEY=VALUE", help: "Upload-Metadata, repeatable"),
+            OptionSpec("--state", value: "DIR", completion: .directory, help: "where resume records live (default ~/.cache/sluice/tus)"),
+            OptionSpec("--retries", value: "N", help: "transient failures retried from the server's offset (default 5)"),
+            OptionSpec("--restart", help: "ignore a stored upload of this source and start a new one"),
+            OptionSpec("--no-checksum", help: "do not send Upload-Checksum even when the server offers it"),
+            OptionSpec("--delete", value: "URL", help: "terminate the upload at URL (nothing else is given)"),
+            .header.with(help: "on every request, repeatable"),
+            .transport,
+            .progress,
+            .stallTimeout,
+            .limitRate,
+        ],
+        notes: """
+        Run the same command again after an interruption: it resumes at the server's offset.
+        Prints the upload URL on stdout. Exit status: 0 done; 1 failed; 2 usage error; 130 interrupted.
+        """)
+    static var specifications: [CommandSpec] { [specification] }
 
     enum Action {
         case upload(source: String, endpoint: URL)
@@ -41,12 +53,7 @@ struct TusCommand: Subcommand {
         var transport = TransportKind.platformDefault
         var progress = ProgressPrinter.Style.auto
         var delete: String?
-        try scanner.scan(
-            valued: ["--chunk-size", "--parallel", "--metadata", "--state", "--retries", "--delete", "-H", "--header", "--transport", "--progress",
-                     "--stall-timeout", "--limit-rate"],
-            flags: ["--restart", "--no-checksum"]
-        ) { name, value in
-            let value = value ?? ""
+        try scanner.scan(Self.specification) { name, value in
             switch name {
             case "--chunk-size":
                 let size = try ByteCount.parse(value)
@@ -61,7 +68,7 @@ struct TusCommand: Subcommand {
             case "--retries":
                 options.retries = try Arguments.count(value, option: name, in: 0...1000)
             case "--delete": delete = value
-            case "-H", "--header": options.headers.append(try Arguments.header(value))
+            case "--header": options.headers.append(try Arguments.header(value))
             case "--transport":
                 transport = try Arguments.transport(value)
             case "--progress":
@@ -70,7 +77,7 @@ struct TusCommand: Subcommand {
             case "--limit-rate": try Arguments.limitRate(value, into: &options.transfer)
             case "--restart": options.restarts = true
             case "--no-checksum": options.usesChecksums = false
-            default: break
+            default: throw UsageError.unhandled(name)
             }
         }
         if let delete {

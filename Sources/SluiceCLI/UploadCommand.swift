@@ -2,33 +2,41 @@ import Foundation
 import Sluice
 
 /// `sluice upload SOURCE URL [options]`
-struct UploadCommand: Subcommand {
-    static let usage = """
-    usage: sluice upload SOURCE URL [options]
-           sluice upload --form NAME=VALUE|NAME=@PATH[;type=T][;filename=F] ... URL [options]
-      SOURCE                     PATH | - (stdin) | synthetic:SIZE[:SEED]
-      -F, --form SPEC            a multipart/form-data part, curl -F syntax; repeatable
-      --form-string NAME=VALUE   a text part taken literally (no @, <, ;type=)
-      -X, --method METHOD        default POST
-      -H, --header 'Name: value' repeatable
-      -u, --user USER:PASS       answers a 401 challenge; the body is replayed
-      --location-trusted         after a redirect to another origin (scheme, host or port),
-                                 still send -u, Authorization, Cookie, Proxy-Authorization
-                                 (default: they stay with the URL's origin)
-      --transport curl|urlsession
-      --chunked                  chunked even when the length is known
-      --buffer-size BYTES        memory between source and connection, 1KiB to 512MiB (default 1MiB)
-      --progress auto|bar|json|none
-      --cacert FILE              extra trusted CAs (PEM)
-      -k, --insecure             skip TLS verification
-    \(Arguments.stallTimeoutUsage)
-    \(Arguments.limitRateUsage)
-      -h, --help                 this text
-      --                         everything after it is SOURCE or URL, even if it starts with -
-    The response body is streamed to stdout as it arrives, whatever its size.
-    Exit status: 0 for a 2xx after the whole body; 1 for a failure or another status;
-    2 for a usage error; 130 when interrupted.
-    """
+struct UploadCommand {
+    static let specification = CommandSpec(
+        path: ["upload"],
+        synopses: [
+            Synopsis("SOURCE URL [options]", "send SOURCE as a request body"),
+            Synopsis("--form NAME=VALUE|NAME=@PATH[;type=T][;filename=F] ... URL [options]", "send a multipart/form-data body"),
+        ],
+        operands: [.source, OperandSpec("URL")],
+        options: [
+            OptionSpec("-F", "--form", value: "SPEC", help: "a multipart/form-data part, curl -F syntax; repeatable"),
+            OptionSpec("--form-string", value: "NAME=VALUE", help: "a text part taken literally (no @, <, ;type=)"),
+            OptionSpec("-X", "--method", value: "METHOD", help: "default POST"),
+            .header,
+            OptionSpec("-u", "--user", value: "USER:PASS", help: "answers a 401 challenge; the body is replayed"),
+            OptionSpec(
+                "--location-trusted",
+                help: """
+                after a redirect to another origin (scheme, host or port),
+                still send -u, Authorization, Cookie, Proxy-Authorization
+                (default: they stay with the URL's origin)
+                """),
+            .transport,
+            OptionSpec("--chunked", help: "chunked even when the length is known"),
+            OptionSpec("--buffer-size", value: "BYTES", help: "memory between source and connection, 1KiB to 512MiB (default 1MiB)"),
+            .progress,
+            .cacert,
+            .insecure,
+            .stallTimeout,
+            .limitRate,
+        ],
+        notes: """
+        The response body is streamed to stdout as it arrives, whatever its size.
+        Exit status: 0 for a 2xx after the whole body; 1 for a failure or another status;
+        2 for a usage error; 130 when interrupted.
+        """)
 
     /// What is sent: one SOURCE, or multipart parts in command-line order.
     enum Payload {
@@ -50,18 +58,13 @@ struct UploadCommand: Subcommand {
         var transport = TransportKind.platformDefault
         var progress = ProgressPrinter.Style.auto
         var form: [MultipartPart] = []
-        try scanner.scan(
-            valued: ["-X", "--method", "-H", "--header", "-u", "--user", "--transport", "--buffer-size", "--progress",
-                     "--cacert", "--stall-timeout", "--limit-rate", "-F", "--form", "--form-string"],
-            flags: ["--chunked", "-k", "--insecure", "--location-trusted"]
-        ) { name, value in
-            let value = value ?? ""
+        try scanner.scan(Self.specification) { name, value in
             switch name {
-            case "-X", "--method": method = value
-            case "-F", "--form": form.append(try FormArgument.parse(value))
+            case "--method": method = value
+            case "--form": form.append(try FormArgument.parse(value))
             case "--form-string": form.append(try FormArgument.parseLiteral(value))
-            case "-H", "--header": headers.append(try Arguments.header(value))
-            case "-u", "--user": options.credentials = try Arguments.credentials(value)
+            case "--header": headers.append(try Arguments.header(value))
+            case "--user": options.credentials = try Arguments.credentials(value)
             case "--transport":
                 transport = try Arguments.transport(value)
             case "--chunked": options.forceChunked = true
@@ -72,11 +75,11 @@ struct UploadCommand: Subcommand {
             case "--progress":
                 progress = try Arguments.progressStyle(value)
             case "--cacert": options.caFile = value
-            case "-k", "--insecure": options.insecure = true
+            case "--insecure": options.insecure = true
             case "--location-trusted": options.keepsCredentialsAcrossOrigins = true
             case "--stall-timeout": try Arguments.stallTimeout(value, into: &options)
             case "--limit-rate": try Arguments.limitRate(value, into: &options)
-            default: break
+            default: throw UsageError.unhandled(name)
             }
         }
         let url: String

@@ -6,18 +6,29 @@ import Sluice
 /// checksum (`etags.json`, for `sluice s3 complete`); run again after a crash, it sends only
 /// the parts not yet accepted.
 struct UploadPartsCommand {
-    static let usage = """
-    usage: sluice upload --parts plan.json SOURCE [options]   > etags.json
-      Sends SOURCE (PATH or synthetic:SIZE[:SEED]; it must have the plan's size) by a plan from
-      `sluice s3 presign --multipart`: each part to its presigned URL, no credentials needed.
-      Prints the parts' ETags and checksums for `sluice s3 complete`. Run the same command
-      again after a failure or kill -9: only the parts not yet accepted are sent.
-      --concurrency N            parts in flight (default 8)
-      --retries N                attempts after the first per part, 0 ... 1000 (default 5)
-      --state DIR                where accepted parts are recorded (default ~/.cache/sluice/s3-presigned)
-      --transport curl|urlsession, --progress auto|bar|json|none, --stall-timeout SECONDS, --limit-rate RATE,
-      --cacert FILE, -k/--insecure   as for a plain upload
-    """
+    static let specification = CommandSpec(
+        path: ["upload"],
+        selector: "--parts",
+        synopses: [Synopsis("--parts plan.json SOURCE [options]   > etags.json", "send SOURCE by a presigned plan, no credentials")],
+        about: """
+        Sends SOURCE (PATH or synthetic:SIZE[:SEED]; it must have the plan's size) by a plan from
+        `sluice s3 presign --multipart`: each part to its presigned URL, no credentials needed.
+        Prints the parts' ETags and checksums for `sluice s3 complete`. Run the same command
+        again after a failure or kill -9: only the parts not yet accepted are sent.
+        """,
+        operands: [OperandSpec("SOURCE", completion: .file)],
+        options: [
+            OptionSpec("--parts", value: "plan.json", completion: .file, help: "the plan `sluice s3 presign --multipart` printed"),
+            OptionSpec("--concurrency", value: "N", help: "parts in flight (default 8)"),
+            OptionSpec("--retries", value: "N", help: "attempts after the first per part, 0 ... 1000 (default 5)"),
+            OptionSpec("--state", value: "DIR", completion: .directory, help: "where accepted parts are recorded (default ~/.cache/sluice/s3-presigned)"),
+            .transport.with(help: "as for a plain upload"),
+            .progress.with(help: "as for a plain upload"),
+            .stallTimeout,
+            .limitRate,
+            .cacert,
+            .insecure,
+        ])
 
     /// How the parts are sent.
     struct Settings {
@@ -37,9 +48,7 @@ struct UploadPartsCommand {
         var scanner = Arguments(arguments)
         var planPath: String?
         var settings = Settings()
-        try scanner.scan(valued: ["--parts", "--concurrency", "--retries", "--state", "--transport", "--progress", "--stall-timeout", "--limit-rate", "--cacert"],
-                         flags: ["-k", "--insecure"]) { name, value in
-            let value = value ?? ""
+        try scanner.scan(Self.specification) { name, value in
             switch name {
             case "--parts": planPath = value
             case "--concurrency": settings.concurrency = try Arguments.count(value, option: name, in: 1...256)
@@ -52,7 +61,8 @@ struct UploadPartsCommand {
             case "--stall-timeout": settings.transfer.stallTimeout = try Arguments.seconds(value, option: name)
             case "--cacert": settings.transfer.caFile = value
             case "--limit-rate": try Arguments.limitRate(value, into: &settings.transfer)
-            default: settings.transfer.insecure = true
+            case "--insecure": settings.transfer.insecure = true
+            default: throw UsageError.unhandled(name)
             }
         }
         guard let planPath, !planPath.isEmpty else { throw UsageError("--parts needs the plan file") }
@@ -133,13 +143,13 @@ struct UploadPartsCommand {
 
 /// `sluice upload`: a plain upload, or with `--parts` the client half of a presigned multipart upload.
 struct UploadEntry: Subcommand {
-    static let usage = UploadCommand.usage + "\n" + UploadPartsCommand.usage
+    static let specifications = [UploadCommand.specification, UploadPartsCommand.specification]
 
     /// The parsed command's work.
     private let work: () async -> Int32
 
     init(arguments: [String]) throws {
-        if Arguments.mentions("--parts", in: arguments) {
+        if Arguments.mentions(UploadPartsCommand.specification.selector!, in: arguments) {
             work = try UploadPartsCommand(arguments: arguments).run
         } else {
             work = try UploadCommand(arguments: arguments).run
