@@ -34,6 +34,7 @@ public final class BoundStreamPair: @unchecked Sendable {
     public let inputStream: InputStream
     /// The end the producer writes.
     public let outputStream: OutputStream
+    /// The ring's size in bytes: the most the writer can be ahead of the reader.
     public let capacity: Int
 
     /// Internal for tests, which look at the state without waiting.
@@ -41,6 +42,8 @@ public final class BoundStreamPair: @unchecked Sendable {
     /// The delegate `InputStreamSource` pumps through, kept here: the stream holds it weakly.
     let pumpDelegate = Lock<ClosureStreamDelegate?>(nil)
 
+    /// A pair over a ring of `capacity` bytes.
+    ///
     /// - Parameters:
     ///   - capacity: The ring's size in bytes, at least 1.
     ///   - readerStallTimeout: When set, a reader that waited this long for a byte
@@ -99,7 +102,9 @@ public final class BoundStreamPair: @unchecked Sendable {
 extension BoundStreamPair {
     /// The reader waited `timeout` and the writer produced nothing (see `readerStallTimeout`).
     public struct ProducerStalled: Error, Sendable, CustomStringConvertible {
+        /// How long the reader waited with nothing written.
         public var timeout: Duration
+        /// Creates the error for a reader that waited `timeout` for the writer.
         public init(timeout: Duration) { self.timeout = timeout }
         public var description: String { "the body source produced nothing for \(String(format: "%g", timeout.inSeconds)) s" }
     }

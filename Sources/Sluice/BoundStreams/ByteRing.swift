@@ -5,17 +5,24 @@
 /// writes and reads are normal. Memory is bounded by `capacity` bytes.
 public struct ByteRing: @unchecked Sendable {
     // @unchecked: `storage` is a raw pointer; every access happens through the owner's lock.
+    /// The fixed memory the ring's bytes live in; its owner allocates and frees it.
     public let storage: UnsafeMutableRawBufferPointer
     /// Index of the oldest byte.
     public private(set) var head: Int
     /// Number of bytes held.
     public private(set) var count: Int
 
+    /// The ring's size in bytes.
     public var capacity: Int { storage.count }
+    /// Bytes that can be written before the ring is full.
     public var freeSpace: Int { capacity - count }
+    /// Whether the ring holds no bytes.
     public var isEmpty: Bool { count == 0 }
+    /// Whether the ring holds `capacity` bytes and takes no more.
     public var isFull: Bool { count == capacity }
 
+    /// A ring over `storage`, empty, its first byte to go at `head`.
+    ///
     /// - Parameters:
     ///   - storage: At least one byte; the ring never allocates or frees it.
     ///   - head: Where the first byte goes; for tests of every layout.

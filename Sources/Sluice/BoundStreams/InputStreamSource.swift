@@ -34,6 +34,7 @@ public final class InputStreamSource: @unchecked Sendable {
 
     /// The reader closed its end before the whole body was written.
     public struct ReaderClosedEarly: Error, Sendable, CustomStringConvertible {
+        /// Body bytes written into the pair before the reader closed it.
         public var bytesWritten: Int64
         public var description: String { "the reader closed the stream after \(bytesWritten) bytes" }
     }
