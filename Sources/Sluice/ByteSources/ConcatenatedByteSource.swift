@@ -2,11 +2,14 @@
 ///
 /// A read never crosses a part boundary, so it may be short at each boundary.
 public struct ConcatenatedByteSource: ByteSource {
+    /// The sources, in order; the length is the sum of theirs.
     public let parts: [any ByteSource]
     public let length: Int64
     /// `starts[i]` is the absolute offset of `parts[i]`; one extra entry holds `length`.
     private let starts: [Int64]
 
+    /// One source of `parts`, one after the other.
+    ///
     /// - Throws: `ByteSourceError.invalidSpecification` when the total length does not fit
     ///   in `Int64` (or a part reports a negative length).
     public init(_ parts: [any ByteSource]) throws(ByteSourceError) {

@@ -22,10 +22,12 @@ import Darwin
 /// fails with `EBADF` and never touches a descriptor number another file may have been given
 /// since: the descriptor is closed only when no read is in flight.
 public final class FileByteSource: ByteSource {
+    /// The path the file was opened at.
     public let path: String
     public let length: Int64
     /// The file's device and inode numbers at open.
     public let device: UInt64
+    /// The file's inode number at open (with `device`, it names the file).
     public let inode: UInt64
     /// The file's modification time at open (seconds since 1970, with nanoseconds).
     public let modificationTime: Double

@@ -9,10 +9,13 @@ import Darwin
 /// Its length is unknown unless given, and it cannot be replayed. The descriptor is
 /// not closed by this type.
 public struct FileDescriptorStream: SequentialByteSource {
+    /// The descriptor read from; the caller owns it and closes it.
     public let fd: Int32
     public let length: BodyLength
     private let name: String
 
+    /// A stream of what `fd` yields, read until its end.
+    ///
     /// - Parameters:
     ///   - fd: An open descriptor to read from.
     ///   - length: The total when known in advance.

@@ -16,6 +16,7 @@ import Synchronization
 /// Ownership: the instance owns its descriptor. `close()` is idempotent and thread-safe; the
 /// descriptor is closed when no read is in flight, and by `deinit` at the latest.
 public final class FileStreamSource: SequentialByteSource {
+    /// The path the stream was opened at.
     public let path: String
     public var length: BodyLength { .unknown }
     /// Whether the path is a FIFO (else a regular file of unknown length).

@@ -1,9 +1,12 @@
 /// Bytes held in memory. For small bodies, form fields and tests.
 public struct MemoryByteSource: ByteSource {
+    /// The bytes, read at any offset.
     public let bytes: [UInt8]
     public var length: Int64 { Int64(bytes.count) }
 
+    /// A source of these bytes.
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    /// A source of the string's UTF-8 bytes.
     public init(_ string: String) { self.bytes = Array(string.utf8) }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {

@@ -14,7 +14,9 @@ import Darwin
 /// - A FIFO: opened non-blocking, sequential, length unknown; its first read waits for a writer.
 /// - Directories, devices (`/dev/zero`, `/dev/null`), sockets: refused.
 public enum OpenedFile: Sendable {
+    /// A regular file: a known length, read at any offset, replayable.
     case randomAccess(FileByteSource)
+    /// A FIFO or a file whose size says nothing (`/proc`, `/sys`): read once, to its end.
     case sequential(FileStreamSource)
 
     /// Opens `path`.

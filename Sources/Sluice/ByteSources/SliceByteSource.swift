@@ -1,9 +1,13 @@
 /// A range of another source, seen from offset 0.
 public struct SliceByteSource: ByteSource {
+    /// The source the slice reads from.
     public let base: any ByteSource
+    /// The bytes of `base` the slice covers; its offset 0 is `range.lowerBound`.
     public let range: Range<Int64>
     public var length: Int64 { Int64(range.count) }
 
+    /// The bytes of `base` in `range`.
+    ///
     /// - Throws: `ByteSourceError.offsetOutOfRange` when `range` is not inside `base`.
     public init(_ base: any ByteSource, range: Range<Int64>) throws(ByteSourceError) {
         guard range.lowerBound >= 0 else {

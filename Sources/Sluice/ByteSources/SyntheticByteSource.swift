@@ -5,8 +5,10 @@
 /// GB/s and costs no memory.
 public struct SyntheticByteSource: ByteSource {
     public let length: Int64
+    /// The splitmix64 seed: the same seed and offset give the same bytes.
     public let seed: UInt64
 
+    /// A source of `length` deterministic bytes (`synthetic:SIZE:SEED` on the command line).
     public init(length: Int64, seed: UInt64 = 0) {
         precondition(length >= 0, "length must not be negative")
         self.length = length
