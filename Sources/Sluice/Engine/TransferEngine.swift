@@ -25,6 +25,7 @@ import Foundation
 /// - Important: All methods may be called from any thread. Cancelling the calling task stops
 ///   its request within one loop turn and throws `UploadError.cancelled`.
 public final class TransferEngine: Sendable {
+    /// How many loops an engine runs and how many requests go to one origin at once.
     public struct Configuration: Sendable {
         /// Loop threads (each with its own multi handle and connection cache).
         public var loops: Int
@@ -61,6 +62,7 @@ public final class TransferEngine: Sendable {
     /// The process's engine, started on first use with the default configuration.
     public static let shared = TransferEngine(configuration: Configuration())
 
+    /// The configuration the engine was made with.
     public let configuration: Configuration
     let loops: [CurlLoop]
     let scheduler: Lock<Scheduler>
