@@ -20,11 +20,13 @@ public struct WalkedFile: Sendable, Equatable {
     public var changed: Int64
     /// The file's device and inode (after following a symlink).
     public var device: UInt64
+    /// The file's inode number (with `device`, it names the file).
     public var inode: UInt64
 }
 
 /// Why a `DirectoryWalk` passed over a path, or could not read it.
 public struct WalkIssue: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of path was passed over, or why it could not be read.
     public enum Kind: Sendable, Equatable {
         /// A FIFO, socket or device (a `kind` such as "FIFO"): never read by a walk.
         case specialFile(kind: String)
@@ -48,8 +50,10 @@ public struct WalkIssue: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The path as the walk names it (the root joined with the names below it).
     public var path: String
+    /// Why the path was passed over.
     public var kind: Kind
 
+    /// Creates an issue for `path`.
     public init(path: String, kind: Kind) {
         self.path = path
         self.kind = kind
@@ -81,7 +85,9 @@ public struct WalkIssue: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// What a `DirectoryWalk` yields: a file to send, or a path it passed over or could not read.
 public enum WalkEntry: Sendable, Equatable {
+    /// A regular file to send.
     case file(WalkedFile)
+    /// A path passed over (a FIFO, a socket, a symlink loop) or one that could not be read.
     case issue(WalkIssue)
 }
 

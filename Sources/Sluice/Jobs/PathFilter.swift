@@ -9,7 +9,9 @@
 public struct PathFilter: Sendable, Equatable {
     /// One rule: what a match decides.
     public enum Rule: Sendable, Equatable {
+        /// A path that matches is sent (unless a later rule excludes it).
         case include(GlobPattern)
+        /// A path that matches is not sent (unless a later rule includes it).
         case exclude(GlobPattern)
     }
 

@@ -14,6 +14,8 @@ public protocol UploadJobDestination: Sendable {
     /// Uploads `file` as `name`, resuming what a run before left (a multipart upload in flight).
     ///
     /// - Parameters:
+    ///   - file: The file, as the walk found it.
+    ///   - name: Its name at the destination, from `name(for:)`.
     ///   - restart: Forget what a run before left of this file and send it whole.
     ///   - progress: Body bytes of this file at the server or on their way (may fall on a retry).
     /// - Returns: What the destination answered, for the record (an ETag).
@@ -39,6 +41,8 @@ public struct UploadJob: Sendable {
     public var root: String
     /// Which files are sent (the AWS CLI's `--include`/`--exclude`).
     public var filter = PathFilter()
+    /// Whether symlinks are followed, as the AWS CLI does (loops are reported, not walked); `false`
+    /// skips them.
     public var followsSymlinks = true
     /// Files in flight at once.
     public var concurrency = 8
@@ -47,6 +51,7 @@ public struct UploadJob: Sendable {
     /// Forget a stored record of this job and send every file again.
     public var restart = false
 
+    /// A job that sends every regular file below `root`, with the defaults above.
     public init(root: String) {
         self.root = root
     }
@@ -59,7 +64,9 @@ public struct UploadJob: Sendable {
 
     /// Runs the job.
     ///
-    /// - Parameter progress: Called as files start and finish and bytes go out, from any thread.
+    /// - Parameters:
+    ///   - destination: Where the files go and what their names are there (`S3JobDestination`).
+    ///   - progress: Called as files start and finish and bytes go out, from any thread.
     /// - Returns: What was sent, skipped and failed.
     /// - Throws: `WalkIssue` when the root cannot be walked, `JobJournalError` when the record
     ///   cannot be kept, `CancellationError` when the task is cancelled (the record is kept).
@@ -166,6 +173,7 @@ public struct UploadJobFailure: Sendable, CustomStringConvertible {
     public var path: String
     /// Its name at the destination, when it got one.
     public var name: String?
+    /// Why the file was not sent.
     public var error: any Error
 
     /// "PATH: why" (a walk's issue names its path itself).
@@ -184,6 +192,7 @@ public struct UploadJobResult: Sendable {
     public var notes: [WalkIssue]
     /// Body bytes sent by this run (retries included).
     public var bytesSent: Int64
+    /// Seconds from the job's start to its end.
     public var elapsed: Double
     /// The job's record, kept for the next run when files failed; nil when the job completed.
     public var recordKept: String?
@@ -193,9 +202,11 @@ public struct UploadJobResult: Sendable {
 public struct UploadJobProgress: Sendable, Equatable {
     /// Files finished: sent by this run or found unchanged since a run before.
     public var filesDone: Int
+    /// Files that could not be read or were refused; the job goes on without them.
     public var filesFailed: Int
     /// Files found so far; the total once `walkEnded`.
     public var filesFound: Int
+    /// Whether the walk has found every file, so `filesFound` is the total.
     public var walkEnded: Bool
     /// Bytes of the files found so far (of all of them once the walk ended).
     public var bytesFound: Int64
