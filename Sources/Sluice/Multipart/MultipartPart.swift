@@ -81,6 +81,7 @@ public struct MultipartPart: Sendable {
     ///   - filename: The name to send; by default the last component of `path`.
     ///   - contentType: By default guessed from the filename's extension as curl does
     ///     (`.txt`, `.html`, `.png`, `.jpg`, `.pdf`, ...), else `application/octet-stream`.
+    ///   - headers: Extra part headers, after `Content-Disposition` and `Content-Type`.
     /// - Throws: As `init(name:content:filename:contentType:headers:)`; a missing file
     ///   is reported when the body is built.
     public static func file(
