@@ -2,6 +2,7 @@
 ///
 /// Switch on `code`; read the numbers that matter from the other properties.
 public struct UploadError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure an `UploadError` is: compare it with the static values.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidURL, invalidHeader, invalidOption
@@ -50,6 +51,7 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
         public var description: String { base.rawValue }
     }
 
+    /// What kind of failure this is.
     public var code: Code
     /// What happened, in one line.
     public var message: String
@@ -66,6 +68,7 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
     /// Where the last redirect pointed (`.tooManyRedirects`), as the server wrote it.
     public var redirectLocation: String?
 
+    /// Creates an error of kind `code` with a one-line message and the numbers that matter.
     public init(
         _ code: Code, _ message: String, status: Int? = nil, bytesSent: Int64? = nil,
         totalBytes: Int64? = nil, offset: Int64? = nil, underlying: (any Error)? = nil
@@ -79,10 +82,12 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// The error for a URL that is not http(s) with a host; `text` is the URL as given.
     public static func invalidURL(_ text: String) -> UploadError {
         UploadError(.invalidURL, "invalid URL '\(text)': expected http:// or https:// with a host")
     }
 
+    /// The error for a header that would break the request; `message` says which and why.
     public static func invalidHeader(_ message: String) -> UploadError {
         UploadError(.invalidHeader, message)
     }

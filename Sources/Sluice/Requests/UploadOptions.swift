@@ -47,12 +47,17 @@ public struct UploadOptions: Sendable {
     /// refusal comes after the body instead of before it (S3 turns it off for small bodies).
     var expectsContinue = true
 
+    /// Options with every property at its default (given with each property).
     public init() {}
 
+    /// A user name and password, sent as HTTP Basic when the server asks (401).
     public struct Credentials: Sendable, Equatable {
+        /// The user name.
         public var user: String
+        /// The password.
         public var password: String
 
+        /// Credentials for `user` with `password`.
         public init(user: String, password: String) {
             self.user = user
             self.password = password

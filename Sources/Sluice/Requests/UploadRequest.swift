@@ -5,9 +5,13 @@ import Foundation
 /// Made without checks; a transport refuses a request whose header could start another
 /// header or break the request line (see `validate()`), before it sends a byte.
 public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
+    /// The header's name, sent as given (names compare case-insensitively).
     public let name: String
+    /// The header's value, sent as given.
     public let value: String
 
+    /// A header `name: value`; a transport checks both before it sends a byte.
+    ///
     /// - Parameters:
     ///   - name: An RFC 9110 token (checked when sent).
     ///   - value: Sent without its leading and trailing whitespace; no CR, LF or NUL (checked when sent).
@@ -47,10 +51,15 @@ public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
 
 /// Where and how to send a body.
 public struct UploadRequest: Sendable {
+    /// Where the body goes: an http or https URL.
     public var url: URL
+    /// The HTTP method (`POST`, `PUT`, `PATCH`, …).
     public var method: String
+    /// Headers sent with the request, in order, besides the ones the transport adds (length, host).
     public var headers: [HTTPHeader]
 
+    /// A request to `url`.
+    ///
     /// - Throws: `UploadError.invalidURL` unless the URL is http or https with a host and a
     ///   port from 1 to 65535; `UploadError.invalidOption` for a method that is not a token.
     public init(url: URL, method: String = "POST", headers: [HTTPHeader] = []) throws(UploadError) {
@@ -93,7 +102,9 @@ public struct UploadRequest: Sendable {
 
 /// What the server answered.
 public struct UploadResponse: Sendable {
+    /// The HTTP status of the final answer (after redirects and 401 replays).
     public var status: Int
+    /// The answer's headers, in the order received.
     public var headers: [HTTPHeader]
     /// The response body as kept by `UploadOptions.responseBody`: empty when it was streamed,
     /// at most the limit when collected (see `isBodyTruncated`).
@@ -107,6 +118,7 @@ public struct UploadResponse: Sendable {
     /// The body was longer than the collect limit: `body` holds only its first bytes.
     public var isBodyTruncated: Bool
 
+    /// Creates a response; `bodyByteCount` defaults to the size of `body`.
     public init(status: Int, headers: [HTTPHeader], body: Data, bytesSent: Int64, url: URL,
                 bodyByteCount: Int64? = nil, isBodyTruncated: Bool = false) {
         self.status = status
@@ -123,6 +135,7 @@ public struct UploadResponse: Sendable {
         headers.first { HTTPSyntax.namesMatch($0.name, name) }?.value
     }
 
+    /// Whether the status is 2xx.
     public var isSuccess: Bool { (200..<300).contains(status) }
 }
 
@@ -130,12 +143,14 @@ public struct UploadResponse: Sendable {
 public struct UploadProgress: Sendable, Equatable {
     /// Body bytes handed to the connection in the current attempt, counted from byte 0 of the body.
     public var bytesSent: Int64
+    /// The body's length, or `nil` when it is not known (stdin, a pipe).
     public var totalBytes: Int64?
     /// Smoothed rate over the last seconds.
     public var bytesPerSecond: Double
     /// Seconds since the upload started.
     public var elapsed: Double
 
+    /// Creates a progress report.
     public init(bytesSent: Int64, totalBytes: Int64?, bytesPerSecond: Double, elapsed: Double) {
         self.bytesSent = bytesSent
         self.totalBytes = totalBytes
