@@ -7,14 +7,22 @@ import Foundation
 /// As JSON: `{"bucket", "key", "uploadId", "size", "partSize", "checksumAlgorithm"}`; decoding
 /// checks the bucket, the key and the part plan as S3 would (`S3Error`).
 public struct S3PresignedUpload: Sendable, Equatable, Codable {
+    /// The object the upload makes.
     public var location: S3Location
+    /// The upload id `CreateMultipartUpload` returned.
     public var uploadID: String
     /// The object's length and part size: what the client must send, part by part.
     public var plan: S3PartPlan
     /// The checksum algorithm the upload was created with, if any.
     public var checksum: S3ChecksumAlgorithm?
 
-    /// - Parameter plan: A plan of known length (`S3PartPlan(length:partSize:)`).
+    /// An upload as the backend created it.
+    ///
+    /// - Parameters:
+    ///   - location: The object the upload makes.
+    ///   - uploadID: The id `CreateMultipartUpload` returned.
+    ///   - plan: A plan of known length (`S3PartPlan(length:partSize:)`).
+    ///   - checksum: The checksum algorithm the upload was created with, if any.
     public init(location: S3Location, uploadID: String, plan: S3PartPlan, checksum: S3ChecksumAlgorithm?) {
         precondition(plan.length != nil, "a presigned upload has a known length")
         self.location = location
@@ -84,8 +92,11 @@ extension S3Client {
     /// the checksum header when `checksum` is given: S3 then refuses bytes that do not match it).
     ///
     /// - Parameters:
+    ///   - upload: The upload the part belongs to.
+    ///   - number: The part's number, 1 ... the plan's part count.
     ///   - checksum: The part's checksum as the client computed it, in the upload's algorithm.
     ///   - expires: Seconds the URL is valid, 1 ... 604800.
+    ///   - timestamp: The signing time the expiry counts from; now by default.
     /// - Returns: The URL and the headers to send with it.
     /// - Throws: `S3Error` with code `.invalidOption` (a part number outside the plan, a
     ///   checksum of another algorithm, an expiry out of range) or `.credentials`.

@@ -28,14 +28,19 @@ import Foundation
 ///   `S3Error.cancelled`; for a file the stored state is kept (resume with the same command),
 ///   for stdin the multipart upload is aborted so nothing is left to bill.
 public struct S3Client: Sendable {
+    /// Credentials, region, endpoint and addressing style.
     public let configuration: S3Configuration
+    /// Part size, concurrency, checksum, payload signing, retries and the rest.
     public var options: S3Options
+    /// The transport every request goes through.
     public let transport: any UploadTransport
 
+    /// A client over the transport of kind `transport` (libcurl by default on Linux).
     public init(configuration: S3Configuration, options: S3Options = S3Options(), transport: TransportKind = .platformDefault) {
         self.init(configuration: configuration, options: options, transport: transport.makeTransport())
     }
 
+    /// A client over `transport`.
     public init(configuration: S3Configuration, options: S3Options = S3Options(), transport: any UploadTransport) {
         self.configuration = configuration
         self.options = options
@@ -50,12 +55,14 @@ public struct S3Client: Sendable {
 
 /// A random-access source with what a resumed upload is matched by.
 public struct S3Source: Sendable {
+    /// The bytes to upload, read at any offset.
     public let bytes: any ByteSource
     /// Which source: `file:/absolute/path`, `synthetic:LEN:SEED`, or a name the caller chooses.
     public let identity: String
     /// Whether its content is still what the stored upload was started with.
     public let fingerprint: S3SourceFingerprint
 
+    /// A source whose stored upload is found by `identity` and matched by `fingerprint`.
     public init(_ bytes: any ByteSource, identity: String, fingerprint: S3SourceFingerprint) {
         self.bytes = bytes
         self.identity = identity
@@ -65,6 +72,7 @@ public struct S3Source: Sendable {
 
 /// What an S3 upload did.
 public struct S3UploadResult: Sendable {
+    /// The object uploaded.
     public var location: S3Location
     /// The object's length.
     public var length: Int64
@@ -84,5 +92,6 @@ public struct S3UploadResult: Sendable {
     public var retries: Int
     /// The object's checksum as the server reported it and Sluice verified it, if any.
     public var checksum: String?
+    /// Seconds from the first request to the last answer.
     public var elapsed: Double
 }

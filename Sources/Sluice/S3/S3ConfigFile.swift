@@ -12,16 +12,21 @@ import Glibc
 public struct S3ConfigFile: Sendable, Equatable {
     /// A value: a string, or a nested table (`s3 =` followed by indented lines).
     public enum Value: Sendable, Equatable {
+        /// A plain `key = value`.
         case text(String)
+        /// A nested table: `key =` followed by indented `name = value` lines.
         case table([String: String])
 
+        /// The string, when the value is one.
         public var text: String? { if case .text(let value) = self { return value } else { return nil } }
+        /// The table, when the value is one.
         public var table: [String: String]? { if case .table(let value) = self { return value } else { return nil } }
     }
 
     /// Sections by their name as written between the brackets (`default`, `profile dev`).
     public var sections: [String: [String: Value]]
 
+    /// A file of these sections (section name to its keys).
     public init(sections: [String: [String: Value]] = [:]) {
         self.sections = sections
     }
@@ -52,7 +57,9 @@ public struct S3ConfigFile: Sendable, Equatable {
 
     /// Parses the text of a config file.
     ///
-    /// - Parameter path: Named in errors.
+    /// - Parameters:
+    ///   - text: The file's contents.
+    ///   - path: Named in errors.
     /// - Throws: `S3Error` with code `.configuration` naming the file and line.
     public init(parsing text: String, path: String = "config") throws {
         var parser = Parser(path: path)

@@ -2,12 +2,16 @@ import Foundation
 
 /// An access key pair, with the session token of temporary credentials.
 public struct S3Credentials: Sendable, Equatable, CustomStringConvertible {
+    /// The access key id (`AWS_ACCESS_KEY_ID`, `aws_access_key_id`).
     public var accessKeyID: String
+    /// The secret access key; never printed (`description` hides it).
     public var secretAccessKey: String
+    /// The session token of temporary credentials, sent as `X-Amz-Security-Token`.
     public var sessionToken: String?
     /// Where they came from, for messages: `environment`, `~/.aws/credentials [dev]`, …
     public var origin: String
 
+    /// Credentials from these keys; `origin` names where they came from in messages.
     public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, origin: String = "given") {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
@@ -31,13 +35,18 @@ public enum S3AddressingStyle: String, Sendable, Equatable, CaseIterable {
 
 /// What a command line asked for explicitly; each wins over the environment and the files.
 public struct S3ConfigurationOverrides: Sendable, Equatable {
+    /// The profile to read (`--profile`), instead of `AWS_PROFILE` or `default`.
     public var profile: String?
+    /// The region (`--region`).
     public var region: String?
+    /// The endpoint URL (`--endpoint-url`).
     public var endpointURL: String?
+    /// Path-style or virtual-hosted URLs (`--addressing-style`).
     public var addressingStyle: S3AddressingStyle?
     /// A PEM file of CAs to trust for https endpoints.
     public var caBundle: String?
 
+    /// Overrides; `nil` leaves a setting to the environment and the files.
     public init(profile: String? = nil, region: String? = nil, endpointURL: String? = nil, addressingStyle: S3AddressingStyle? = nil,
                 caBundle: String? = nil) {
         self.profile = profile
@@ -66,10 +75,14 @@ public struct S3ConfigurationOverrides: Sendable, Equatable {
 /// - addressing: the override, then the profile's nested `s3 = addressing_style`, then `auto`.
 /// - CA bundle: the override, `AWS_CA_BUNDLE`, the profile's `ca_bundle`, else the system's.
 public struct S3Configuration: Sendable, Equatable {
+    /// The keys requests are signed with; `nil` when none were found, and then a request fails with
+    /// `S3Error` code `.credentials`.
     public var credentials: S3Credentials?
+    /// The region requests are signed for.
     public var region: String
     /// The custom endpoint, or nil for AWS.
     public var endpoint: URL?
+    /// Path-style (`endpoint/bucket/key`) or virtual-hosted (`bucket.endpoint/key`) URLs.
     public var addressingStyle: S3AddressingStyle
     /// The profile that was read.
     public var profile: String
@@ -77,6 +90,7 @@ public struct S3Configuration: Sendable, Equatable {
     /// uses it unless its `S3Options.transfer.caFile` names another.
     public var caBundle: String?
 
+    /// A configuration given whole, without reading the environment or the files.
     public init(credentials: S3Credentials?, region: String = "us-east-1", endpoint: URL? = nil,
                 addressingStyle: S3AddressingStyle = .auto, profile: String = "default", caBundle: String? = nil) {
         self.credentials = credentials
@@ -210,7 +224,9 @@ public struct S3Configuration: Sendable, Equatable {
     /// The URL of `location` (an object, or the bucket when the key is empty), with the key
     /// percent-encoded once and never normalised.
     ///
-    /// - Parameter query: Appended as is (already encoded): `uploads`, `partNumber=1&uploadId=…`.
+    /// - Parameters:
+    ///   - location: The bucket and key.
+    ///   - query: Appended as is (already encoded): `uploads`, `partNumber=1&uploadId=…`.
     public func url(for location: S3Location, query: String? = nil) -> URL {
         let (endpoint, path) = target(for: location)
         var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)!

@@ -4,6 +4,7 @@
 /// the server sent one; `uploadID` (when known) names the multipart upload a later run can
 /// resume or `sluice s3 abort` can remove.
 public struct S3Error: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure an `S3Error` is: compare it with the static values.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidLocation, configuration, credentials, invalidOption
@@ -53,6 +54,7 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         public var description: String { base.rawValue }
     }
 
+    /// What kind of failure this is.
     public var code: Code
     /// What happened, in one line.
     public var message: String
@@ -72,6 +74,7 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
     /// (`.cancelled`), when the upload is gone: nil while it is still there (kept for a resume).
     public var completion: S3InterruptedCompletion?
 
+    /// Creates an error of kind `code` with a one-line message and what the server said.
     public init(
         _ code: Code, _ message: String, status: Int? = nil, serverCode: String? = nil, requestID: String? = nil,
         uploadID: String? = nil, partNumber: Int? = nil, underlying: (any Error)? = nil

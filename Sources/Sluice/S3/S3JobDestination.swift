@@ -7,12 +7,18 @@ import Foundation
 /// upload above it. Give the client's options a `RequestBudget` (`S3Options.requestBudget`) to
 /// hold every request of the job, small files and parts alike, to one number in flight.
 public struct S3JobDestination: UploadJobDestination {
+    /// The client every file goes through.
     public let client: S3Client
+    /// The bucket the files go to.
     public let bucket: String
     /// The key prefix: empty, or ending in `/` (one is added when it does not).
     public let prefix: String
 
-    /// - Parameter location: `s3://BUCKET/PREFIX`; a prefix that does not end in `/` gets one.
+    /// A destination that puts every file under `location`'s prefix in its bucket.
+    ///
+    /// - Parameters:
+    ///   - client: The client every file goes through.
+    ///   - location: `s3://BUCKET/PREFIX`; a prefix that does not end in `/` gets one.
     public init(client: S3Client, location: S3Location) {
         self.client = client
         bucket = location.bucket
@@ -23,6 +29,8 @@ public struct S3JobDestination: UploadJobDestination {
         "\(client.configuration.endpointIdentity) s3://\(bucket)/\(prefix)"
     }
 
+    /// The prefix plus the file's path below the root, with `/` separators.
+    ///
     /// - Throws: `S3Error` (`.invalidLocation`) for a key S3 refuses (over 1,024 bytes).
     public func name(for file: WalkedFile) throws -> String {
         try S3Location(bucket: bucket, key: prefix + file.relativePath).key

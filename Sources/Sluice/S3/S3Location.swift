@@ -5,12 +5,15 @@
 /// the key and are never decoded. An empty key or one ending in `/` names a folder; for an
 /// upload, `resolvingKey(forSourceNamed:)` appends the source's file name, as `aws s3 cp` does.
 public struct S3Location: Sendable, Hashable, CustomStringConvertible {
+    /// The bucket's name.
     public var bucket: String
+    /// The object's key, as given: opaque bytes, `a//b` and `./x` included.
     public var key: String
 
     /// S3's limit on a key, in UTF-8 bytes.
     public static let maximumKeyLength = 1024
 
+    /// The object `key` in `bucket`.
     public init(bucket: String, key: String) throws {
         try Self.validate(bucket: bucket)
         guard key.utf8.count <= Self.maximumKeyLength else {

@@ -2,10 +2,15 @@ import Foundation
 
 /// A checksum algorithm S3 records per part and per object.
 public enum S3ChecksumAlgorithm: String, Sendable, Equatable, Codable, CaseIterable {
+    /// CRC32C, S3's `CRC32C`.
     case crc32c = "CRC32C"
+    /// CRC32, S3's `CRC32`.
     case crc32 = "CRC32"
+    /// SHA-256, S3's `SHA256`.
     case sha256 = "SHA256"
+    /// SHA-1, S3's `SHA1`.
     case sha1 = "SHA1"
+    /// CRC64/NVME, S3's `CRC64NVME`.
     case crc64nvme = "CRC64NVME"
 
     /// The element name in S3's XML (`ChecksumCRC32C`).
@@ -28,10 +33,15 @@ extension S3Checksums {
 
 /// `CreateMultipartUpload`'s answer (`InitiateMultipartUploadResult`).
 public struct S3CreatedUpload: Sendable, Equatable {
+    /// The bucket, as the server named it.
     public var bucket: String
+    /// The key, as the server named it.
     public var key: String
+    /// The new upload's id.
     public var uploadID: String
 
+    /// Parses `CreateMultipartUpload`'s answer.
+    ///
     /// - Throws: `S3Error` (`.malformedResponse`, or `.server` for an error document).
     public init(xml data: Data) throws {
         let root = try S3XMLElement.parseAnswer(data, what: "CreateMultipartUpload", expected: "InitiateMultipartUploadResult")
@@ -46,11 +56,16 @@ public struct S3CreatedUpload: Sendable, Equatable {
 
 /// A part as the server holds it (`ListParts`).
 public struct S3ListedPart: Sendable, Equatable {
+    /// The part's number, from 1.
     public var partNumber: Int
+    /// The part's ETag, quotes included, as `CompleteMultipartUpload` wants it.
     public var eTag: String
+    /// The part's size in bytes.
     public var size: Int64
+    /// The part's checksums, where the server lists them.
     public var checksums: S3Checksums
 
+    /// A listed part.
     public init(partNumber: Int, eTag: String, size: Int64, checksums: S3Checksums = [:]) {
         self.partNumber = partNumber
         self.eTag = eTag
@@ -61,13 +76,17 @@ public struct S3ListedPart: Sendable, Equatable {
 
 /// One page of `ListParts` (`ListPartsResult`).
 public struct S3PartsPage: Sendable, Equatable {
+    /// The parts on this page, in order.
     public var parts: [S3ListedPart]
     /// Whether there are more parts; ask again from `nextPartNumberMarker`.
     public var isTruncated: Bool
+    /// Where the next page starts, when there is one.
     public var nextPartNumberMarker: Int?
     /// The upload's checksum algorithm, when it has one.
     public var checksumAlgorithm: S3ChecksumAlgorithm?
 
+    /// Parses a `ListParts` answer.
+    ///
     /// - Throws: `S3Error` (`.malformedResponse`, or `.server` for an error document).
     public init(xml data: Data) throws {
         let root = try S3XMLElement.parseAnswer(data, what: "ListParts", expected: "ListPartsResult")
@@ -88,10 +107,14 @@ public struct S3PartsPage: Sendable, Equatable {
 
 /// A part to name in `CompleteMultipartUpload`.
 public struct S3CompletedPart: Sendable, Equatable, Codable {
+    /// The part's number, from 1.
     public var partNumber: Int
+    /// The ETag the server gave the part.
     public var eTag: String
+    /// The part's checksums, base64, as sent with it.
     public var checksums: [S3ChecksumAlgorithm: String]
 
+    /// A part to complete with.
     public init(partNumber: Int, eTag: String, checksums: [S3ChecksumAlgorithm: String] = [:]) {
         self.partNumber = partNumber
         self.eTag = eTag
@@ -119,13 +142,19 @@ public struct S3CompletedPart: Sendable, Equatable, Codable {
 /// `CompleteMultipartUpload`'s answer. S3 may answer 200 and put an error document in the
 /// body (the completion failed after the status went out): that is thrown as `.server`.
 public struct S3CompletedUpload: Sendable, Equatable {
+    /// The object's URL, when the server gives one.
     public var location: String?
+    /// The bucket, when the server names it.
     public var bucket: String?
+    /// The key, when the server names it.
     public var key: String?
+    /// The object's ETag (`"…-N"` for N parts).
     public var eTag: String
     /// The composite checksums (`…-N`), where the server returns them.
     public var checksums: S3Checksums
 
+    /// Parses `CompleteMultipartUpload`'s answer.
+    ///
     /// - Throws: `S3Error` (`.malformedResponse`, or `.server` for an error document).
     public init(xml data: Data) throws {
         let root = try S3XMLElement.parseAnswer(data, what: "CompleteMultipartUpload", expected: "CompleteMultipartUploadResult")
@@ -149,18 +178,27 @@ public struct S3CompletedUpload: Sendable, Equatable {
 
 /// One multipart upload in progress (`ListMultipartUploads`).
 public struct S3UploadInProgress: Sendable, Equatable {
+    /// The object's key.
     public var key: String
+    /// The upload's id.
     public var uploadID: String
+    /// When the upload was created, as the server wrote it.
     public var initiated: String?
 }
 
 /// One page of `ListMultipartUploads`.
 public struct S3UploadsPage: Sendable, Equatable {
+    /// The uploads on this page.
     public var uploads: [S3UploadInProgress]
+    /// Whether there are more; ask again from the two markers.
     public var isTruncated: Bool
+    /// The key the next page starts after.
     public var nextKeyMarker: String?
+    /// The upload id the next page starts after.
     public var nextUploadIDMarker: String?
 
+    /// Parses a `ListMultipartUploads` answer.
+    ///
     /// - Throws: `S3Error` (`.malformedResponse`, or `.server` for an error document).
     public init(xml data: Data) throws {
         let root = try S3XMLElement.parseAnswer(data, what: "ListMultipartUploads", expected: "ListMultipartUploadsResult")

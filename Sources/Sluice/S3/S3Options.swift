@@ -29,6 +29,8 @@ public struct S3Options: Sendable {
     public var requestBudget: RequestBudget?
     /// The checksum sent with every part and object; nil for none.
     public var checksum: ChecksumAlgorithm? = .crc32c
+    /// How the payload is protected: signed aws-chunked, a trailer, a header-signed SHA-256 or
+    /// unsigned (see `S3PayloadSigning`).
     public var payloadSigning = S3PayloadSigning.auto
     /// `Content-Type` of the object.
     public var contentType: String?
@@ -64,6 +66,7 @@ public struct S3Options: Sendable {
     /// Buffers, timeouts and TLS of each request.
     public var transfer = UploadOptions()
 
+    /// Options with every property at its default (given with each property).
     public init() {}
 
     /// Memory the parts in flight share for their signed read-ahead (`AWSChunkedBody`):

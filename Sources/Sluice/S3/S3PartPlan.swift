@@ -13,7 +13,9 @@
 public struct S3PartPlan: Sendable, Equatable, Codable {
     /// S3's limits.
     public static let maximumParts = 10_000
+    /// The smallest part S3 accepts, but for the last (5 MiB).
     public static let minimumPartSize: Int64 = 5 << 20
+    /// The largest part S3 accepts (5 GiB).
     public static let maximumPartSize: Int64 = 5 << 30
     /// The default part size: the floor the planner grows from.
     public static let defaultPartSize: Int64 = 8 << 20
@@ -65,8 +67,8 @@ public struct S3PartPlan: Sendable, Equatable, Codable {
     ///   - firstPartSize: The size parts start at; nil for the default.
     ///   - equalParts: Keep every part at `firstPartSize` (for stores that refuse growing
     ///     parts: Cloudflare R2, Garage); the stream then fails past 10,000 parts.
-    /// - Throws: `S3Error` with code `.invalidOption` or `.partTooLarge`.
     ///   - stepParts: Parts per size step; the default `partsPerStep` (tests use fewer).
+    /// - Throws: `S3Error` with code `.invalidOption` or `.partTooLarge`.
     public init(streamWithFirstPartSize firstPartSize: Int64? = nil, equalParts: Bool = false, stepParts: Int? = nil) throws {
         let size = firstPartSize ?? Self.defaultPartSize
         try Self.validate(partSize: size)

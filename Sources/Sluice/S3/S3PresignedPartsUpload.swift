@@ -63,6 +63,8 @@ public struct S3PresignedPartsUpload: Sendable {
     /// `$XDG_CACHE_HOME/sluice/s3-presigned`, else `$HOME/.cache/sluice/s3-presigned`.
     public static var defaultStateDirectory: String { RecordStore<S3PresignedPartsRecord>.defaultDirectory("s3-presigned") }
 
+    /// An upload of `source` to the parts of upload `uploadID`, each to the URL `url` returns.
+    ///
     /// - Parameters:
     ///   - uploadID: The multipart upload the backend created.
     ///   - source: The bytes; their length must be the one the backend planned for.
@@ -90,6 +92,7 @@ public struct S3PresignedPartsUpload: Sendable {
 
 /// What a presigned-parts upload did: the list the backend completes with.
 public struct S3PresignedPartsResult: Sendable {
+    /// The upload the parts belong to.
     public var uploadID: String
     /// Every part, in part-number order: number, ETag, checksum (when the upload has one).
     public var parts: [S3CompletedPart]

@@ -2,12 +2,14 @@ import Foundation
 
 /// One part as a client reports it to its backend once S3 accepted it.
 public struct S3PartETag: Codable, Sendable, Equatable {
+    /// The part's number, from 1.
     public var partNumber: Int
     /// The ETag S3 answered, quotes included.
     public var eTag: String
     /// The part's checksum in the upload's algorithm (base64, as S3 writes it), if it has one.
     public var checksum: String?
 
+    /// A part S3 accepted with `eTag`, and the checksum the client computed.
     public init(partNumber: Int, eTag: String, checksum: String? = nil) {
         self.partNumber = partNumber
         self.eTag = eTag
@@ -29,13 +31,18 @@ public struct S3PartETag: Codable, Sendable, Equatable {
 public struct S3PresignedPlan: Codable, Sendable, Equatable {
     /// One part: where it is in the source and where it goes.
     public struct Part: Codable, Sendable, Equatable {
+        /// The part's number, from 1.
         public var partNumber: Int
+        /// Where the part starts in the source.
         public var offset: Int64
+        /// The part's length in bytes.
         public var length: Int64
+        /// The presigned `UploadPart` URL.
         public var url: String
         /// Headers signed with the URL, to send with it; absent when only `Host` is signed.
         public var headers: [String: String]?
 
+        /// A part of the plan.
         public init(partNumber: Int, offset: Int64, length: Int64, url: String, headers: [String: String]? = nil) {
             self.partNumber = partNumber
             self.offset = offset
@@ -52,8 +59,10 @@ public struct S3PresignedPlan: Codable, Sendable, Equatable {
     public var version: Int
     /// The upload: its object, id, size, part size and checksum algorithm.
     public var upload: S3PresignedUpload
+    /// Every part, numbered 1 … N in order.
     public var parts: [Part]
 
+    /// A plan for `upload` with these parts.
     public init(upload: S3PresignedUpload, parts: [Part]) {
         self.version = Self.currentVersion
         self.upload = upload
@@ -127,6 +136,7 @@ public struct S3PresignedPartList: Codable, Sendable, Equatable {
     public var version: Int
     /// The upload, as the plan gave it.
     public var upload: S3PresignedUpload
+    /// Every part S3 accepted, by number.
     public var parts: [S3PartETag]
 
     /// The list for the result of uploading by `plan`.

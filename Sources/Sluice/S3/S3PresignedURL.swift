@@ -18,6 +18,7 @@ public struct S3PresignedURL: Sendable, Codable, Equatable {
     /// value S3 then checks against the bytes it receives.
     public var headers: [String: String]
 
+    /// A URL to send the part to, with the headers it was signed with.
     public init(url: String, headers: [String: String] = [:]) {
         self.url = url
         self.headers = headers
@@ -74,6 +75,8 @@ public struct S3PresignedPartRequest: Sendable {
     /// a fresh one.
     public var renewal: Bool
 
+    /// What the app's provider is asked for: the part, its byte range and checksum, and whether an
+    /// earlier URL expired.
     public init(uploadID: String, partNumber: Int, range: Range<Int64>, checksum: Checksum?, renewal: Bool) {
         self.uploadID = uploadID
         self.partNumber = partNumber

@@ -5,10 +5,14 @@ import Foundation
 public struct S3ServerError: Error, Sendable, Equatable {
     /// S3's error code: `SignatureDoesNotMatch`, `AccessDenied`, `SlowDown`, …
     public var code: String
+    /// S3's message, in its own words.
     public var message: String
+    /// The request id (`x-amz-request-id` or `<RequestId>`), for the store's support.
     public var requestID: String?
+    /// The resource S3 named, when it did.
     public var resource: String?
 
+    /// An error document's fields.
     public init(code: String, message: String, requestID: String? = nil, resource: String? = nil) {
         self.code = code
         self.message = message

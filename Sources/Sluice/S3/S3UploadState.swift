@@ -7,12 +7,18 @@ import Glibc
 /// change times (nanoseconds). A rewrite in place changes `mtime`/`ctime`; a replacement by
 /// rename changes the inode. For a synthetic source, only the size (and the identity's seed).
 public struct S3SourceFingerprint: Codable, Sendable, Equatable {
+    /// The size in bytes.
     public var size: Int64
+    /// The device number, `nil` for a source that is not a file.
     public var device: UInt64?
+    /// The inode number, `nil` for a source that is not a file.
     public var inode: UInt64?
+    /// The modification time in nanoseconds since 1970, `nil` for a source that is not a file.
     public var modificationTime: Int64?
+    /// The inode change time in nanoseconds since 1970, `nil` for a source that is not a file.
     public var changeTime: Int64?
 
+    /// A fingerprint of these values.
     public init(size: Int64, device: UInt64? = nil, inode: UInt64? = nil, modificationTime: Int64? = nil, changeTime: Int64? = nil) {
         self.size = size
         self.device = device
@@ -58,20 +64,27 @@ public struct S3UploadRecord: Codable, Sendable, Equatable {
     public var version: Int
     /// The endpoint (or `aws:REGION`) the upload lives at.
     public var endpoint: String
+    /// The bucket.
     public var bucket: String
+    /// The object's key.
     public var key: String
+    /// The multipart upload's id.
     public var uploadID: String
     /// Which source: `file:/absolute/path`, `synthetic:LEN:SEED`.
     public var source: String
+    /// What the source was when the upload began; a different one is refused.
     public var fingerprint: S3SourceFingerprint
+    /// The part size and count the upload was made with.
     public var plan: S3PartPlan
     /// The checksum algorithm the parts are sent with, if any.
     public var checksum: S3ChecksumAlgorithm?
     /// When the upload was created (seconds since 1970).
     public var createdAt: Double
 
+    /// The record format written now; a record of another version is refused.
     public static let currentVersion = 1
 
+    /// A record of an upload begun at `createdAt` (seconds since 1970).
     public init(endpoint: String, bucket: String, key: String, uploadID: String, source: String,
                 fingerprint: S3SourceFingerprint, plan: S3PartPlan, checksum: S3ChecksumAlgorithm?, createdAt: Double) {
         self.version = Self.currentVersion
@@ -111,9 +124,12 @@ extension S3UploadRecord {
 ///   renamed over the old one, and the directory is `fsync`ed: after SIGKILL or a power cut
 ///   the record is the old one or the new one, never a torn one.
 public struct S3StateStore: Sendable {
+    /// The directory the records live in.
     public let directory: String
     private let store: RecordStore<S3UploadRecord>
 
+    /// A store of records in `directory`.
+    ///
     /// - Parameter directory: nil for `defaultDirectory`.
     public init(directory: String? = nil) {
         self.directory = directory ?? Self.defaultDirectory
@@ -128,6 +144,7 @@ public struct S3StateStore: Sendable {
         store.path(endpoint, bucket, key, source)
     }
 
+    /// The record file for `record`'s object and source.
     public func path(of record: S3UploadRecord) -> String {
         path(endpoint: record.endpoint, bucket: record.bucket, key: record.key, source: record.source)
     }
