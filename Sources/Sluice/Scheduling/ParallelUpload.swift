@@ -9,6 +9,7 @@ public struct UploadPart: Sendable, Hashable, CustomStringConvertible {
     /// The part's byte count.
     public var length: Int64
 
+    /// A part numbered `number` (from 1) covering `length` bytes from `offset`.
     public init(number: Int, offset: Int64, length: Int64) {
         self.number = number
         self.offset = offset
@@ -41,12 +42,15 @@ public struct UploadPart: Sendable, Hashable, CustomStringConvertible {
 /// What one part sends: its request and its body, chosen by the caller per part and per
 /// attempt (a per-part URL query, headers, a body wrapper that signs chunks).
 public struct PartRequest: Sendable {
+    /// The part's request: URL, method, headers.
     public var request: UploadRequest
+    /// The part's body; a random-access one so a retry can send it again.
     public var body: UploadBody
     /// Called once the attempt ended, whatever its outcome, before its verdict: ends what the
     /// body started (a signed body's read-ahead), so nothing reads the part's bytes after it.
     public var attemptEnded: (@Sendable () async -> Void)?
 
+    /// A part's request and body, and what to run when its attempt ends.
     public init(request: UploadRequest, body: UploadBody, attemptEnded: (@Sendable () async -> Void)? = nil) {
         self.request = request
         self.body = body
@@ -74,6 +78,7 @@ public enum PartVerdict: Sendable {
 /// `ParallelUpload.send(over:progress:)` throws, so a protocol reads the part, the attempts and
 /// the server's own account as fields, never from the message.
 public struct PartFailure: Error, Sendable, CustomStringConvertible {
+    /// The part that failed.
     public var part: UploadPart
     /// Attempts made, the failing one included.
     public var attempts: Int
@@ -140,6 +145,8 @@ public struct ParallelUpload: Sendable {
         }
     }
 
+    /// The verdict when no other is given: a 2xx accepts, a transient status (408, 429, 5xx)
+    /// retries, anything else fails.
     public static func defaultVerdict(_ part: UploadPart, _ response: UploadResponse) -> PartVerdict {
         switch response.status {
         case 200..<300: return .accept
@@ -154,6 +161,7 @@ public struct ParallelUpload: Sendable {
 
 /// One part's outcome.
 public struct PartResult: Sendable {
+    /// The part this result is for.
     public var part: UploadPart
     /// The accepted response (status, headers such as `ETag`).
     public var response: UploadResponse
@@ -166,8 +174,11 @@ public struct ParallelProgress: Sendable, Equatable {
     /// Bytes of accepted parts plus bytes in flight in the current attempts. Never lower than
     /// in the report before, except in one whose `partsRestarted` is not empty.
     public var bytesSent: Int64
+    /// The bytes of all parts together.
     public var totalBytes: Int64
+    /// Parts accepted so far.
     public var partsDone: Int
+    /// Parts in the plan.
     public var partsTotal: Int
     /// Part attempts that were retried so far.
     public var retries: Int

@@ -21,6 +21,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// No new attempt starts once this long has passed since the first failure; nil for none.
     public var maximumRetryTime: Duration?
 
+    /// A policy with these bounds; the defaults are the command line's.
     public init(retries: Int = 5, maximumRetries: Int? = nil, baseDelay: Duration = .milliseconds(250),
                 maximumDelay: Duration = .seconds(8), jitter: Bool = true, maximumRetryTime: Duration? = nil) {
         self.retries = retries
