@@ -15,13 +15,17 @@
 ///   loop reads with `read(into:at:wake:)`, which never waits for the read-ahead, and ends it
 ///   with `endReading(then:)` when its request ends.
 public final class AWSChunkedBody: ByteSource, ReadAheadByteSource, SectionedByteSource {
+    /// The payload: the bytes the chunks carry.
     public let source: any ByteSource
+    /// The framing: mode, chunk size, lengths and the seed signature's context.
     public let encoding: AWSChunkedEncoding
     let signer: AWSChunkSigner?
     /// The cursor while no read holds it; nil while one does.
     private let cursor: Lock<AWSChunkedCursor?>
     private let readAhead: AWSChunkReadAhead?
 
+    /// The aws-chunked encoding of `source`.
+    ///
     /// - Parameters:
     ///   - source: The decoded bytes; its length must be `encoding.decodedLength`.
     ///   - encoding: Mode, chunk size, trailer.

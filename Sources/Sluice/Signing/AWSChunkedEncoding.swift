@@ -7,6 +7,7 @@
 ///   `x-amz-trailer-signature:<64 hex>\r\n\r\n`
 /// - unsigned with trailer: `<hex size>\r\n<data>\r\n` … `0\r\n<checksum header>:<base64>\r\n\r\n`
 public struct AWSChunkedEncoding: Sendable, Hashable {
+    /// Which aws-chunked framing: chunk signatures, a trailer, or both.
     public enum Mode: Sendable, Hashable {
         /// `STREAMING-AWS4-HMAC-SHA256-PAYLOAD`
         case signed
@@ -16,6 +17,7 @@ public struct AWSChunkedEncoding: Sendable, Hashable {
         case unsignedWithTrailer(ChecksumAlgorithm)
     }
 
+    /// The framing this encoding writes.
     public let mode: Mode
     /// Data bytes per chunk (the last data chunk may be shorter). S3 wants at least 8 KiB.
     public let chunkSize: Int
@@ -29,6 +31,8 @@ public struct AWSChunkedEncoding: Sendable, Hashable {
     /// The default chunk size, as the AWS SDKs use.
     public static let defaultChunkSize = 64 << 10
 
+    /// The framing of a body of `decodedLength` bytes in chunks of `chunkSize`.
+    ///
     /// - Throws: `SigV4Error.invalidOption` for a chunk size below 1 or above 1 GiB, or a negative length.
     public init(mode: Mode, decodedLength: Int64, chunkSize: Int = AWSChunkedEncoding.defaultChunkSize) throws {
         guard chunkSize >= 1, chunkSize <= 1 << 30 else {

@@ -27,7 +27,9 @@ extension Checksum {
 
 /// A multipart object's composite checksum, as S3 reports it: `base64-N`.
 public struct CompositeChecksum: Sendable, Hashable, CustomStringConvertible {
+    /// The checksum of the parts' checksums.
     public let checksum: Checksum
+    /// The number of parts (the `-N` suffix).
     public let partCount: Int
 
     /// The value S3 returns in `x-amz-checksum-*` for the object, e.g. `VDUm5Q==-3`.
@@ -40,6 +42,7 @@ public struct CompositeChecksum: Sendable, Hashable, CustomStringConvertible {
         self.init(checksum: checksum, partCount: count)
     }
 
+    /// A composite checksum over `partCount` parts.
     public init(checksum: Checksum, partCount: Int) {
         self.checksum = checksum
         self.partCount = partCount

@@ -2,9 +2,12 @@ import Foundation
 
 /// A finished checksum: its algorithm and raw bytes (big-endian for the CRCs, as S3 sends them).
 public struct Checksum: Sendable, Hashable, CustomStringConvertible {
+    /// The algorithm that computed `bytes`.
     public let algorithm: ChecksumAlgorithm
+    /// The raw checksum: 4 bytes for the CRCs, 32 for SHA-256.
     public let bytes: [UInt8]
 
+    /// A checksum of `algorithm` with these raw bytes.
     public init(algorithm: ChecksumAlgorithm, bytes: [UInt8]) {
         precondition(bytes.count == algorithm.byteCount, "a \(algorithm) checksum has \(algorithm.byteCount) bytes")
         self.algorithm = algorithm

@@ -1,7 +1,10 @@
 /// The whole-object checksums S3 accepts (`x-amz-checksum-*`).
 public enum ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// CRC32C (Castagnoli), `x-amz-checksum-crc32c`: Sluice's default.
     case crc32c
+    /// CRC32 (the zlib polynomial), `x-amz-checksum-crc32`.
     case crc32
+    /// SHA-256, `x-amz-checksum-sha256`.
     case sha256
 
     /// The header (and trailer) name, e.g. `x-amz-checksum-crc32c`.

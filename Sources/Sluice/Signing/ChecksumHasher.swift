@@ -7,17 +7,20 @@ import CSluiceCrypto
 /// - Important: Not thread-safe (one owner at a time); `finalize()` may be called more than
 ///   once for the CRCs, once for SHA-256.
 public final class ChecksumHasher {
+    /// The algorithm this hasher computes.
     public let algorithm: ChecksumAlgorithm
     private var crc: UInt32 = 0
     private var sha: Digest?
     /// Bytes fed so far.
     public private(set) var count: Int64 = 0
 
+    /// A fresh hasher for `algorithm`.
     public init(_ algorithm: ChecksumAlgorithm) {
         self.algorithm = algorithm
         if algorithm == .sha256 { sha = Digest(.sha256) }
     }
 
+    /// Adds `bytes` to the checksum, after what came before.
     public func update(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         count += Int64(bytes.count)
@@ -28,6 +31,7 @@ public final class ChecksumHasher {
         }
     }
 
+    /// Adds `bytes` to the checksum, after what came before.
     public func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }

@@ -1,5 +1,6 @@
 /// Why a request could not be signed.
 public struct SigV4Error: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of signing failure a `SigV4Error` is: compare it with the static values.
     public struct Code: Sendable, Hashable {
         let name: String
         /// The URL is not http(s) with a host, or its path or query is malformed.
@@ -12,9 +13,12 @@ public struct SigV4Error: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidPayload = Code(name: "invalidPayload")
     }
 
+    /// What kind of failure this is.
     public let code: Code
+    /// What is wrong, in one line.
     public let message: String
 
+    /// An error of kind `code` saying `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message

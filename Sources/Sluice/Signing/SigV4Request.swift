@@ -2,9 +2,12 @@ import Foundation
 
 /// One header as it goes into a signed request: name as given, value as given.
 public struct SigV4Header: Sendable, Hashable, CustomStringConvertible {
+    /// The header's name, as given (it is lowercased only in the canonical request).
     public var name: String
+    /// The header's value, as given (trimmed and its spaces folded only in the canonical request).
     public var value: String
 
+    /// A header `name: value`.
     public init(_ name: String, _ value: String) {
         self.name = name
         self.value = value
@@ -15,9 +18,12 @@ public struct SigV4Header: Sendable, Hashable, CustomStringConvertible {
 
 /// One query parameter, decoded (`a b+c`, not `a%20b%2Bc`).
 public struct SigV4QueryItem: Sendable, Hashable {
+    /// The parameter's name, decoded.
     public var name: String
+    /// The parameter's value, decoded; empty for a bare name (`?uploads`).
     public var value: String
 
+    /// A query parameter `name=value`, both decoded.
     public init(_ name: String, _ value: String = "") {
         self.name = name
         self.value = value
@@ -33,6 +39,7 @@ public struct SigV4QueryItem: Sendable, Hashable {
 /// request.url  // http://127.0.0.1:8333/bucket/a%20key/%C3%BC//x
 /// ```
 public struct SigV4Request: Sendable, Hashable {
+    /// The HTTP method (`PUT`, `POST`, …), signed as given.
     public var method: String
     /// `http` or `https`.
     public var scheme: String
@@ -45,9 +52,14 @@ public struct SigV4Request: Sendable, Hashable {
     /// Headers to send and sign (besides the ones the signer adds).
     public var headers: [SigV4Header]
 
+    /// A request to sign, from its endpoint and its decoded path.
+    ///
     /// - Parameters:
+    ///   - method: The HTTP method.
     ///   - endpoint: `scheme://host[:port]`; its path, if any, is put before `path`.
     ///   - path: The decoded path.
+    ///   - query: The decoded query parameters.
+    ///   - headers: Headers to send and sign.
     /// - Throws: `SigV4Error.invalidURL` unless the endpoint is http(s) with a host.
     public init(method: String, endpoint: URL, path: String, query: [SigV4QueryItem] = [], headers: [SigV4Header] = []) throws {
         let parsed = try Endpoint.parsed(endpoint)

@@ -3,7 +3,9 @@ public struct SigV4Signature: Sendable, Hashable {
     /// The headers to send: the request's, plus `X-Amz-Date`, `X-Amz-Content-SHA256`,
     /// `X-Amz-Security-Token` where they apply, and `Authorization`.
     public let headers: [SigV4Header]
+    /// The canonical request that was hashed (for debugging a `SignatureDoesNotMatch`).
     public let canonicalRequest: String
+    /// The string that was signed: algorithm, time, scope and the canonical request's hash.
     public let stringToSign: String
     /// Hex HMAC-SHA256: the seed signature of an aws-chunked body.
     public let signature: String
@@ -11,6 +13,7 @@ public struct SigV4Signature: Sendable, Hashable {
     public let signedHeaders: String
     /// The `Authorization` header value.
     public let authorization: String
+    /// The time the signature is for.
     public let timestamp: SigV4Timestamp
     /// `20150830/us-east-1/service/aws4_request`
     public let scope: String

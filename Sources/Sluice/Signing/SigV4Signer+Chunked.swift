@@ -10,6 +10,7 @@ extension SigV4Signer {
     ///   - mode: Signed chunks, with or without a signed trailer, or unsigned with a trailer.
     ///   - chunkSize: Data bytes per chunk (S3 needs at least 8 KiB).
     ///   - readAhead: Memory for chunks hashed ahead on another thread (signed modes), in bytes.
+    ///   - timestamp: The signing time; now by default.
     /// - Returns: The signature (headers to send) and the encoded body, whose `length` is the
     ///   `Content-Length`; after it was sent, `body.trailerChecksum()` is the part's checksum.
     /// - Throws: `SigV4Error` for a bad chunk size.

@@ -10,6 +10,7 @@ extension SigV4Signer {
     ///     with the URL, as they are signed.
     ///   - expires: Seconds, 1 ... 604800.
     ///   - payload: `.unsigned` for S3 (the body is not known when the URL is made).
+    ///   - timestamp: The signing time the expiry counts from; now by default.
     /// - Returns: The URL and the steps of the signature (`headers` are the ones to send).
     /// - Throws: `SigV4Error.invalidOption` for an expiry out of range.
     public func presign(

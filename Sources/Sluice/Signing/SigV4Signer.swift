@@ -23,12 +23,20 @@ public struct SigV4Signer: Sendable, Equatable {
         case normalizing
     }
 
+    /// The keys the requests are signed with.
     public var credentials: S3Credentials
+    /// The region in the credential scope (`us-east-1`, …).
     public var region: String
+    /// The service in the credential scope (`s3`).
     public var service: String
+    /// How paths and payload hashes are canonicalised.
     public var rules: Rules
 
+    /// A signer for `service` in `region`.
+    ///
     /// - Parameters:
+    ///   - credentials: The keys to sign with.
+    ///   - region: The region in the credential scope.
     ///   - service: `s3` for S3 and compatible stores.
     ///   - rules: `.s3` unless the service is not S3.
     public init(credentials: S3Credentials, region: String, service: String = "s3", rules: Rules = .s3) {
