@@ -4,22 +4,28 @@
 ///
 /// - Important: Not thread-safe; `finalize()` is called once.
 public final class Digest {
+    /// The hash functions a `Digest` computes.
     public enum Algorithm: String, Sendable {
+        /// SHA-256.
         case sha256 = "SHA256"
+        /// SHA-1 (for tus `Upload-Checksum`).
         case sha1 = "SHA1"
     }
 
     private var backend: DigestBackend
 
+    /// A fresh hash of `algorithm`.
     public init(_ algorithm: Algorithm) {
         backend = DigestBackend(algorithm)
     }
 
+    /// Hashes `bytes` after what came before.
     public func update(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         backend.update(bytes)
     }
 
+    /// Hashes `bytes` after what came before.
     public func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
