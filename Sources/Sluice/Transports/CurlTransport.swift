@@ -52,6 +52,7 @@ public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The `CURLcode`.
     public let code: Int32
 
+    /// The error for libcurl's `CURLcode` `code`.
     public init(code: Int32) { self.code = code }
 
     /// Codes a new attempt can cure: the connection or the network, not the request or the
@@ -64,7 +65,9 @@ public struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
     /// problems 58/59/60/77/80/82/83/90/91/98.
     public static let tlsCodes: Set<Int32> = [35, 53, 54, 58, 59, 60, 66, 77, 80, 82, 83, 90, 91, 98]
 
+    /// Whether `code` is one of `transientCodes`: a failure worth another attempt.
     public var isTransient: Bool { Self.transientCodes.contains(code) }
+    /// Whether `code` is one of `tlsCodes`: a handshake, certificate or cipher failure.
     public var isTLS: Bool { Self.tlsCodes.contains(code) }
     public var description: String { "CURLcode \(code)" }
 }

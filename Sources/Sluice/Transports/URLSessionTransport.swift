@@ -32,6 +32,8 @@ public struct URLSessionTransport: UploadTransport {
     /// The bound pair bodies go through: Foundation's own where it has one (Apple platforms).
     let streams: InputStreamSource.Streams
 
+    /// A transport whose bodies go through the platform's bound stream pair (Sluice's on Linux,
+    /// Foundation's on Apple platforms).
     public init() {
         self.init(streams: .platformDefault)
     }

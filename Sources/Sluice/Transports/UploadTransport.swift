@@ -30,7 +30,9 @@ extension UploadTransport {
 
 /// The transports Sluice ships.
 public enum TransportKind: String, Sendable, CaseIterable {
+    /// libcurl, through the transfer engine (the default on Linux).
     case curl
+    /// Foundation's URLSession, the seed's technique (Sluice's bound stream pair on Linux).
     case urlsession
 
     /// A transport of this kind (the curl one on the shared engine).
