@@ -27,9 +27,13 @@ import Foundation
 /// - Important: Cancelling the calling task stops the current request promptly and throws
 ///   `TusError.cancelled`; the stored record is kept so the next run resumes.
 public struct TusClient: Sendable {
+    /// The transport every request goes through.
     public let transport: any UploadTransport
+    /// Chunk size, retries, metadata, state directory and the rest.
     public var options: TusOptions
 
+    /// A client over a transport of kind `transport` (libcurl by default on Linux).
+    ///
     /// - Parameters:
     ///   - transport: Which transport; the platform's default (libcurl on Linux) by default.
     ///   - options: Chunking, metadata, retries, state directory.
@@ -37,6 +41,7 @@ public struct TusClient: Sendable {
         self.init(transport: transport.makeTransport(), options: options)
     }
 
+    /// A client sending through `transport` with `options`.
     public init(transport: any UploadTransport, options: TusOptions = TusOptions()) {
         self.transport = transport
         self.options = options

@@ -3,6 +3,7 @@
 /// Switch on `code`; `uploadURL` (when known) is where the upload lives, so a later run
 /// can resume it or `TusClient.terminate(url:)` can remove it.
 public struct TusError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure a `TusError` is: compare it with the static values.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case versionUnsupported, creationUnsupported, terminationUnsupported
@@ -49,6 +50,7 @@ public struct TusError: Error, Sendable, CustomStringConvertible {
         public var description: String { base.rawValue }
     }
 
+    /// What kind of failure this is.
     public var code: Code
     /// What happened, in one line.
     public var message: String
@@ -63,6 +65,7 @@ public struct TusError: Error, Sendable, CustomStringConvertible {
     /// The underlying error (an `UploadError`, a `ByteSourceError`, a file system error).
     public var underlying: (any Error)?
 
+    /// Creates an error of kind `code` with a one-line message and the numbers that matter.
     public init(
         _ code: Code, _ message: String, uploadURL: String? = nil, status: Int? = nil,
         offset: Int64? = nil, totalBytes: Int64? = nil, underlying: (any Error)? = nil

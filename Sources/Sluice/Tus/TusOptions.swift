@@ -54,6 +54,7 @@ public struct TusOptions: Sendable {
         return options
     }()
 
+    /// Options with every property at its default (given with each property).
     public init() {}
 
     /// The policy every request of the upload follows.

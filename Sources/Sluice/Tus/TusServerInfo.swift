@@ -11,6 +11,7 @@ public struct TusServerInfo: Sendable, Equatable {
     /// `Tus-Checksum-Algorithm`, lowercased.
     public var checksumAlgorithms: [String]
 
+    /// What a server said in its `OPTIONS` answer.
     public init(versions: [String] = [], extensions: Set<String> = [], maximumSize: Int64? = nil, checksumAlgorithms: [String] = []) {
         self.versions = versions
         self.extensions = extensions

@@ -21,6 +21,7 @@ public struct TusSource: Sendable {
     public let modificationTime: Double?
     /// The file's device and inode numbers: a different pair means the path names another file.
     public let device: UInt64?
+    /// The file's inode number, `nil` for a source that is not a file.
     public let inode: UInt64?
     /// The file's status change time (`ctime`, seconds since 1970): every write moves it, and
     /// unlike the modification time no `touch -r`, `cp -p` or `rsync -t` can set it back.
@@ -28,6 +29,8 @@ public struct TusSource: Sendable {
 
     private let file: FileByteSource?
 
+    /// A source with what a resumed upload is matched by.
+    ///
     /// - Parameters:
     ///   - bytes: The source.
     ///   - identity: Stable across runs for the same logical source.
@@ -92,13 +95,20 @@ public struct TusSource: Sendable {
 ///   already holds (tuspyserver keeps no checksum of it). It also refuses to resume after a
 ///   harmless `chmod` or rename: `--restart` starts over.
 public struct TusFingerprint: Codable, Sendable, Equatable {
+    /// The source's length in bytes.
     public var length: Int64
+    /// SHA-256 of the source's first MiB, in hex.
     public var headSHA256: String
+    /// SHA-256 of the source's last MiB, in hex.
     public var tailSHA256: String
+    /// The file's modification time (seconds since 1970), `nil` for a source that is not a file.
     public var modificationTime: Double?
     /// Absent in records written before they were kept; then not compared.
     public var device: UInt64?
+    /// The file's inode number; absent in records written before it was kept, then not compared.
     public var inode: UInt64?
+    /// The file's inode change time (seconds since 1970); absent in older records, then not
+    /// compared.
     public var changeTime: Double?
 
     /// How much of each end is hashed.

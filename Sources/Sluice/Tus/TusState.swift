@@ -13,6 +13,7 @@ public struct TusRecord: Codable, Sendable, Equatable {
     /// When the upload was created (seconds since 1970).
     public var createdAt: Double
 
+    /// A record of an upload created at `uploadURL` for this source and endpoint.
     public init(endpoint: String, identity: String, uploadURL: String, fingerprint: TusFingerprint, createdAt: Double) {
         self.endpoint = endpoint
         self.identity = identity
@@ -28,9 +29,12 @@ public struct TusRecord: Codable, Sendable, Equatable {
 ///   and the directory is `fsync`ed: after SIGKILL or a power cut the record is the old one
 ///   or the new one, never a torn one.
 public struct TusStateStore: Sendable {
+    /// The directory the records live in.
     public let directory: String
     private let store: RecordStore<TusRecord>
 
+    /// A store of records in `directory`.
+    ///
     /// - Parameter directory: `nil` for `defaultDirectory`.
     public init(directory: String? = nil) {
         self.directory = directory ?? Self.defaultDirectory
