@@ -14,9 +14,13 @@ import Foundation
 ///   `UploadError` with code `.cancelled`. A response is returned whatever its status;
 ///   use `upload(...).requireSuccess()` or check `isSuccess`.
 public struct Uploader: Sendable {
+    /// The transport every upload goes through.
     public let transport: any UploadTransport
+    /// The options every upload uses.
     public var options: UploadOptions
 
+    /// An uploader over a transport of kind `transport` (libcurl by default on Linux).
+    ///
     /// - Parameters:
     ///   - transport: Which transport; the platform's default when nil.
     ///   - options: Framing, buffers, credentials, timeouts.
@@ -24,6 +28,7 @@ public struct Uploader: Sendable {
         self.init(transport: transport.makeTransport(), options: options)
     }
 
+    /// An uploader over `transport` with `options`.
     public init(transport: any UploadTransport, options: UploadOptions = UploadOptions()) {
         self.transport = transport
         self.options = options
