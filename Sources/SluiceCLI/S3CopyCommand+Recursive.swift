@@ -74,7 +74,8 @@ extension S3CopyCommand {
                 Terminal.error("sluice: s3 cp: interrupted; run the same command again to resume the job")
                 return 130
             }
-            let hint = error is JobJournalError ? " (--restart forgets it)" : ""
+            // A record another run holds is not one to forget.
+            let hint = (error as? JobJournalError).map { if case .locked = $0.problem { "" } else { " (--restart forgets it)" } } ?? ""
             Terminal.error("sluice: s3 cp: \(error)\(hint)")
             return 1
         }

@@ -13,6 +13,10 @@ import Darwin
 /// and when closed, so after a power cut the items of the last interval may be sent again,
 /// never lost. A line cut short by a crash is dropped when the journal is opened again.
 ///
+/// One run at a time: the journal holds its `RecordLock` from open to close, so a second run of
+/// the same job (cron overlapping a slow run, the command started twice) is refused at once,
+/// naming the holder's pid, before it reads or forgets anything.
+///
 /// Reading is bounded: a line longer than `maximumLineLength` or a header that names another
 /// job is refused (`JobJournalError`), never read into memory whole.
 package final class JobJournal: Sendable {
@@ -115,17 +119,25 @@ package final class JobJournal: Sendable {
     }
 
     private let state: Lock<State>
+    private let lock: RecordLock
 
     /// Opens the journal at `path` for the job named `job` (a text that says which sources go
     /// where with which options), creating it durably if there is none.
     ///
-    /// - Throws: `JobJournalError` when the file names another job, holds a line that is not
-    ///   an entry (other than a last one cut short), or cannot be read or written.
-    package init(path: String, job: String) throws(JobJournalError) {
+    /// - Parameter forgetting: Start from an empty journal (a restart): the one there is
+    ///   removed once this run holds the lock.
+    /// - Throws: `JobJournalError` when another run holds the journal (`.locked`), the file
+    ///   names another job, holds a line that is not an entry (other than a last one cut
+    ///   short), or cannot be read or written.
+    package init(path: String, job: String, forgetting: Bool = false) throws(JobJournalError) {
         self.path = path
         self.job = job
         let directory = (path as NSString).deletingLastPathComponent
         try Self.makeDirectories(directory)
+        do throws(RecordLockError) { lock = try RecordLock.acquire(path) } catch {
+            throw JobJournalError(path: path, problem: .locked(error.problem))
+        }
+        if forgetting { unlink(path) }
         let descriptor = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw JobJournalError(path: path, problem: .system(call: "open", errno: errno)) }
         do throws(JobJournalError) {
@@ -196,10 +208,12 @@ package final class JobJournal: Sendable {
         if let failure { throw failure }
     }
 
-    /// Syncs what was appended and closes the file. Called once; later appends fail.
+    /// Syncs what was appended, closes the file and releases the lock. Called once; later
+    /// appends fail.
     ///
     /// - Throws: `JobJournalError` when the sync fails.
     package func close() throws(JobJournalError) {
+        defer { lock.release() }
         let failure = state.withLock { state -> JobJournalError? in
             guard state.descriptor >= 0 else { return nil }
             defer {
@@ -216,8 +230,8 @@ package final class JobJournal: Sendable {
 
     /// Closes and deletes the journal: the job is over (or forgotten).
     package func remove() {
-        try? close()
         unlink(path)
+        try? close()
     }
 
     /// `mkdir -p`, with the failing call's `errno` in the error.
@@ -313,6 +327,8 @@ package struct JobJournalError: Error, Sendable, Equatable, CustomStringConverti
         case corrupt(line: Int, String)
         case anotherJob(String)
         case closed
+        /// Another run holds it (`RecordLock`).
+        case locked(RecordLockError.Problem)
     }
 
     package var path: String
@@ -324,6 +340,7 @@ package struct JobJournalError: Error, Sendable, Equatable, CustomStringConverti
         case .corrupt(let line, let what): return "job record \(path) is damaged (line \(line): \(what))"
         case .anotherJob(let job): return "job record \(path) belongs to another job (\(job))"
         case .closed: return "job record \(path) is closed"
+        case .locked(let problem): return "job record \(path): \(RecordLockError(record: path, problem: problem))"
         }
     }
 }

@@ -77,8 +77,7 @@ public struct UploadJob: Sendable {
         var walk = try DirectoryWalk(root: root, followsSymlinks: followsSymlinks)
         let path = journalPath(root: walk.root, destination: destination)
         let jobName = "\(walk.root) -> \(destination.jobIdentity)"
-        if restart { unlink(path) }
-        let journal = try JobJournal(path: path, job: jobName)
+        let journal = try JobJournal(path: path, job: jobName, forgetting: restart)
         let tracker = UploadJobTracker(report: progress)
         let limit = max(1, concurrency)
         var failures: [UploadJobFailure] = []

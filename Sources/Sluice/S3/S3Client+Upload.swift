@@ -75,6 +75,9 @@ extension S3Client {
         // restart's abort, an upload to be billed).
         try store.prepare()
         let endpoint = configuration.endpointIdentity
+        // One run per upload: a second one is refused before it reads or changes anything.
+        let lock = try store.lock(endpoint: endpoint, bucket: location.bucket, key: location.key, source: source.identity)
+        defer { lock.release() }
         var record: S3UploadRecord?
         do {
             record = try store.load(endpoint: endpoint, bucket: location.bucket, key: location.key, source: source.identity)

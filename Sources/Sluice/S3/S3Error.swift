@@ -10,7 +10,7 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
             case invalidLocation, configuration, credentials, invalidOption
             case tooManyParts, partTooLarge, objectTooLarge
             case server, malformedResponse, verification
-            case sourceChanged, state, stateDirectory, source, transport, retriesExhausted, cancelled
+            case sourceChanged, state, stateDirectory, inUse, source, transport, retriesExhausted, cancelled
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -42,6 +42,8 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         /// The resume state directory cannot be used (it cannot be created, is not a directory,
         /// or cannot be written): another directory is what helps, not a restart.
         public static let stateDirectory = Code(.stateDirectory)
+        /// Another run holds the resume state of the same upload: the message names its pid.
+        public static let inUse = Code(.inUse)
         /// The source could not be read.
         public static let source = Code(.source)
         /// A request failed in a way retrying cannot help (TLS, bad URL).

@@ -169,6 +169,18 @@ public struct S3StateStore: Sendable {
         }
     }
 
+    /// Takes the lock of the record for an object and a source for this run (the directory
+    /// must exist: `prepare`). Hold it until the upload ends.
+    ///
+    /// - Throws: `S3Error` with code `.inUse` (another run holds it, named by its pid) or `.state`.
+    package func lock(endpoint: String, bucket: String, key: String, source: String) throws -> RecordLock {
+        let path = path(endpoint: endpoint, bucket: bucket, key: key, source: source)
+        do throws(RecordLockError) { return try RecordLock.acquire(path) } catch {
+            let held = if case .held = error.problem { true } else { false }
+            throw S3Error(held ? .inUse : .state, "the resume state \(path) of \(source) to s3://\(bucket)/\(key): \(error)", underlying: error)
+        }
+    }
+
     /// Makes sure records can be written here: the directory exists (it is created) and is a
     /// writable directory.
     ///

@@ -173,3 +173,58 @@ struct JobJournalTests {
         #expect(journal.entry("dir/file 999 ü%+#") == entry(999))
     }
 }
+
+/// Two runs of one job at once: the second is refused before it reads, forgets or sends
+/// anything, naming the first one's pid; once the first has ended, the next run goes.
+@Suite(.timeLimit(.minutes(1)))
+struct UploadJobLockTests {
+    /// A destination whose uploads wait at a gate, counting the names it was asked for.
+    struct GatedDestination: UploadJobDestination {
+        let gate: AsyncStream<Void>
+        let arrived: AsyncStream<Void>.Continuation
+        let names = Lock<[String]>([])
+        var jobIdentity: String { "gated" }
+        func name(for file: WalkedFile) throws -> String { file.relativePath }
+        func upload(_ file: WalkedFile, as name: String, restart: Bool, progress: @escaping @Sendable (Int64) -> Void) async throws -> String {
+            // Only the first upload waits: one that should not have started returns at once.
+            let first = names.withLock { names in
+                names.append(name)
+                return names.count == 1
+            }
+            arrived.yield()
+            if first { for await _ in gate { break } }
+            return "\"e\""
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aSecondRunOfTheSameJobIsRefusedAtOnce(restart: Bool) async throws {
+        let root = NSTemporaryDirectory() + "sluice-joblock-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/tree", withIntermediateDirectories: true)
+        try Data("a".utf8).write(to: URL(fileURLWithPath: root + "/tree/a"))
+        let gate = AsyncStream<Void>.makeStream()
+        let arrived = AsyncStream<Void>.makeStream()
+        let destination = GatedDestination(gate: gate.stream, arrived: arrived.continuation)
+        var job = UploadJob(root: root + "/tree")
+        job.stateDirectory = root + "/state"
+        let first = job
+        let running = Task { try await first.run(to: destination) }
+        var waiter = arrived.stream.makeAsyncIterator()
+        _ = await waiter.next()   // the first run holds its record and is sending
+        var second = job
+        second.restart = restart   // a restart does not forget a record another run holds
+        let path = job.journalPath(root: DirectoryWalk.absolutePath(job.root), destination: destination)
+        await #expect(throws: JobJournalError(path: path, problem: .locked(.held(pid: getpid())))) {
+            try await second.run(to: destination)
+        }
+        #expect(destination.names.withLock { $0 } == ["a"])
+        gate.continuation.yield()
+        let result = try await running.value
+        #expect(result.uploaded == 1 && result.recordKept == nil)
+        // The lock went with the run: the next one goes.
+        gate.continuation.finish()
+        #expect(try await job.run(to: destination).uploaded == 1)
+        #expect(destination.names.withLock { $0 } == ["a", "a"])
+    }
+}

@@ -56,4 +56,28 @@ struct S3StateTests {
         try Data("{".utf8).write(to: URL(fileURLWithPath: store.path(of: second)))
         #expect(throws: S3Error.self) { try store.load(endpoint: record.endpoint, bucket: "b", key: "k ü", source: "file:/y") }
     }
+
+    /// A second run of the same upload while one holds its record is refused before any request
+    /// (the endpoint here answers nothing), naming the holder's pid.
+    @Test func aSecondRunOfTheSameUploadIsRefusedAtOnce() async throws {
+        var options = S3Options()
+        options.partSize = 5 << 20
+        options.stateDirectory = try s3TemporaryDirectory("s3-lock")
+        let configuration = S3Configuration(credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
+                                            endpoint: URL(string: "http://127.0.0.1:1")!)
+        let client = S3Client(configuration: configuration, options: options, transport: .curl)
+        let source = S3Source.synthetic(length: 6 << 20, seed: 1)
+        let location = try S3Location(bucket: "bucket", key: "k")
+        let store = S3StateStore(directory: options.stateDirectory)
+        try store.prepare()
+        let held = try store.lock(endpoint: configuration.endpointIdentity, bucket: "bucket", key: "k", source: source.identity)
+        do {
+            _ = try await client.upload(source, to: location)
+            Issue.record("a second run went on")
+        } catch let error as S3Error {
+            #expect(error.code == .inUse, "\(error)")
+            #expect(error.message.contains("sluice pid \(getpid())"), "\(error)")
+        }
+        held.release()
+    }
 }
