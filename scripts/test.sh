@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sluice's whole test run: peers, build (warnings are errors), every test, the stream tests
-# under ThreadSanitizer, and the CLI end-to-end tests.
+# Sluice's whole test run: peers, build (warnings are errors), every test, the DocC build
+# (scripts/docs.sh), the stream tests under ThreadSanitizer, and the CLI end-to-end tests.
 #
 #   bash scripts/test.sh
 #
@@ -151,6 +151,9 @@ if step "install" sluice_peers_install \
     && step "peers" start_peers; then
     if step "build" build; then
         step "swift test" swift_tests
+        # The DocC catalog, built by the toolchain's docc with warnings as errors; fails on a
+        # broken link or an undocumented public symbol of the library.
+        step "docs" timeout -k 30 "${SLUICE_DOCS_TIMEOUT:-900}" bash scripts/docs.sh --output "$TMP/docs"
         if [[ ${SLUICE_SKIP_TSAN:-0} == 1 ]]; then
             skip "tsan" "SLUICE_SKIP_TSAN=1"
         else
@@ -163,6 +166,7 @@ if step "install" sluice_peers_install \
         fi
     else
         skip "swift test" "build failed"
+        skip "docs" "build failed"
         skip "tsan" "build failed"
         skip "e2e" "build failed"
     fi
