@@ -11,7 +11,9 @@
 #    one missing from a `- Parameters:` list fails here;
 # 4. scripts/docs_coverage.py: every public declaration in Sources/Sluice has a doc comment of
 #    its own (or is a protocol requirement's implementation, which inherits the requirement's);
-#    it prints the count and names each one missing.
+#    it prints the count and names each one missing;
+# 5. every ```swift block that imports Sluice, in README.md and the catalog, type-checks
+#    (scripts/docs_snippets.py writes them out; swiftc -typecheck against the module).
 # No plugin is fetched: only swift, swift-symbolgraph-extract and docc from the toolchain.
 set -euo pipefail
 
@@ -54,4 +56,17 @@ rm -rf "$OUTPUT"
     --experimental-documentation-coverage --coverage-summary-level brief
 
 "${SLUICE_PYTHON:-python3}" scripts/docs_coverage.py "$WORK/symbols" "$PWD/Sources/Sluice/"
+
+# The examples: every swift block that imports Sluice (README, the catalog) type-checks.
+SWIFTC=$TOOLCHAIN/swiftc
+failed=0
+while IFS=$'\t' read -r snippet origin; do
+    if ! "$SWIFTC" -typecheck "$snippet" -I "$BIN/Modules" \
+        -Xcc -fmodule-map-file="$BIN/CCurl.build/module.modulemap" \
+        -Xcc -fmodule-map-file="$BIN/CSluiceCrypto.build/module.modulemap"; then
+        printf 'docs.sh: the example at %s does not compile\n' "$origin" >&2
+        failed=1
+    fi
+done < <("${SLUICE_PYTHON:-python3}" scripts/docs_snippets.py "$WORK/snippets" README.md Sources/Sluice/Sluice.docc/*.md)
+((failed == 0)) || exit 1
 printf 'docs.sh: documentation in %s\n' "$OUTPUT" >&2
