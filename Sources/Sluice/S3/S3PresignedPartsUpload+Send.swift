@@ -24,8 +24,9 @@ extension S3PresignedPartsUpload {
             throw S3Error(.invalidOption, "concurrency must be 1 ... 256 and retries not negative", uploadID: uploadID)
         }
         let start = ContinuousClock.now
-        let journal = S3PresignedPartsJournal(self)
-        try journal.prepare()
+        let journal = try S3PresignedPartsJournal(self)
+        // The record stays for a rerun (synced here); a success closes it first, to say a failed sync.
+        defer { try? journal.close() }
         let count = plan.partCount ?? 1
         let meter = S3PartProgress(total: source.bytes.length, interval: transfer.progressInterval, report: progress)
         defer { meter.end() }
@@ -47,6 +48,7 @@ extension S3PresignedPartsUpload {
             throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): the parts of upload \(uploadID) may hold old and new bytes; send it again",
                           uploadID: uploadID)
         }
+        try journal.close()
         return S3PresignedPartsResult(
             uploadID: uploadID, parts: (1...count).map { done[$0]! }, partsSkipped: skipped, bytesSent: counters.bytesSent,
             retries: counters.retries, renewedURLs: renewals.withLock { $0 }, elapsed: S3Client.seconds(since: start))

@@ -1,94 +1,83 @@
 import Foundation
 
-/// What a presigned-parts upload keeps between runs: the parts S3 accepted.
-struct S3PresignedPartsRecord: Codable, Sendable, Equatable {
-    static let currentVersion = 1
-
-    var version = Self.currentVersion
-    var uploadID: String
-    /// The source's identity (`file:/path`, `synthetic:LEN:SEED`).
-    var source: String
-    var fingerprint: S3SourceFingerprint
-    var partSize: Int64
-    var checksum: S3ChecksumAlgorithm?
-    /// The accepted parts, in the order they were accepted.
-    var parts: [S3PartETag]
-
-    /// Whether the record is the one of `upload` (the same upload, source, plan and checksum).
-    func matches(_ upload: S3PresignedPartsUpload) -> Bool {
-        version == Self.currentVersion && uploadID == upload.uploadID && source == upload.source.identity
-            && fingerprint == upload.source.fingerprint && partSize == upload.plan.partSize
-            && checksum == upload.checksum?.s3Algorithm
-    }
+/// One accepted part is one line of a presigned-parts record.
+extension S3PartETag: JournalEntry {
+    package static let recordName = "presigned-parts record"
+    package var key: String { String(partNumber) }
 }
 
-/// The durable list of accepted parts of one presigned-parts upload.
+/// The durable list of accepted parts of one presigned-parts upload: a `Journal` whose header
+/// names the upload, its source and plan, and a line appended per part S3 accepted (O(parts)
+/// bytes in all: 10,000 parts write about a megabyte once, not the whole list per part).
 ///
-/// - Important: Each accepted part rewrites the record (temporary file, `fsync`, `rename`,
-///   `fsync` of the directory) before the part counts as done, under the journal's lock, so
-///   records are written one at a time and the file never goes back to a shorter list.
+/// - Important: An accepted part is appended (one `write`, `O_APPEND`) before it counts as
+///   done, so after `kill -9` every part reported accepted is in the file; the file is synced
+///   at most every `Journal.syncInterval` and when the run ends. The run holds the record's
+///   lock: a second run of the same upload is refused at once, naming the holder's pid. A
+///   record that cannot be read is an error naming it, never taken for an empty one.
 final class S3PresignedPartsJournal: Sendable {
-    private let store: RecordStore<S3PresignedPartsRecord>
-    private let path: String
-    private let record: Lock<S3PresignedPartsRecord>
+    private let journal: Journal<S3PartETag>
     /// The parts recorded by earlier runs, by number.
     let recorded: [Int: S3PartETag]
 
-    /// Opens the record of `upload`; a record that cannot be read, or is another upload's,
-    /// is replaced (its parts are sent again).
-    init(_ upload: S3PresignedPartsUpload) {
-        store = Self.store(in: upload.stateDirectory)
-        path = Self.path(of: upload)
-        let fresh = S3PresignedPartsRecord(uploadID: upload.uploadID, source: upload.source.identity,
-                                           fingerprint: upload.source.fingerprint, partSize: upload.plan.partSize,
-                                           checksum: upload.checksum?.s3Algorithm, parts: [])
-        var loaded = fresh
-        if let stored = try? store.load(at: path), stored.matches(upload) {
-            let count = upload.plan.partCount ?? 1
-            loaded.parts = stored.parts.filter { (1...count).contains($0.partNumber) && !$0.eTag.isEmpty }
+    /// Takes the lock of the record of `upload` and reads it (creating it when there is none).
+    ///
+    /// - Throws: `S3Error` with code `.stateDirectory` (the directory cannot be used),
+    ///   `.inUse` (another run holds the record) or `.state` (the record cannot be read or
+    ///   written: the message names it).
+    init(_ upload: S3PresignedPartsUpload) throws {
+        let directory = upload.stateDirectory ?? S3PresignedPartsUpload.defaultStateDirectory
+        try S3StateStore(directory: directory).prepare()
+        let path = Self.path(of: upload)
+        do {
+            journal = try Journal(path: path, job: Self.identity(of: upload))
+        } catch {
+            switch error.problem {
+            case .locked(.held): throw S3Error(.inUse, "\(error)", uploadID: upload.uploadID, underlying: error)
+            case .corrupt, .anotherJob: throw S3Error(.state, "\(error): remove it to send every part again", uploadID: upload.uploadID, underlying: error)
+            default: throw S3Error(.state, "\(error)", uploadID: upload.uploadID, underlying: error)
+            }
         }
-        record = Lock(loaded)
-        recorded = Dictionary(loaded.parts.map { ($0.partNumber, $0) }, uniquingKeysWith: { _, last in last })
-    }
-
-    static func store(in directory: String?) -> RecordStore<S3PresignedPartsRecord> {
-        RecordStore(directory: directory ?? S3PresignedPartsUpload.defaultStateDirectory)
+        let count = upload.plan.partCount ?? 1
+        recorded = Dictionary(journal.takeAll().filter { (1...count).contains($0.partNumber) && !$0.eTag.isEmpty }.map { ($0.partNumber, $0) },
+                              uniquingKeysWith: { _, last in last })
     }
 
     /// The record file: keyed by the upload id and the source's identity and fingerprint.
     static func path(of upload: S3PresignedPartsUpload) -> String {
         let fingerprint = (try? JSONEncoder.sorted.encode(upload.source.fingerprint)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return store(in: upload.stateDirectory).path(upload.uploadID, upload.source.identity, fingerprint)
+        let store = RecordStore<S3PartETag>(directory: upload.stateDirectory ?? S3PresignedPartsUpload.defaultStateDirectory)
+        return String(store.path(upload.uploadID, upload.source.identity, fingerprint).dropLast(".json".count)) + ".journal"
     }
 
-    /// Makes sure the directory takes records before the first part is sent.
-    ///
-    /// - Throws: `S3Error` with code `.stateDirectory` (the directory) or `.state` (the record).
-    func prepare() throws {
-        try S3StateStore(directory: store.directory).prepare()
-        try record.withLock { try save($0) }
+    /// What the record's header names: the upload, its source and fingerprint, the part size
+    /// and checksum (a record of another plan is refused, not resumed with).
+    static func identity(of upload: S3PresignedPartsUpload) -> String {
+        let fingerprint = (try? JSONEncoder.sorted.encode(upload.source.fingerprint)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return "upload \(upload.uploadID) of \(upload.source.identity) \(fingerprint) in parts of \(upload.plan.partSize) bytes, checksum \(upload.checksum?.s3Algorithm.rawValue ?? "none")"
     }
 
-    /// Records part `part` as accepted, durably.
+    /// Records part `part` as accepted.
     ///
-    /// - Throws: `S3Error` with code `.state`.
+    /// - Throws: `S3Error` with code `.state` (the record cannot be written: a full disk).
     func accepted(_ part: S3PartETag) throws {
-        try record.withLock { record in
-            record.parts.removeAll { $0.partNumber == part.partNumber }
-            record.parts.append(part)
-            try save(record)
+        do { try journal.append(part) } catch {
+            throw S3Error(.state, "\(error)", underlying: error)
         }
     }
 
-    /// Removes the record: its parts are not to be trusted.
+    /// Syncs the record and releases its lock; it stays for a rerun.
+    ///
+    /// - Throws: `S3Error` with code `.state` when the sync fails.
+    func close() throws {
+        do { try journal.close() } catch {
+            throw S3Error(.state, "\(error)", underlying: error)
+        }
+    }
+
+    /// Removes the record (its parts are not to be trusted) and releases its lock.
     func discard() {
-        record.withLock { _ in _ = store.remove(at: path) }
-    }
-
-    private func save(_ record: S3PresignedPartsRecord) throws {
-        do { try store.save(record, at: path) } catch {
-            throw S3Error(.state, "cannot write the resume state \(path): \(error)", uploadID: record.uploadID, underlying: error)
-        }
+        journal.remove()
     }
 }
 

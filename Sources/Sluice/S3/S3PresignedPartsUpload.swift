@@ -25,10 +25,12 @@ import Foundation
 /// lazily); a URL whose expiry has passed, or that S3 refuses as expired (403 `AccessDenied`,
 /// "Request has expired"), is asked for again, once (`S3PresignedPartRequest.renewal`).
 ///
-/// Resume: every part S3 accepted is recorded durably (`RecordStore`: temporary file,
-/// `fsync`, `rename`) under `stateDirectory`, keyed by the upload id and the source's identity
-/// and fingerprint. A process that dies (`kill -9`) and runs the same upload again sends only
-/// the parts that were not accepted; a changed source has another key and sends every part.
+/// Resume: every part S3 accepted is appended to a record (`Journal`: a line per part, synced
+/// within a quarter second and at the end) under `stateDirectory`, keyed by the upload id and
+/// the source's identity and fingerprint. A process that dies (`kill -9`) and runs the same
+/// upload again sends only the parts that were not accepted; a changed source has another key
+/// and sends every part. One run at a time: a second is refused, naming the holder's pid; a
+/// record that cannot be read is an error naming it.
 /// The record is kept after the last part, so a run repeated after success sends nothing and
 /// returns the same list; `forgetState()` removes it.
 ///
@@ -61,7 +63,7 @@ public struct S3PresignedPartsUpload: Sendable {
     var now: @Sendable () -> Date = { Date() }
 
     /// `$XDG_CACHE_HOME/sluice/s3-presigned`, else `$HOME/.cache/sluice/s3-presigned`.
-    public static var defaultStateDirectory: String { RecordStore<S3PresignedPartsRecord>.defaultDirectory("s3-presigned") }
+    public static var defaultStateDirectory: String { RecordStore<S3PartETag>.defaultDirectory("s3-presigned") }
 
     /// An upload of `source` to the parts of upload `uploadID`, each to the URL `url` returns.
     ///
@@ -86,7 +88,7 @@ public struct S3PresignedPartsUpload: Sendable {
 
     /// Removes the record of accepted parts, if any.
     public func forgetState() {
-        S3PresignedPartsJournal.store(in: stateDirectory).remove(at: S3PresignedPartsJournal.path(of: self))
+        unlink(S3PresignedPartsJournal.path(of: self))
     }
 }
 

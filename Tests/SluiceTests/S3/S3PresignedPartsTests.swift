@@ -161,7 +161,7 @@ struct S3PresignedPartsSeaweedTests {
         _ = try await backend.completePresignedUpload(upload, parts: result.parts)
         #expect(try await peer.stored(key: target.key).sha256 == (try Digest.sha256(of: source)))
         second.forgetState()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.hasSuffix(".json") }.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state).filter { $0.hasSuffix(".journal") }.isEmpty)
     }
 
     @Test func aURLThatExpiredIsAskedForAgainOnce() async throws {
@@ -251,7 +251,7 @@ struct S3PresignedPartsSeaweedTests {
         #expect(error?.code == .sourceChanged, "\(String(describing: error))")
         #expect(error?.message.contains("the source changed while it was sent (its modification time changed)") == true,
                 "\(String(describing: error))")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/state").filter { $0.hasSuffix(".json") }.isEmpty,
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/state").filter { $0.hasSuffix(".journal") }.isEmpty,
                 "the parts of the changing file are not kept for a rerun")
     }
 
