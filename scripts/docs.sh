@@ -52,7 +52,7 @@ rm -rf "$OUTPUT"
     --additional-symbol-graph-dir "$WORK/symbols" \
     --output-dir "$OUTPUT" \
     --fallback-display-name Sluice --fallback-bundle-identifier org.sluice.Sluice \
-    --warnings-as-errors \
+    --warnings-as-errors --enable-inherited-docs \
     --experimental-documentation-coverage --coverage-summary-level brief
 
 "${SLUICE_PYTHON:-python3}" scripts/docs_coverage.py "$WORK/symbols" "$PWD/Sources/Sluice/"
