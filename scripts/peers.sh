@@ -95,7 +95,7 @@ sluice_peers_install() {
     fi
     for spec in tuspyserver:tuspyserver uvicorn:uvicorn fastapi:fastapi tusclient:tuspy \
                 multipart:python-multipart pytest:pytest crc32c:crc32c botocore:botocore boto3:boto3 \
-                moto.server:moto[server] awscli:awscli; do
+                moto.server:moto[server] awscli:awscli awscrt:awscrt; do
         module=${spec%%:*}
         sluice_python_has "$module" || missing+=("${spec#*:}")
     done

@@ -41,4 +41,14 @@ uint32_t sluice_crc32(uint32_t crc, const void *bytes, size_t count);
 uint32_t sluice_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
 uint32_t sluice_crc32_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
 
+/// CRC-64/NVME (S3's CRC64NVME) of `bytes`, continuing from `crc` (0 to start): carry-less
+/// multiply folding (PCLMULQDQ on x86-64, PMULL on arm64) where the CPU has it, slice-by-8
+/// tables otherwise.
+uint64_t sluice_crc64nvme(uint64_t crc, const void *bytes, size_t count);
+/// CRC-64/NVME by tables only (for cross-checks).
+uint64_t sluice_crc64nvme_software(uint64_t crc, const void *bytes, size_t count);
+/// 1 when `sluice_crc64nvme` folds with the CPU's carry-less multiply.
+int sluice_crc64nvme_is_hardware(void);
+/// The CRC-64/NVME of A||B from crc(A), crc(B) and the length of B.
+uint64_t sluice_crc64nvme_combine(uint64_t crc1, uint64_t crc2, uint64_t len2);
 #endif

@@ -182,7 +182,7 @@ extension S3Client {
             }
         }
         var client = self
-        client.options.checksum = upload.checksum.flatMap(ChecksumAlgorithm.init)
+        client.options.checksum = upload.checksum.map(ChecksumAlgorithm.init)
         let ordered = parts.sorted { $0.partNumber < $1.partNumber }
         let completed = try await completeMultipartUpload(upload.location, uploadID: id, parts: ordered, counters: counters)
         let verified = try client.verify(completed, parts: ordered, lengths: (1...count).map { Int64(upload.plan.range(ofPart: $0).count) },

@@ -132,7 +132,7 @@ extension S3Client {
         let stored = record!
         // The parts already sent carry the stored upload's checksum: keep to it.
         var client = self
-        client.options.checksum = stored.checksum.flatMap(ChecksumAlgorithm.init)
+        client.options.checksum = stored.checksum.map(ChecksumAlgorithm.init)
         do {
             return try await client.sendMissingParts(source, of: stored, to: location, listed: listed, resumed: resumed, counters: counters,
                                        meter: meter, start: start, store: store)

@@ -122,7 +122,7 @@ public struct S3PresignedPlan: Codable, Sendable, Equatable {
         }
         let parts = self.parts
         return try S3PresignedPartsUpload(uploadID: upload.uploadID, source: source, partSize: upload.plan.partSize,
-                                          checksum: upload.checksum.flatMap(ChecksumAlgorithm.init)) { request in
+                                          checksum: upload.checksum.map(ChecksumAlgorithm.init)) { request in
             let part = parts[request.partNumber - 1]
             return S3PresignedURL(url: part.url, headers: part.headers ?? [:])
         }

@@ -13,9 +13,9 @@ extension Checksum {
     }
 
     /// The CRC of a whole object from its parts' CRCs and lengths (S3's FULL_OBJECT type
-    /// for CRC checksums of multipart objects); nil for SHA-256, mixed algorithms or no parts.
+    /// for CRC checksums of multipart objects); nil for the SHAs, mixed algorithms or no parts.
     public static func fullObject(of parts: [(checksum: Checksum, length: Int64)]) -> Checksum? {
-        guard let algorithm = parts.first?.checksum.algorithm, algorithm != .sha256,
+        guard let algorithm = parts.first?.checksum.algorithm, algorithm.isCRC,
               parts.allSatisfy({ $0.checksum.algorithm == algorithm }) else { return nil }
         var crc = parts[0].checksum.crcValue!
         for part in parts.dropFirst() {

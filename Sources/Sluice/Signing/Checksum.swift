@@ -14,10 +14,10 @@ public struct Checksum: Sendable, Hashable, CustomStringConvertible {
         self.bytes = bytes
     }
 
-    /// A CRC value as a checksum (big-endian bytes).
-    public init(algorithm: ChecksumAlgorithm, crc: UInt32) {
-        precondition(algorithm != .sha256, "SHA-256 is not a CRC")
-        self.init(algorithm: algorithm, bytes: [UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF), UInt8(crc & 0xFF)])
+    /// A CRC value as a checksum (big-endian bytes: 4 for CRC32/CRC32C, 8 for CRC64NVME).
+    public init(algorithm: ChecksumAlgorithm, crc: UInt64) {
+        precondition(algorithm.isCRC, "\(algorithm) is not a CRC")
+        self.init(algorithm: algorithm, bytes: (0..<algorithm.byteCount).reversed().map { UInt8(truncatingIfNeeded: crc >> (8 * $0)) })
     }
 
     /// Parses the base64 form S3 sends in `x-amz-checksum-*` (without a `-N` suffix).
@@ -32,10 +32,10 @@ public struct Checksum: Sendable, Hashable, CustomStringConvertible {
     /// Lowercase hex.
     public var hex: String { bytes.hexString }
 
-    /// The CRC as a number; nil for SHA-256.
-    public var crcValue: UInt32? {
-        guard algorithm != .sha256 else { return nil }
-        return bytes.reduce(0) { $0 << 8 | UInt32($1) }
+    /// The CRC as a number; nil for the SHAs.
+    public var crcValue: UInt64? {
+        guard algorithm.isCRC else { return nil }
+        return bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     public var description: String { "\(algorithm):\(base64)" }

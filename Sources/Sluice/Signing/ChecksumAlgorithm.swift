@@ -1,9 +1,15 @@
+import Foundation
+
 /// The whole-object checksums S3 accepts (`x-amz-checksum-*`).
 public enum ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    /// CRC32C (Castagnoli), `x-amz-checksum-crc32c`: Sluice's default.
+    /// CRC64NVME (CRC-64/NVME), `x-amz-checksum-crc64nvme`: what S3 stores for every new object.
+    case crc64nvme
+    /// CRC32C (Castagnoli), `x-amz-checksum-crc32c`.
     case crc32c
     /// CRC32 (the zlib polynomial), `x-amz-checksum-crc32`.
     case crc32
+    /// SHA-1, `x-amz-checksum-sha1`.
+    case sha1
     /// SHA-256, `x-amz-checksum-sha256`.
     case sha256
 
@@ -13,26 +19,55 @@ public enum ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable, CustomS
     /// S3's name for it (`x-amz-checksum-algorithm`, `ChecksumCRC32C` in XML).
     public var s3Algorithm: S3ChecksumAlgorithm {
         switch self {
+        case .crc64nvme: return .crc64nvme
         case .crc32c: return .crc32c
         case .crc32: return .crc32
+        case .sha1: return .sha1
         case .sha256: return .sha256
         }
     }
 
-    /// The algorithm Sluice computes for one S3 names; nil for those it does not (SHA-1, CRC64NVME).
-    public init?(_ s3Algorithm: S3ChecksumAlgorithm) {
+    /// The algorithm Sluice computes for one S3 names.
+    public init(_ s3Algorithm: S3ChecksumAlgorithm) {
         switch s3Algorithm {
+        case .crc64nvme: self = .crc64nvme
         case .crc32c: self = .crc32c
         case .crc32: self = .crc32
+        case .sha1: self = .sha1
         case .sha256: self = .sha256
-        case .sha1, .crc64nvme: return nil
         }
     }
 
-    /// The checksum's size in bytes (4 for the CRCs, 32 for SHA-256).
-    public var byteCount: Int { self == .sha256 ? 32 : 4 }
+    /// Whether it is a CRC: CRCs of parts combine into the CRC of the whole (S3's FULL_OBJECT
+    /// type); SHA digests do not.
+    public var isCRC: Bool {
+        switch self {
+        case .crc64nvme, .crc32c, .crc32: return true
+        case .sha1, .sha256: return false
+        }
+    }
 
-    /// The length of its base64 form: 8 for the CRCs, 44 for SHA-256.
+    /// The checksum types S3 accepts for a multipart upload with it: CRC64NVME only
+    /// FULL_OBJECT, the SHAs only COMPOSITE, CRC32 and CRC32C either.
+    public func allows(_ type: S3ChecksumType) -> Bool {
+        switch self {
+        case .crc64nvme: return type == .fullObject
+        case .sha1, .sha256: return type == .composite
+        case .crc32c, .crc32: return true
+        }
+    }
+
+    /// The checksum's size in bytes (4 for CRC32/CRC32C, 8 for CRC64NVME, 20 for SHA-1, 32 for SHA-256).
+    public var byteCount: Int {
+        switch self {
+        case .crc32c, .crc32: return 4
+        case .crc64nvme: return 8
+        case .sha1: return 20
+        case .sha256: return 32
+        }
+    }
+
+    /// The length of its base64 form: 8 for the 32-bit CRCs, 12 for CRC64NVME, 28 for SHA-1, 44 for SHA-256.
     public var base64Count: Int { (byteCount + 2) / 3 * 4 }
 
     /// Parses `crc32c`, `CRC32`, `sha256`... case-insensitively.
@@ -41,4 +76,32 @@ public enum ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable, CustomS
     }
 
     public var description: String { rawValue }
+}
+
+/// How S3 checksums a multipart object (`x-amz-checksum-type`): the checksum of the whole
+/// object's bytes, comparable with a local file's (`FULL_OBJECT`, CRCs only), or the checksum
+/// of the parts' checksums, `base64-N` (`COMPOSITE`).
+public enum S3ChecksumType: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    case fullObject = "FULL_OBJECT"
+    case composite = "COMPOSITE"
+
+    /// The CLI's spelling: `full-object`, `composite`.
+    public var name: String { self == .fullObject ? "full-object" : "composite" }
+
+    /// Parses `full-object`, `composite` (or S3's `FULL_OBJECT`, `COMPOSITE`).
+    public init?(name: String) {
+        switch name.lowercased().replacingOccurrences(of: "_", with: "-") {
+        case "full-object": self = .fullObject
+        case "composite": self = .composite
+        default: return nil
+        }
+    }
+
+    /// The type S3 uses for `algorithm` when none is asked for: FULL_OBJECT for the CRCs
+    /// (comparable with the file), COMPOSITE for the SHAs (the only one S3 has for them).
+    public static func preferred(for algorithm: ChecksumAlgorithm) -> S3ChecksumType {
+        algorithm.isCRC ? .fullObject : .composite
+    }
+
+    public var description: String { name }
 }

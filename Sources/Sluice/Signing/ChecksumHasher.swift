@@ -9,15 +9,19 @@ import CSluiceCrypto
 public final class ChecksumHasher {
     /// The algorithm this hasher computes.
     public let algorithm: ChecksumAlgorithm
-    private var crc: UInt32 = 0
-    private var sha: Digest?
+    private var crc: UInt64 = 0
+    private var digest: Digest?
     /// Bytes fed so far.
     public private(set) var count: Int64 = 0
 
     /// A fresh hasher for `algorithm`.
     public init(_ algorithm: ChecksumAlgorithm) {
         self.algorithm = algorithm
-        if algorithm == .sha256 { sha = Digest(.sha256) }
+        switch algorithm {
+        case .sha256: digest = Digest(.sha256)
+        case .sha1: digest = Digest(.sha1)
+        case .crc64nvme, .crc32c, .crc32: break
+        }
     }
 
     /// Adds `bytes` to the checksum, after what came before.
@@ -25,9 +29,10 @@ public final class ChecksumHasher {
         guard !bytes.isEmpty else { return }
         count += Int64(bytes.count)
         switch algorithm {
-        case .crc32c: crc = CRC.crc32c(crc, bytes)
-        case .crc32: crc = CRC.crc32(crc, bytes)
-        case .sha256: sha!.update(bytes)
+        case .crc64nvme: crc = CRC.crc64nvme(crc, bytes)
+        case .crc32c: crc = UInt64(CRC.crc32c(UInt32(crc), bytes))
+        case .crc32: crc = UInt64(CRC.crc32(UInt32(crc), bytes))
+        case .sha1, .sha256: digest!.update(bytes)
         }
     }
 
@@ -38,10 +43,8 @@ public final class ChecksumHasher {
 
     /// The checksum of everything fed.
     public func finalize() -> Checksum {
-        switch algorithm {
-        case .crc32c, .crc32: return Checksum(algorithm: algorithm, crc: crc)
-        case .sha256: return Checksum(algorithm: .sha256, bytes: sha!.finalize())
-        }
+        if algorithm.isCRC { return Checksum(algorithm: algorithm, crc: crc) }
+        return Checksum(algorithm: algorithm, bytes: digest!.finalize())
     }
 
     /// The checksum of `bytes`.
@@ -61,7 +64,7 @@ public final class ChecksumHasher {
     }
 }
 
-/// CRC-32C and CRC-32 over the C implementations in `CSluiceCrypto`.
+/// CRC-64/NVME, CRC-32C and CRC-32 over the C implementations in `CSluiceCrypto`.
 public enum CRC {
     /// CRC-32C of `bytes`, continuing from `crc` (0 to start).
     public static func crc32c(_ crc: UInt32 = 0, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
@@ -81,12 +84,27 @@ public enum CRC {
         sluice_crc32(crc, bytes.baseAddress, bytes.count)
     }
 
-    /// The CRC of `A || B` from `crc(A)`, `crc(B)` and the length of `B`.
-    public static func combine(_ algorithm: ChecksumAlgorithm, _ first: UInt32, _ second: UInt32, secondLength: Int64) -> UInt32 {
+    /// CRC-64/NVME (S3's CRC64NVME) of `bytes`, continuing from `crc` (0 to start).
+    public static func crc64nvme(_ crc: UInt64 = 0, _ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        sluice_crc64nvme(crc, bytes.baseAddress, bytes.count)
+    }
+
+    /// CRC-64/NVME by tables only, never the carry-less multiply (for cross-checks).
+    public static func crc64nvmeSoftware(_ crc: UInt64 = 0, _ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        sluice_crc64nvme_software(crc, bytes.baseAddress, bytes.count)
+    }
+
+    /// Whether `crc64nvme` folds with the CPU's carry-less multiply (PCLMULQDQ, PMULL).
+    public static var crc64nvmeUsesHardware: Bool { sluice_crc64nvme_is_hardware() != 0 }
+
+    /// The CRC of `A || B` from `crc(A)`, `crc(B)` and the length of `B` (a CRC algorithm).
+    public static func combine(_ algorithm: ChecksumAlgorithm, _ first: UInt64, _ second: UInt64, secondLength: Int64) -> UInt64 {
+        let length = UInt64(secondLength)
         switch algorithm {
-        case .crc32c: return sluice_crc32c_combine(first, second, UInt64(secondLength))
-        case .crc32: return sluice_crc32_combine(first, second, UInt64(secondLength))
-        case .sha256: preconditionFailure("SHA-256 values do not combine")
+        case .crc64nvme: return sluice_crc64nvme_combine(first, second, length)
+        case .crc32c: return UInt64(sluice_crc32c_combine(UInt32(first), UInt32(second), length))
+        case .crc32: return UInt64(sluice_crc32_combine(UInt32(first), UInt32(second), length))
+        case .sha1, .sha256: preconditionFailure("\(algorithm) values do not combine")
         }
     }
 }
