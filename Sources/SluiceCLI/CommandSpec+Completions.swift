@@ -83,7 +83,8 @@ enum Completions {
                 return #"COMPREPLY=($(compgen -W '\#(CompletionNode.words(of: completion).joined(separator: " "))' -- "$cur"))"#
             }
         }
-        let lines = [header(.bash)]
+        let lines =
+            [header(.bash)]
             + function(nodes, words: "COMP_WORDS", first: 1, current: "COMP_CWORD", offer: offer)
             + ["complete -o filenames -F _sluice sluice"]
         return lines.joined(separator: "\n")
@@ -98,7 +99,8 @@ enum Completions {
             case .choices, .commands: return "compadd -- " + CompletionNode.words(of: completion).map { "'\($0)'" }.joined(separator: " ")
             }
         }
-        let lines = ["#compdef sluice", header(.zsh)]
+        let lines =
+            ["#compdef sluice", header(.zsh)]
             + function(nodes, words: "words", first: 2, current: "CURRENT", offer: offer)
             + [#"if [[ $funcstack[1] == _sluice ]]; then _sluice "$@"; else compdef _sluice sluice; fi"#]
         return lines.joined(separator: "\n")
@@ -110,8 +112,10 @@ enum Completions {
     ///
     /// - Parameter offer: The shell's command that offers a completion (`compgen`, `compadd`),
     ///   given the value's placeholder.
-    static func function(_ nodes: [CompletionNode], words: String, first: Int, current: String,
-                         offer: (OptionSpec.Completion, String) -> String) -> [String] {
+    static func function(
+        _ nodes: [CompletionNode], words: String, first: Int, current: String,
+        offer: (OptionSpec.Completion, String) -> String
+    ) -> [String] {
         var lines = [
             "_sluice() {",
             #"    local cur=${\#(words)[\#(current)]} prev=${\#(words)[\#(current)-1]} at=sluice i"#,

@@ -70,7 +70,8 @@ enum Manual {
     /// operand in italics.
     static func rows(_ rows: [HelpRow]) -> [String] {
         rows.flatMap { row in
-            let tag = row.isOperand
+            let tag =
+                row.isOperand
                 ? "\\fI\(escape(row.left))\\fR"
                 : row.names.map { "\\fB\(escape($0))\\fR" }.joined(separator: ", ") + (row.value.map { " \\fI\(escape($0))\\fR" } ?? "")
             return [".TP", tag] + (row.help.isEmpty ? [] : row.help.split(separator: "\n").map { escape($0) })

@@ -125,16 +125,16 @@ extension OptionSpec {
     static let stallTimeout = OptionSpec(
         "--stall-timeout", value: "SECONDS",
         help: """
-        fail an attempt when the connection, the server's answer or the
-        source is silent this long (default 60, at most 31536000)
-        """)
+            fail an attempt when the connection, the server's answer or the
+            source is silent this long (default 60, at most 31536000)
+            """)
     /// `--limit-rate RATE`, which every command that sends a body takes.
     static let limitRate = OptionSpec(
         "--limit-rate", value: "RATE",
         help: """
-        at most RATE bytes per second across every connection (curl's
-        name; 500K, 10M, 1G are binary, as curl reads them)
-        """)
+            at most RATE bytes per second across every connection (curl's
+            name; 500K, 10M, 1G are binary, as curl reads them)
+            """)
     static let transport = OptionSpec.choice("--transport", among: ["curl", "urlsession"], help: "")
     static let progress = OptionSpec.choice("--progress", among: ["auto", "bar", "json", "none"], help: "")
     static let header = OptionSpec("-H", "--header", value: "'Name: value'", help: "repeatable")

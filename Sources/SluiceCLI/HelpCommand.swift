@@ -41,13 +41,13 @@ struct CompletionsCommand: Subcommand {
         path: ["completions"],
         synopses: [Synopsis("SHELL", "a completion script for SHELL: bash, zsh or fish")],
         about: """
-        Prints a script that completes sluice's commands, options and their values:
-          bash   source <(sluice completions bash), or save it as
-                 ~/.local/share/bash-completion/completions/sluice
-          zsh    sluice completions zsh > ~/.zfunc/_sluice (a directory in $fpath, before compinit),
-                 or source <(sluice completions zsh) after compinit
-          fish   sluice completions fish > ~/.config/fish/completions/sluice.fish
-        """,
+            Prints a script that completes sluice's commands, options and their values:
+              bash   source <(sluice completions bash), or save it as
+                     ~/.local/share/bash-completion/completions/sluice
+              zsh    sluice completions zsh > ~/.zfunc/_sluice (a directory in $fpath, before compinit),
+                     or source <(sluice completions zsh) after compinit
+              fish   sluice completions fish > ~/.config/fish/completions/sluice.fish
+            """,
         operands: [OperandSpec("SHELL", completion: .choices(CompletionShell.allCases.map(\.rawValue)), help: "bash, zsh or fish")],
         notes: "Exit status: 0 done; 1 stdout failed; 2 usage error.")
     static var specifications: [CommandSpec] { [specification] }
