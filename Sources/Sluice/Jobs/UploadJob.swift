@@ -122,12 +122,18 @@ public struct UploadJob: Sendable {
                         running += 1
                         let restartFile = restart
                         group.addTask {
-                            await Self.send(file, as: name, restart: restartFile, to: destination, journal: journal, tracker: tracker)
+                            try await Self.send(file, as: name, restart: restartFile, to: destination, journal: journal, tracker: tracker)
                         }
                     }
                 }
                 tracker.walkEnded()
-                while let outcome = try await group.next() { collect(outcome) }
+                // A cancel (SIGINT, SIGTERM) ends the job as interrupted, whenever it comes: the
+                // files it stopped are not failures (a part child rethrows it), and the group is
+                // not drained into a summary.
+                while let outcome = try await group.next() {
+                    collect(outcome)
+                    try Task.checkCancellation()
+                }
             }
         } catch {
             try? journal.close()
@@ -142,9 +148,9 @@ public struct UploadJob: Sendable {
     }
 
     /// Sends one file and records it; a failure is an outcome, never a thrown error (the other
-    /// files go on), except a cancel.
+    /// files go on), except a cancel: `CancellationError`, whatever the destination threw.
     static func send(_ file: WalkedFile, as name: String, restart: Bool, to destination: some UploadJobDestination,
-                     journal: JobJournal, tracker: UploadJobTracker) async -> UploadJobOutcome {
+                     journal: JobJournal, tracker: UploadJobTracker) async throws -> UploadJobOutcome {
         let slot = tracker.started()
         do {
             let answer = try await destination.upload(file, as: name, restart: restart) { bytes in
@@ -155,6 +161,7 @@ public struct UploadJob: Sendable {
             return .sent
         } catch {
             tracker.finished(slot, nil)
+            if Task.isCancelled { throw CancellationError() }
             return .failed(UploadJobFailure(path: file.path, name: name, error: error))
         }
     }
