@@ -84,13 +84,13 @@ struct S3CopyCommand {
                     throw UsageError("unknown payload signing '\(value)': use auto, chunked, trailer, unsigned or sha256")
                 }
                 options.payloadSigning = signing
-            case "--content-type": options.contentType = value
+            case "--content-type": options.object.contentType = value
             case "--metadata":
                 guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
                     throw UsageError("--metadata needs KEY=VALUE")
                 }
-                options.metadata.append((String(value[..<equals]), String(value[value.index(after: equals)...])))
-            case "--storage-class": options.storageClass = value
+                options.object.metadata.append(S3Pair(String(value[..<equals]), String(value[value.index(after: equals)...])))
+            case "--storage-class": options.object.storageClass = value
             case "--state":
                 guard !value.isEmpty else { throw UsageError("--state needs a directory") }
                 options.stateDirectory = value

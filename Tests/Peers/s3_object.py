@@ -16,13 +16,18 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 
-def main():
-    with open(sys.argv[1]) as f:
-        spec = json.load(f)
-    s3 = boto3.client(
+def client(spec):
+    """A boto3 S3 client for the spec's endpoint, region and keys (path-style)."""
+    return boto3.client(
         "s3", endpoint_url=spec["endpoint"], region_name=spec["region"],
         aws_access_key_id=spec["access_key"], aws_secret_access_key=spec["secret_key"],
         config=Config(retries={"max_attempts": 2}, s3={"addressing_style": "path"}))
+
+
+def main():
+    with open(sys.argv[1]) as f:
+        spec = json.load(f)
+    s3 = client(spec)
     if "prefix" in spec:
         objects = {}
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=spec["bucket"], Prefix=spec["prefix"]):

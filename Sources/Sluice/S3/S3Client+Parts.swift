@@ -44,6 +44,7 @@ extension S3Client {
         var upload = ParallelUpload(parts: []) { part in
             let call = S3Call(method: "PUT", location: location,
                               query: [SigV4QueryItem("partNumber", "\(part.number)"), SigV4QueryItem("uploadId", uploadID)],
+                              headers: self.options.object.headers(for: .uploadPart),
                               action: "UploadPart", uploadID: uploadID, partNumber: part.number)
             try self.checkSizedBody(part.length, "part \(part.number)")
             let request = try self.prepare(call, body: .bytes(try body(part)))

@@ -184,9 +184,9 @@ extension S3Client {
         var client = self
         client.options.checksum = upload.checksum.map(ChecksumAlgorithm.init)
         let ordered = parts.sorted { $0.partNumber < $1.partNumber }
-        let completed = try await completeMultipartUpload(upload.location, uploadID: id, parts: ordered, counters: counters)
-        let verified = try client.verify(completed, parts: ordered, lengths: (1...count).map { Int64(upload.plan.range(ofPart: $0).count) },
-                                         uploadID: id)
+        let lengths = (1...count).map { Int64(upload.plan.range(ofPart: $0).count) }
+        let completed = try await client.completeMultipartUpload(upload.location, uploadID: id, parts: ordered, lengths: lengths, counters: counters)
+        let verified = try client.verify(completed, parts: ordered, lengths: lengths, uploadID: id)
         return S3UploadResult(
             location: upload.location, length: upload.size, eTag: completed.eTag, uploadID: id, partCount: count,
             partsSkipped: 0, resumed: false, bytesSent: counters.bytesSent, retries: counters.retries, checksum: verified,

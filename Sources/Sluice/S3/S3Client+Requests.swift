@@ -286,19 +286,20 @@ extension S3Client {
 
     // MARK: - The operations
 
-    /// Headers of a new object: type, metadata, storage class.
-    var objectHeaders: [SigV4Header] {
-        var headers: [SigV4Header] = []
-        if let type = options.contentType { headers.append(SigV4Header("Content-Type", type)) }
-        for (key, value) in options.metadata { headers.append(SigV4Header("x-amz-meta-\(key)", value)) }
-        if let storageClass = options.storageClass { headers.append(SigV4Header("x-amz-storage-class", storageClass)) }
+    /// The headers of `CreateMultipartUpload`: the object's, the checksum algorithm and type.
+    var createMultipartUploadHeaders: [SigV4Header] {
+        var headers = options.object.headers(for: .createMultipartUpload)
+        if let checksum = options.checksum { headers.append(SigV4Header("x-amz-checksum-algorithm", checksum.s3Algorithm.rawValue)) }
+        // Sent when it is not S3's own default for the algorithm (COMPOSITE where none is sent).
+        if let type = options.effectiveChecksumType, type == .fullObject || options.checksumType != nil {
+            headers.append(SigV4Header("x-amz-checksum-type", type.rawValue))
+        }
         return headers
     }
 
     /// `CreateMultipartUpload`.
     func createMultipartUpload(_ location: S3Location, counters: S3Counters) async throws -> String {
-        var headers = objectHeaders
-        if let checksum = options.checksum { headers.append(SigV4Header("x-amz-checksum-algorithm", checksum.s3Algorithm.rawValue)) }
+        let headers = createMultipartUploadHeaders
         let call = S3Call(method: "POST", location: location, query: [SigV4QueryItem("uploads")], headers: headers,
                           action: "CreateMultipartUpload")
         let answer = try await send(call, counters: counters)
@@ -350,16 +351,49 @@ extension S3Client {
         return parts
     }
 
-    /// `CompleteMultipartUpload`.
+    /// The whole object's checksum from its parts' (`lengths` in part order), for a FULL_OBJECT
+    /// upload; nil otherwise.
+    func fullObjectChecksum(_ parts: [S3CompletedPart], lengths: [Int64]) -> Checksum? {
+        guard let algorithm = options.checksum, options.effectiveChecksumType == .fullObject, parts.count == lengths.count else { return nil }
+        let checksums = parts.compactMap { $0.checksums[algorithm.s3Algorithm].flatMap { Checksum(algorithm: algorithm, base64: $0) } }
+        guard checksums.count == parts.count else { return nil }
+        return Checksum.fullObject(of: zip(checksums, lengths).map { (checksum: $0.0, length: $0.1) })
+    }
+
+    /// The headers of `CompleteMultipartUpload`: the object's (conditions, SSE-C), and for a
+    /// FULL_OBJECT checksum the type and the whole object's checksum.
+    func completeMultipartUploadHeaders(_ parts: [S3CompletedPart], lengths: [Int64]) -> [SigV4Header] {
+        var headers = options.object.headers(for: .completeMultipartUpload)
+        if let whole = fullObjectChecksum(parts, lengths: lengths) {
+            headers.append(SigV4Header("x-amz-checksum-type", S3ChecksumType.fullObject.rawValue))
+            headers.append(SigV4Header(whole.algorithm.headerName, whole.base64))
+        }
+        return headers
+    }
+
+    /// `CompleteMultipartUpload`, with the object's conditions and SSE-C key, and for a
+    /// FULL_OBJECT checksum the whole object's, combined from the parts' (`lengths`).
+    ///
+    /// - Throws: `S3Error`; `.objectExists` / `.conditionFailed` when the object's condition
+    ///   refused it (412), the upload then aborted.
     func completeMultipartUpload(
-        _ location: S3Location, uploadID: String, parts: [S3CompletedPart], counters: S3Counters
+        _ location: S3Location, uploadID: String, parts: [S3CompletedPart], lengths: [Int64], counters: S3Counters
     ) async throws -> S3CompletedUpload {
-        let call = S3Call(method: "POST", location: location, query: [SigV4QueryItem("uploadId", uploadID)],
+        let headers = completeMultipartUploadHeaders(parts, lengths: lengths)
+        let call = S3Call(method: "POST", location: location, query: [SigV4QueryItem("uploadId", uploadID)], headers: headers,
                           action: "CompleteMultipartUpload", uploadID: uploadID)
         let document = Array(S3CompletedPart.completionDocument(parts))
         var budget = RetryBudget(options.retryPolicy)
         while true {
-            let answer = try await send(call, body: .document(document), counters: counters)
+            let answer: S3Answer
+            do { answer = try await send(call, body: .document(document), counters: counters) } catch let error as S3Error {
+                guard var refused = conditionRefusal(error, location: location) else { throw error }
+                // Refused by the object's condition: nothing to resume, nothing to leave billed.
+                if (try? await abortMultipartUpload(location, uploadID: uploadID, counters: counters)) != nil {
+                    refused.message += "; upload \(uploadID) was aborted"
+                }
+                throw refused
+            }
             do { return try S3CompletedUpload(xml: answer.response.body) } catch let error as S3Error {
                 // A 200 whose body is an error document: retry it like a 5xx.
                 guard error.code == .server, S3ServerError(code: error.serverCode ?? "", message: "").isRetryable(status: 500),
@@ -369,6 +403,23 @@ extension S3Client {
                 try Task.checkCancellation()
             }
         }
+    }
+
+    /// The error to report when `error` is the object's condition refusing a write (412
+    /// `PreconditionFailed`); nil for any other error.
+    func conditionRefusal(_ error: S3Error, location: S3Location) -> S3Error? {
+        guard error.status == 412 || error.serverCode == "PreconditionFailed", let condition = options.object.condition else { return nil }
+        var refused = error
+        refused.uploadID = nil
+        switch condition {
+        case .noClobber:
+            refused.code = .objectExists
+            refused.message = "\(location) exists, kept (--no-clobber: If-None-Match refused by the server)"
+        case .ifMatch(let eTag):
+            refused.code = .conditionFailed
+            refused.message = "\(location) does not have ETag \(eTag) (If-Match refused by the server); nothing written"
+        }
+        return refused
     }
 
     /// `AbortMultipartUpload`. A missing upload (`NoSuchUpload`) counts as aborted.

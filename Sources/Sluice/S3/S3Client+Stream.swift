@@ -38,7 +38,8 @@ extension S3Client {
                                                   counters: counters, meter: meter)
             try Task.checkCancellation()
             completing = (parts.count, parts.reduce(0) { $0 + $1.length })
-            let completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts.map(\.part), counters: counters)
+            let completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts.map(\.part),
+                                                              lengths: parts.map(\.length), counters: counters)
             let verified = try verify(completed, parts: parts.map(\.part), lengths: parts.map(\.length), uploadID: uploadID)
             return S3UploadResult(
                 location: location, length: parts.reduce(0) { $0 + $1.length }, eTag: completed.eTag, uploadID: uploadID,

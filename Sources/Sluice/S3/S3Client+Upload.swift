@@ -115,10 +115,12 @@ extension S3Client {
         }
         if record == nil {
             let uploadID = try await createMultipartUpload(location, counters: counters)
-            let created = S3UploadRecord(
+            var created = S3UploadRecord(
                 endpoint: endpoint, bucket: location.bucket, key: location.key, uploadID: uploadID, source: source.identity,
                 fingerprint: source.fingerprint, plan: fresh, checksum: options.checksum?.s3Algorithm,
                 createdAt: Date().timeIntervalSince1970)
+            created.checksumType = options.effectiveChecksumType
+            created.customerKeyFingerprint = options.object.customerKey?.fingerprint
             do { try store.save(created) } catch var error as S3Error {
                 // Nothing could resume it: abort it, and say so instead of naming it as kept.
                 if (try? await abortMultipartUpload(location, uploadID: uploadID, counters: counters)) != nil {
@@ -133,11 +135,13 @@ extension S3Client {
         // The parts already sent carry the stored upload's checksum: keep to it.
         var client = self
         client.options.checksum = stored.checksum.map(ChecksumAlgorithm.init)
+        client.options.checksumType = stored.checksumType ?? client.options.effectiveChecksumType
         do {
             return try await client.sendMissingParts(source, of: stored, to: location, listed: listed, resumed: resumed, counters: counters,
                                        meter: meter, start: start, store: store)
         } catch var error as S3Error {
-            error.uploadID = error.uploadID ?? stored.uploadID
+            // A condition's refusal aborted the upload: no id to name.
+            if error.code != .objectExists, error.code != .conditionFailed { error.uploadID = error.uploadID ?? stored.uploadID }
             if error.serverCode == "NoSuchUpload" {
                 // Completed or aborted by someone else (another run that resumed it): nothing
                 // is left to resume.
@@ -193,7 +197,12 @@ extension S3Client {
         }
         let completed: S3CompletedUpload
         do {
-            completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts, counters: counters)
+            completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts,
+                                                          lengths: (1...count).map { Int64(plan.range(ofPart: $0).count) }, counters: counters)
+        } catch let error as S3Error where error.code == .objectExists || error.code == .conditionFailed {
+            // Aborted: nothing is left to resume.
+            store.remove(record)
+            throw error
         } catch var error as S3Error where error.code == .cancelled {
             // Interrupted while the server completes: if the upload is gone, say what is true
             // instead of naming it as kept (outside the cancelled task: the questions must go out).
@@ -224,6 +233,12 @@ extension S3Client {
         if options.checksum?.s3Algorithm != stored.checksum {
             let name = { (algorithm: S3ChecksumAlgorithm?) in algorithm.map { $0.rawValue.lowercased() } ?? "none" }
             differences.append("checksum \(name(stored.checksum)), not \(name(options.checksum?.s3Algorithm))")
+        } else if let type = stored.checksumType, type != options.effectiveChecksumType {
+            differences.append("checksum type \(type), not \(options.effectiveChecksumType.map(\.description) ?? "none")")
+        }
+        // Compared by fingerprint: the record never holds the key.
+        if stored.customerKeyFingerprint != options.object.customerKey?.fingerprint {
+            differences.append(stored.customerKeyFingerprint == nil ? "no SSE-C key" : "another SSE-C key (fingerprint \(stored.customerKeyFingerprint!))")
         }
         return differences.isEmpty ? nil : differences.joined(separator: " and ")
     }
@@ -276,12 +291,17 @@ extension S3Client {
     func putObject(
         _ bytes: any ByteSource, to location: S3Location, counters: S3Counters, meter: S3PartProgress, start: ContinuousClock.Instant
     ) async throws -> S3UploadResult {
-        let call = S3Call(method: "PUT", location: location, headers: objectHeaders, action: "PutObject")
+        let call = S3Call(method: "PUT", location: location, headers: options.object.headers(for: .putObject), action: "PutObject")
         let length = bytes.length
-        let answer = try await withRequestPermit {
-            try await send(call, body: .bytes(bytes), counters: counters) { sent in
-                meter.update(part: 1, bytes: sent, length: length)
+        let answer: S3Answer
+        do {
+            answer = try await withRequestPermit {
+                try await send(call, body: .bytes(bytes), counters: counters) { sent in
+                    meter.update(part: 1, bytes: sent, length: length)
+                }
             }
+        } catch let error as S3Error {
+            throw conditionRefusal(error, location: location) ?? error
         }
         meter.finish(part: 1, length: length)
         var verified: String?

@@ -11,6 +11,7 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
             case tooManyParts, partTooLarge, objectTooLarge
             case server, malformedResponse, verification
             case sourceChanged, state, stateDirectory, inUse, source, transport, retriesExhausted, cancelled
+            case objectExists, conditionFailed
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -52,6 +53,11 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         public static let retriesExhausted = Code(.retriesExhausted)
         /// The calling task was cancelled; the stored state is kept for a later resume.
         public static let cancelled = Code(.cancelled)
+        /// `S3WriteCondition.noClobber`: an object has the key, and was kept (a multipart upload
+        /// refused at Complete was aborted).
+        public static let objectExists = Code(.objectExists)
+        /// `S3WriteCondition.ifMatch`: the object's ETag is not the one given (412); nothing written.
+        public static let conditionFailed = Code(.conditionFailed)
 
         public var description: String { base.rawValue }
     }

@@ -29,15 +29,20 @@ public struct S3Options: Sendable {
     public var requestBudget: RequestBudget?
     /// The checksum sent with every part and object; nil for none.
     public var checksum: ChecksumAlgorithm? = .crc32c
+    /// How a multipart object's checksum is formed (`x-amz-checksum-type`); nil for the
+    /// algorithm's own: FULL_OBJECT for CRC64NVME (the only one S3 has for it), COMPOSITE for
+    /// the others (what S3 does when no type is sent).
+    public var checksumType: S3ChecksumType?
+    /// The type a multipart upload gets, and whether it is sent (`x-amz-checksum-type`).
+    var effectiveChecksumType: S3ChecksumType? {
+        guard let checksum else { return nil }
+        return checksumType ?? (checksum == .crc64nvme ? .fullObject : .composite)
+    }
     /// How the payload is protected: signed aws-chunked, a trailer, a header-signed SHA-256 or
     /// unsigned (see `S3PayloadSigning`).
     public var payloadSigning = S3PayloadSigning.auto
-    /// `Content-Type` of the object.
-    public var contentType: String?
-    /// `x-amz-meta-KEY: VALUE` headers, in order.
-    public var metadata: [(key: String, value: String)] = []
-    /// `x-amz-storage-class`.
-    public var storageClass: String?
+    /// What the object carries: attributes, encryption, tags, ACL, object lock, condition.
+    public var object = S3ObjectOptions()
     /// Where resume records live; nil for `S3StateStore.defaultDirectory`.
     public var stateDirectory: String?
     /// Abort a stored upload of the same source and object, and start a new one.
@@ -119,8 +124,12 @@ public struct S3Options: Sendable {
             throw S3Error(.invalidOption, "trailer payload signing needs a checksum (crc32c, crc32 or sha256)")
         }
         if let partSize { try S3PartPlan.validate(partSize: partSize) }
-        for (key, _) in metadata where key.isEmpty || key.contains(where: { $0.isWhitespace || $0 == ":" }) {
-            throw S3Error(.invalidOption, "metadata key '\(key)' must be non-empty, without spaces or ':'")
+        try object.validate()
+        if let checksum, let type = checksumType, !checksum.allows(type) {
+            throw S3Error(.invalidOption, "S3 has no \(type) \(checksum) checksum for multipart objects (CRC64NVME is full-object only, SHA-1 and SHA-256 composite only)")
+        }
+        if checksumType != nil, checksum == nil {
+            throw S3Error(.invalidOption, "a checksum type needs a checksum algorithm")
         }
     }
 }

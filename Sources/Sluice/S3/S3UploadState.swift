@@ -78,6 +78,10 @@ public struct S3UploadRecord: Codable, Sendable, Equatable {
     public var plan: S3PartPlan
     /// The checksum algorithm the parts are sent with, if any.
     public var checksum: S3ChecksumAlgorithm?
+    /// The checksum type the upload was created with (nil in records written before it was kept).
+    public var checksumType: S3ChecksumType?
+    /// `S3CustomerKey.fingerprint` of the SSE-C key the upload was created with, never the key.
+    public var customerKeyFingerprint: String?
     /// When the upload was created (seconds since 1970).
     public var createdAt: Double
 

@@ -6,6 +6,7 @@ struct DigestBackend {
     private enum Hasher {
         case sha256(CryptoKit.SHA256)
         case sha1(Insecure.SHA1)
+        case md5(Insecure.MD5)
     }
 
     private var hasher: Hasher
@@ -14,6 +15,7 @@ struct DigestBackend {
         switch algorithm {
         case .sha256: hasher = .sha256(CryptoKit.SHA256())
         case .sha1: hasher = .sha1(Insecure.SHA1())
+        case .md5: hasher = .md5(Insecure.MD5())
         }
     }
 
@@ -25,6 +27,9 @@ struct DigestBackend {
         case .sha1(var state):
             state.update(bufferPointer: bytes)
             hasher = .sha1(state)
+        case .md5(var state):
+            state.update(bufferPointer: bytes)
+            hasher = .md5(state)
         }
     }
 
@@ -32,6 +37,7 @@ struct DigestBackend {
         switch hasher {
         case .sha256(let state): return Array(state.finalize())
         case .sha1(let state): return Array(state.finalize())
+        case .md5(let state): return Array(state.finalize())
         }
     }
 }

@@ -10,6 +10,8 @@ public final class Digest {
         case sha256 = "SHA256"
         /// SHA-1 (for tus `Upload-Checksum`).
         case sha1 = "SHA1"
+        /// Only where a protocol names it (SSE-C's key MD5), never for integrity.
+        case md5 = "MD5"
     }
 
     private var backend: DigestBackend
