@@ -62,19 +62,19 @@ extension S3Client {
         try checkSizedBody(min(length, fresh.partSize), length < fresh.partSize ? "the object" : "each part")
         let meter = S3PartProgress(total: length, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }
-        if length < fresh.partSize {
-            let result = try await putObject(source.bytes, to: location, counters: counters, meter: meter, start: start)
-            if let change = Self.change(during: source) {
-                throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): the object \(location) may hold old and new bytes; upload it again")
-            }
-            return result
+        let small = length < fresh.partSize
+        let store = S3StateStore(directory: options.stateDirectory)
+        let endpoint = configuration.endpointIdentity
+        // A PutObject needs no record, but a stored upload of the same object and source (one
+        // interrupted before the file shrank below the part size) is settled first: resumed,
+        // refused or aborted below, never left billed.
+        if small, !store.hasRecord(endpoint: endpoint, bucket: location.bucket, key: location.key, source: source.identity) {
+            return try await putObject(source, to: location, counters: counters, meter: meter, start: start)
         }
 
-        let store = S3StateStore(directory: options.stateDirectory)
         // Where a record will go must take one before anything happens at the server (a
         // restart's abort, an upload to be billed).
         try store.prepare()
-        let endpoint = configuration.endpointIdentity
         // One run per upload: a second one is refused before it reads or changes anything.
         let lock = try store.lock(endpoint: endpoint, bucket: location.bucket, key: location.key, source: source.identity)
         defer { lock.release() }
@@ -112,6 +112,9 @@ extension S3Client {
                     record = nil
                 }
             }
+        }
+        if record == nil, small {
+            return try await putObject(source, to: location, counters: counters, meter: meter, start: start)
         }
         if record == nil {
             let uploadID = try await createMultipartUpload(location, counters: counters)
@@ -285,6 +288,17 @@ extension S3Client {
             throw S3Error(.verification, "the server's \(s3Algorithm.rawValue) of the object is \(theirs), the parts sent give \(expected)", uploadID: uploadID)
         }
         return "\(s3Algorithm.rawValue) \(theirs)"
+    }
+
+    /// A single `PutObject` of a random-access source, checked for a change while it was sent.
+    private func putObject(
+        _ source: S3Source, to location: S3Location, counters: S3Counters, meter: S3PartProgress, start: ContinuousClock.Instant
+    ) async throws -> S3UploadResult {
+        let result = try await putObject(source.bytes, to: location, counters: counters, meter: meter, start: start)
+        if let change = Self.change(during: source) {
+            throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): the object \(location) may hold old and new bytes; upload it again")
+        }
+        return result
     }
 
     /// A single `PutObject`.

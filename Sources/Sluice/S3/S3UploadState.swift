@@ -153,6 +153,13 @@ public struct S3StateStore: Sendable {
         path(endpoint: record.endpoint, bucket: record.bucket, key: record.key, source: record.source)
     }
 
+    /// Whether there is a file (readable or not) where the record for an object and a source
+    /// goes: one `lstat`, no read.
+    package func hasRecord(endpoint: String, bucket: String, key: String, source: String) -> Bool {
+        var info = stat()
+        return lstat(path(endpoint: endpoint, bucket: bucket, key: key, source: source), &info) == 0
+    }
+
     /// The stored record, or nil when there is none.
     ///
     /// - Throws: `S3Error` with code `.state` when the file exists but cannot be read.

@@ -76,39 +76,48 @@ struct UploadJobSeaweedTests {
         job.concurrency = 2
         job.stateDirectory = state
         let configured = job
+        // Five files go to SeaweedFS; the next ones wait at a gate that only the cancel opens,
+        // so the cancel always finds the job with five recorded and two held.
+        let held = AsyncStream<Void>.makeStream()
+        let holding = HoldingDestination(inner: destination, passing: 5, held: held.continuation)
         let enough = AsyncStream<Void>.makeStream()
         let task = Task {
-            try await configured.run(to: destination) { progress in
+            try await configured.run(to: holding) { progress in
                 if progress.filesDone >= 5 { enough.continuation.yield() }
             }
         }
         var waiter = enough.stream.makeAsyncIterator()
         _ = await waiter.next()
+        var heldWaiter = held.stream.makeAsyncIterator()
+        for _ in 0..<2 { _ = await heldWaiter.next() }
         task.cancel()
         let first = await task.result
-        if case .success(let done) = first {
-            // It finished before the cancel reached it: nothing left to show.
-            #expect(done.uploaded == files.count)
+        guard case .failure(let error) = first else {
+            Issue.record("the job ended as \(first), not cancelled")
             return
         }
+        #expect(error is CancellationError, "\(error)")
         let recorded = try JobJournal(path: job.journalPath(root: DirectoryWalk.absolutePath(root), destination: destination),
                                       job: "\(DirectoryWalk.absolutePath(root)) -> \(destination.jobIdentity)").count
-        #expect(recorded >= 5)
+        #expect(recorded == 5)
         let second = try await job.run(to: destination)
         #expect(second.unchanged == recorded)
         #expect(second.uploaded == files.count - recorded)
         #expect(try await peer.stored(under: destination.prefix) == files)
     }
 
-    /// A file whose multipart upload began (a record and a part at the server) and then
+    /// A file whose multipart upload began (a record and an upload at the server) and then
     /// changed: the job aborts that upload and sends the file as it is now, where a single
-    /// `s3 cp` refuses and asks for `--restart`. The record is read once for it.
-    @Test func aFileChangedSinceItsMultipartUploadBeganIsSentAgainAsItIsNow() async throws {
+    /// `s3 cp` refuses and asks for `--restart`. The record is read once for it. Also when the
+    /// file shrank below the part size and goes as one `PutObject`: the stored upload is
+    /// aborted first, not left billed (before: it and its record stayed).
+    @Test(arguments: [12 << 20, 1 << 20])
+    func aFileChangedSinceItsMultipartUploadBeganIsSentAgainAsItIsNow(newLength: Int) async throws {
         let root = try s3TemporaryDirectory("job-changed")
         let path = root + "/big.bin"
-        func write(seed: UInt64) throws -> String {
-            let source = SyntheticByteSource(length: 12 << 20, seed: seed)
-            var data = Data(count: 12 << 20)
+        func write(seed: UInt64, length: Int = 12 << 20) throws -> String {
+            let source = SyntheticByteSource(length: Int64(length), seed: seed)
+            var data = Data(count: length)
             _ = try data.withUnsafeMutableBytes { try source.read(into: $0, at: 0) }
             try data.write(to: URL(fileURLWithPath: path))
             return try Digest.sha256(of: source)
@@ -118,29 +127,20 @@ struct UploadJobSeaweedTests {
         let destination = destination(.curl, budget: RequestBudget(limit: 1), state: state)
         let location = try S3Location(bucket: peer.bucket, key: destination.prefix + "big.bin")
 
-        // Part 1 accepted and recorded, then cancelled: the upload stays for a resume.
-        let opened = try OpenedFile(path: path)
-        guard case .randomAccess(let bytes) = opened else { throw CancellationError() }
-        let first = S3Source(bytes, identity: "file:\(DirectoryWalk.absolutePath(root))/big.bin", fingerprint: try S3SourceFingerprint(path: path))
-        let secondPartStarted = AsyncStream<Void>.makeStream()
+        // A multipart upload begun and recorded, as a run killed part-way leaves it (made here
+        // directly: no cancel to race with the upload).
         let client = destination.client
-        let started = Task {
-            try await client.upload(first, to: location) { progress in
-                if progress.bytesSent > 6 << 20 { secondPartStarted.continuation.yield() }
-            }
-        }
-        var waiter = secondPartStarted.stream.makeAsyncIterator()
-        _ = await waiter.next()
-        started.cancel()
-        let stopped = await started.result
-        opened.close()
-        guard case .failure = stopped else { return }   // finished before the cancel: nothing to show
+        let uploadID = try await client.createMultipartUpload(location, counters: S3Counters())
         let store = S3StateStore(directory: state)
-        let recorded = try #require(store.records(endpoint: client.configuration.endpointIdentity, bucket: location.bucket,
-                                                  key: location.key).first)
+        let recorded = S3UploadRecord(
+            endpoint: client.configuration.endpointIdentity, bucket: location.bucket, key: location.key, uploadID: uploadID,
+            source: "file:\(DirectoryWalk.absolutePath(root))/big.bin", fingerprint: try S3SourceFingerprint(path: path),
+            plan: try S3PartPlan(length: 12 << 20, partSize: 5 << 20), checksum: client.options.checksum?.s3Algorithm,
+            createdAt: Date().timeIntervalSince1970)
+        try store.save(recorded)
 
         // Changed since: other bytes, another modification time.
-        let now = try write(seed: 2)
+        let now = try write(seed: 2, length: newLength)
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 60)], ofItemAtPath: path)
         var job = UploadJob(root: root)
         job.concurrency = 1
@@ -152,5 +152,30 @@ struct UploadJobSeaweedTests {
         // The upload that began from the old bytes is gone, and so is its record.
         #expect(store.records(endpoint: client.configuration.endpointIdentity, bucket: location.bucket, key: location.key)
             .allSatisfy { $0.uploadID != recorded.uploadID })
+        #expect(try await client.listMultipartUploads(location).allSatisfy { $0.uploadID != recorded.uploadID })
+    }
+}
+
+/// Passes the first `passing` uploads to `inner`; the later ones wait, saying so on `held`,
+/// until their task is cancelled.
+struct HoldingDestination: UploadJobDestination {
+    let inner: S3JobDestination
+    let passing: Int
+    let held: AsyncStream<Void>.Continuation
+    let count = Lock(0)
+    /// Never yields: a held upload waits on it until it is cancelled.
+    let never = AsyncStream<Void>.makeStream()
+
+    var jobIdentity: String { inner.jobIdentity }
+    func name(for file: WalkedFile) throws -> String { try inner.name(for: file) }
+    func upload(_ file: WalkedFile, as name: String, restart: Bool, progress: @escaping @Sendable (Int64) -> Void) async throws -> String {
+        let number = count.withLock { count in
+            count += 1
+            return count
+        }
+        guard number > passing else { return try await inner.upload(file, as: name, restart: restart, progress: progress) }
+        held.yield()
+        for await _ in never.stream {}
+        throw S3Error(.cancelled, "cancelled while held")
     }
 }
