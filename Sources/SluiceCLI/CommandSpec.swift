@@ -1,3 +1,5 @@
+import Sluice
+
 /// One option of a command, as the parser accepts it and as `--help`, the man page and the
 /// shell completions show it: all four are made from this value (`CommandSpec+Help`,
 /// `+Manual`, `+Completions`), so they cannot drift apart.
@@ -126,7 +128,10 @@ extension OptionSpec {
         "--stall-timeout", value: "SECONDS",
         help: """
             fail an attempt when the connection, the server's answer or the
-            source is silent this long (default 60, at most 31536000)
+            source is silent this long (default 60, at most 31536000); an
+            answer must also come at \(AnswerPace.minimumBytesPerSecond) bytes/s or faster over every
+            SECONDS and end within \(AnswerPace.stallTimeoutsPerAnswer) x SECONDS of the request's last
+            byte (as curl's speed limit, speed time and max time)
             """)
     /// `--limit-rate RATE`, which every command that sends a body takes.
     static let limitRate = OptionSpec(

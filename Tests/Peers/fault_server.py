@@ -33,6 +33,9 @@ is answered with `100 Continue` before the body is read (except where noted).
                       second try): acts as /sink
   /slow               read the body 64 KiB (?chunk=) every 10 ms (?interval_ms=) through a
                       small receive buffer, then answer like /sink
+  /trickle            read the body, answer 200 with a Content-Length of ?bytes= (1 MiB), then
+                      send that body ?rate= bytes (5) a second until done or the client goes:
+                      an answer that keeps a connection busy without ever stalling
   GET /requests       JSON list of every request seen so far (path, method, bytes, sha256,
                       outcome), for tests that count attempts
   anything else       404 after reading the body
@@ -298,6 +301,8 @@ class Handler(socketserver.StreamRequestHandler):
             self.expect_417(body)
         elif path == "/slow":
             self.slow(body)
+        elif path == "/trickle":
+            self.trickle(body)
         else:
             self.send_continue()
             body.drain()
@@ -394,6 +399,25 @@ class Handler(socketserver.StreamRequestHandler):
             time.sleep(interval)
         seq = self.record(body, "ok (slow)", 200)
         self.send_json(200, "OK", self.report(body, seq))
+
+
+    def trickle(self, body):
+        self.send_continue()
+        body.drain()
+        self.record(body, "trickled", 200)
+        length = int(self.param("bytes", str(1 << 20)))
+        rate = max(1, int(self.param("rate", "5")))
+        head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % length
+        try:
+            self.connection.sendall(head.encode())
+            sent = 0
+            while sent < length:
+                step = min(rate, length - sent)
+                self.connection.sendall(b" " * step)
+                sent += step
+                time.sleep(1.0)
+        except OSError:
+            return
 
 
 class Server(socketserver.ThreadingTCPServer):

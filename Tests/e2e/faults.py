@@ -212,6 +212,18 @@ def stalled_server(url, transport, workdir):
     return status == 1 and "timed out" in line and elapsed < 15, "exit %d after %.1f s: %s" % (status, elapsed, line)
 
 
+def trickled_answer(url, transport, workdir):
+    """The server answers at 5 bytes a second (a 1 MiB body): the answer's pace ends it, one
+    line, exit 1 (before: about 58 hours; --stall-timeout never fired)."""
+    try:
+        status, _, err = run("upload", "synthetic:1000", url + "/trickle?bytes=1048576&rate=5",
+                             "--transport", transport, "--stall-timeout", "1", timeout=120)
+    except subprocess.TimeoutExpired:
+        return False, "hung (no exit within 120 s)"
+    line = _fail_line(err)
+    return status == 1 and "came too slowly" in line, "exit %d: %s" % (status, line)
+
+
 ROWS = [
     ("server resets the connection mid-body", reset_mid_body),
     ("307 after the body", redirect_307),
@@ -227,4 +239,5 @@ ROWS = [
     ("producer stalls; SIGINT", producer_stall_then_sigint),
     ("slow server", slow_server),
     ("server stops reading; stall timeout", stalled_server),
+    ("server trickles its answer (5 B/s); stall timeout", trickled_answer),
 ]

@@ -143,10 +143,14 @@ extension CurlTransfer {
         var bytes = UnsafeRawBufferPointer(start: buffer, count: count)[...]
         while let last = bytes.last, last == 0x0A || last == 0x0D { bytes = bytes.dropLast() }
         let line = String(decoding: bytes, as: UTF8.self)
+        onLoop.answer.received(count)
         if line.hasPrefix("HTTP/") {
             // A new status line (100 Continue, a 401 before the auth round, the final answer).
             onLoop.responseHeaders = []
-            responseBody.begin(status: line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0)
+            let status = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            // A final answer begins the answer's clock, even before the body is all sent.
+            if status >= 200 { onLoop.answer.begin(at: .now) }
+            responseBody.begin(status: status)
         } else if let colon = line.firstIndex(of: ":"), HTTPSyntax.isToken(line[..<colon]) {
             onLoop.responseHeaders.append(HTTPHeader(name: String(line[..<colon]), value: String(line[line.index(after: colon)...])))
         }
@@ -157,6 +161,7 @@ extension CurlTransfer {
     /// a sink that throws aborts the transfer.
     func receiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let buffer, count > 0 else { return count }
+        onLoop.answer.received(count)
         do {
             try responseBody.receive(UnsafeRawBufferPointer(start: buffer, count: count))
             return count
@@ -166,9 +171,27 @@ extension CurlTransfer {
         }
     }
 
-    /// CURLOPT_XFERINFOFUNCTION: reports bytes sent and aborts when cancelled.
+    /// Whether libcurl has sent the whole body (`uploaded`, its count of the attempt's bytes).
+    private func bodyAllSent(_ uploaded: Int64) -> Bool {
+        switch onLoop.reader {
+        case .none: return true
+        case .random(_, _, let length): return uploaded >= length
+        case .pipe(let pipe): return pipe.isComplete(pulled: onLoop.position) && uploaded >= onLoop.position
+        case .descriptor: return onLoop.descriptorEnded && uploaded >= onLoop.position
+        }
+    }
+
+    /// CURLOPT_XFERINFOFUNCTION (libcurl calls it at least once a second): reports bytes sent,
+    /// aborts when cancelled, and holds the answer to `AnswerPace` once the body is all sent.
     func reportProgress(_ uploaded: Int64) -> Int32 {
         if isCancelled { return 1 }
+        let now = ContinuousClock.now
+        if !onLoop.answer.hasBegun, bodyAllSent(uploaded) { onLoop.answer.begin(at: now) }
+        if let violation = onLoop.answer.check(at: now) {
+            onLoop.failure = UploadError(.timedOut, violation.describe(host: onLoop.url.hostAndPort),
+                                         bytesSent: bytesSent, totalBytes: body.length.value)
+            return 1
+        }
         if case .none = onLoop.reader { return 0 }
         let sent = min(uploaded, onLoop.position)
         if sent != onLoop.lastReported {

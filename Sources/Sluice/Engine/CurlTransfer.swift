@@ -79,6 +79,8 @@ final class CurlTransfer: @unchecked Sendable {
         var inlineBody: UnsafeMutableRawBufferPointer?
         /// Connections opened over all attempts (CURLINFO_NUM_CONNECTS).
         var connectionsOpened = 0
+        /// The current attempt's answer under `AnswerPace` (checked by the progress callback).
+        var answer: AnswerPace
     }
 
     private var loopState: LoopState
@@ -108,7 +110,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.options = options
         self.progress = progress
         origin = request.url.origin
-        loopState = LoopState(url: request.url, urlOrigin: origin)
+        loopState = LoopState(url: request.url, urlOrigin: origin, answer: AnswerPace(stallTimeout: options.stallTimeout))
         responseBody = ResponseBodyReceiver(options.responseBody)
         errorBuffer = .allocate(capacity: Int(SLUICE_CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(SLUICE_CURL_ERROR_SIZE))
@@ -283,6 +285,7 @@ final class CurlTransfer: @unchecked Sendable {
         onLoop.pausedDescriptor = nil
         onLoop.lastReported = -1
         onLoop.responseHeaders = []
+        onLoop.answer = AnswerPace(stallTimeout: options.stallTimeout)
         onLoop.url = next
         try setHeaders(easy, chunked: onLoop.chunked)
         try easy.set(SLUICE_CURLOPT_URL, string: next.absoluteString)

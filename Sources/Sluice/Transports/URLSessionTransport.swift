@@ -190,8 +190,11 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         /// after a 417 during the body) with no new body stream asked for: the first response's
         /// status. That request's body did not start at byte 0, so its answer is for a short body.
         var resentWithoutReplayAfter: Int?
-        /// The response-body sink threw: the task was cancelled and this is the outcome.
+        /// The response-body sink threw, or the answer broke `AnswerPace`: the task was
+        /// cancelled and this is the outcome.
         var sinkFailure: UploadError?
+        /// The answer's pace, checked as its bytes arrive (`AnswerPace`).
+        var answer: AnswerPace
         var continuation: CheckedContinuation<Void, Never>?
         var error: (any Error)?
         var completed = false
@@ -202,7 +205,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         var task: URLSessionTask?
     }
 
-    private let state = Lock(State())
+    private let state: Lock<State>
 
     /// URLSession's own idle timeout, a little above the stall timeout: when the body source
     /// is what stalled, the pair's reader gives up first (at the stall timeout) and names it,
@@ -231,6 +234,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         self.streams = streams
         self.responseBody = responseBody
         self.progress = progress
+        state = Lock(State(answer: AnswerPace(stallTimeout: options.stallTimeout)))
     }
 
     func run() async throws -> UploadResponse {
@@ -548,6 +552,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
             }
             state.streamsAtResponse = state.streamsHanded
             state.response = response as? HTTPURLResponse
+            state.answer.begin(at: .now)
             return state.resentWithoutReplayAfter != nil
         }
         if resent {
@@ -560,6 +565,14 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
 
     /// Runs on the serial delegate queue, as `ResponseBodyReceiver` requires.
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let violation = state.withLock { state -> AnswerPace.Violation? in
+            guard state.sinkFailure == nil else { return nil }
+            state.answer.received(data.count)
+            guard let violation = state.answer.check(at: .now) else { return nil }
+            state.sinkFailure = UploadError(.timedOut, violation.describe(host: url.hostAndPort))
+            return violation
+        }
+        if violation != nil { Self.cancel(dataTask) }
         guard state.withLock({ $0.sinkFailure == nil }) else { return }
         do {
             try data.withUnsafeBytes { try responseBody.receive($0) }
@@ -576,6 +589,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         let sent = state.withLock { state -> Int64 in
             if let source = state.source { return source.bytesRead }
             if state.sized != nil { state.sized!.sent = totalBytesSent }
+            if totalBytesExpectedToSend > 0, totalBytesSent >= totalBytesExpectedToSend { state.answer.begin(at: .now) }
             return totalBytesSent
         }
         progress(sent)
