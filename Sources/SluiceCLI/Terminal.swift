@@ -20,7 +20,7 @@ enum Terminal {
     /// Text on stderr as it is (a progress bar's redraw), but for passwords in URLs, shown as
     /// `***` (`Redaction`): every message of every command goes through here. Failures are ignored.
     static func errorText(_ text: String) {
-        var text = Redaction.passwords(in: text)
+        var text = Redaction.secrets(in: text)
         text.withUTF8 { try? write(2, UnsafeRawBufferPointer($0)) }
     }
 

@@ -110,6 +110,6 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
         if let bytesSent {
             line += " (\(bytesSent) of \(totalBytes.map(String.init) ?? "unknown") bytes sent)"
         }
-        return Redaction.passwords(in: line)
+        return Redaction.secrets(in: line)
     }
 }

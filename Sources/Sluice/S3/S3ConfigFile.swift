@@ -95,6 +95,10 @@ public struct S3ConfigFile: Sendable, Equatable {
         return value
     }
 
+    /// A credentials file's lines are never echoed: one without `=` may be a secret key or a
+    /// token on its own (`Redaction`); a message names the file and the line number.
+    static let notShown = "(its text is not shown: it may hold a secret)"
+
     /// botocore's `_parse_nested`: every non-empty line is `key = value`.
     private static func parseNested(_ value: String, path: String, section: String, key: String) throws -> [String: String] {
         var table: [String: String] = [:]
@@ -102,7 +106,7 @@ public struct S3ConfigFile: Sendable, Equatable {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty { continue }
             guard let equals = trimmed.firstIndex(of: "=") else {
-                throw S3Error(.configuration, "cannot parse \(path): [\(section)] \(key): the nested line '\(trimmed)' has no '='")
+                throw S3Error(.configuration, "cannot parse \(path): [\(section)] \(key): a nested line has no '=' \(Self.notShown)")
             }
             table[trimmed[..<equals].trimmingCharacters(in: .whitespaces)] =
                 trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
@@ -206,10 +210,10 @@ public struct S3ConfigFile: Sendable, Equatable {
                 return
             }
             guard let section = current else {
-                throw S3Error(.configuration, "cannot parse \(path): line \(number): '\(stripped)' comes before any [section]")
+                throw S3Error(.configuration, "cannot parse \(path): line \(number) comes before any [section] \(S3ConfigFile.notShown)")
             }
             guard let delimiter = stripped.firstIndex(where: { $0 == "=" || $0 == ":" }) else {
-                throw S3Error(.configuration, "cannot parse \(path): line \(number): '\(stripped)' is not 'key = value'")
+                throw S3Error(.configuration, "cannot parse \(path): line \(number) is not 'key = value' \(S3ConfigFile.notShown)")
             }
             let key = stripped[..<delimiter].trimmingCharacters(in: .whitespaces).lowercased()
             guard !key.isEmpty else {

@@ -98,5 +98,5 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
     }
 
     /// The message, with any password in a URL shown as `***`.
-    public var description: String { Redaction.passwords(in: message) }
+    public var description: String { Redaction.secrets(in: message) }
 }

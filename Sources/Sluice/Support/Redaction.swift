@@ -1,25 +1,34 @@
-/// What Sluice says never carries a password: every URL in a message, a progress line or a
-/// record written for people has its `user:password@` shown as `user:***@`.
+/// What Sluice says never carries a secret: every line that leaves the process for people
+/// (stderr, error descriptions, progress) goes through `secrets(in:)`, one rule for all of them.
+///
+/// - A URL's password (`user:password@`) is shown as `user:***@`, however it is spelled: a
+///   password holding `#`, `/`, `?`, `@` or a space still ends at the `@` before the host.
+/// - The value of a query parameter that signs or authorizes a request (`X-Amz-Signature`,
+///   `X-Amz-Security-Token`, `Signature`, `sig`, `token`, anything named `…signature`,
+///   `…token`, `…secret`, `…password`) is shown as `***`: a presigned URL in a log is an
+///   upload anyone can make.
+/// - Lines of credential files are never echoed (`S3ConfigFile` names the file and the line
+///   number only), so they need no rule here.
 public enum Redaction {
+    /// `text` with every secret in it replaced by `***`; everything else is kept, so the line
+    /// still says where and what.
+    public static func secrets(in text: String) -> String {
+        queryCredentials(in: passwords(in: text))
+    }
+
     /// `text` with the password of every `scheme://user:password@host` in it replaced by `***`
     /// (the user name, the host and everything else are kept, so the line still says where).
     ///
     /// A URL's authority is what follows `://` up to the first `/`, `?`, `#`, space, quote or
     /// control character; its user information is what precedes the authority's last `@`,
-    /// and the password is what follows the first `:` in it.
-    public static func passwords(in text: String) -> String {
+    /// and the password is what follows the first `:` in it. When the authority holds a `:`
+    /// that is no port (not digits only) and no `@`, the password went on past a delimiter
+    /// (`u:p#w@host`, `u:p w@host`): it runs to the next `@` on the line.
+    static func passwords(in text: String) -> String {
         guard text.contains("://") else { return text }
-        let bytes = Array(text.utf8)
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
+        return rewriting(text) { bytes, index, output in
             guard bytes[index] == UInt8(ascii: ":"), index + 2 < bytes.count,
-                  bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else {
-                output.append(bytes[index])
-                index += 1
-                continue
-            }
+                  bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
             output += bytes[index...(index + 2)]
             let start = index + 3
             var end = start
@@ -30,12 +39,90 @@ public enum Redaction {
                 output += bytes[start...colon]
                 output += Array("***".utf8)
                 output += bytes[at..<end]
-            } else {
-                output += authority
+                return end
             }
-            index = end
+            if authority.first != UInt8(ascii: "["),
+               let colon = authority.firstIndex(of: UInt8(ascii: ":")), !isPort(authority[(colon + 1)...]),
+               let at = bytes[end...].prefix(while: { $0 != 0x0A && $0 != 0x0D }).firstIndex(of: UInt8(ascii: "@")) {
+                output += bytes[start...colon]
+                output += Array("***".utf8)
+                return at
+            }
+            output += authority
+            return end
+        }
+    }
+
+    /// `text` with the value of every signing or authorizing query parameter replaced by `***`.
+    static func queryCredentials(in text: String) -> String {
+        guard text.contains("=") else { return text }
+        return rewriting(text) { bytes, index, output in
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "?") || byte == UInt8(ascii: "&") || byte == UInt8(ascii: ";") else { return nil }
+            output.append(byte)
+            let name = index + 1
+            var nameEnd = name
+            while nameEnd < bytes.count, isNameByte(bytes[nameEnd]) { nameEnd += 1 }
+            guard nameEnd < bytes.count, bytes[nameEnd] == UInt8(ascii: "="), nameEnd > name,
+                  isSecretName(String(decoding: bytes[name..<nameEnd], as: UTF8.self)) else { return name }
+            output += bytes[name...nameEnd]
+            var valueEnd = nameEnd + 1
+            while valueEnd < bytes.count, !endsQueryValue(bytes[valueEnd]) { valueEnd += 1 }
+            if valueEnd > nameEnd + 1 { output += Array("***".utf8) }
+            return valueEnd
+        }
+    }
+
+    /// `text` copied byte by byte, except where `rewrite` takes over at an index: it appends
+    /// what stands for the bytes from there and returns the index after them (nil: copy the byte).
+    private static func rewriting(_ text: String, _ rewrite: ([UInt8], Int, inout [UInt8]) -> Int?) -> String {
+        let bytes = Array(text.utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if let next = rewrite(bytes, index, &output) {
+                index = next
+            } else {
+                output.append(bytes[index])
+                index += 1
+            }
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Query parameters whose value signs or authorizes a request.
+    static func isSecretName(_ name: String) -> Bool {
+        let name = name.lowercased()
+        if ["sig", "signature", "token", "x-amz-signature", "x-amz-security-token", "x-goog-signature",
+            "access_token", "password", "secret", "sessiontoken"].contains(name) { return true }
+        return ["signature", "token", "secret", "password"].contains { name.hasSuffix($0) }
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "%"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func endsQueryValue(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "&"), UInt8(ascii: "#"), UInt8(ascii: " "), UInt8(ascii: "\""), UInt8(ascii: "'"),
+             UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"), UInt8(ascii: ")"), UInt8(ascii: ","):
+            return true
+        default:
+            return byte < 0x20 || byte == 0x7F
+        }
+    }
+
+    /// Whether what follows an authority's `:` is a port: one digit or more, nothing else
+    /// (`host:/path`, an empty port, counts as none: a password may start with the `/`).
+    private static func isPort(_ digits: ArraySlice<UInt8>) -> Bool {
+        !digits.isEmpty && digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
     private static func endsAuthority(_ byte: UInt8) -> Bool {

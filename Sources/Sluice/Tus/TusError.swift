@@ -89,6 +89,6 @@ public struct TusError: Error, Sendable, CustomStringConvertible {
         if let uploadURL, !message.contains(uploadURL) {
             line += " [upload \(uploadURL)]"
         }
-        return Redaction.passwords(in: line)
+        return Redaction.secrets(in: line)
     }
 }
