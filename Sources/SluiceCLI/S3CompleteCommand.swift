@@ -71,6 +71,7 @@ struct S3CompleteCommand {
             let configuration: S3Configuration
             do { configuration = try S3Configuration.resolve(common.overrides) } catch { throw UsageError("\(error)") }
             var options = S3Options()
+            options.transfer = common.transfer
             options.checksum = upload.checksum.map(ChecksumAlgorithm.init)
             let client = S3Client(configuration: configuration, options: options)
             let result = try await client.completePresignedUpload(upload, parts: list.completedParts)

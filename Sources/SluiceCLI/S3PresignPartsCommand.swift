@@ -62,6 +62,7 @@ struct S3PresignPartsCommand {
         self.expires = expires
         self.uploadID = uploadID
         common = parsed.common
+        options.transfer = common.transfer
         self.options = options
     }
 

@@ -24,15 +24,15 @@ package struct AnswerPace: Sendable {
         /// The answer was still arriving after `limit`.
         case tooLong(limit: Duration)
 
-        /// One clause naming the host, e.g. "the answer from 127.0.0.1:80 came too slowly: ...".
+        /// One clause naming the host, e.g. "timed out: the answer from 127.0.0.1:80 came too slowly: ...".
         package func describe(host: String) -> String {
             switch self {
             case .tooSlow(let bytes, let window):
                 let seconds = max(1, window.wholeUnits(of: .seconds(1)))
-                return "the answer from \(host) came too slowly: \(bytes) bytes in \(seconds) s (stall timeout), "
+                return "timed out: the answer from \(host) came too slowly: \(bytes) bytes in \(seconds) s (stall timeout), "
                     + "under \(AnswerPace.minimumBytesPerSecond) bytes/s"
             case .tooLong(let limit):
-                return "the answer from \(host) took longer than \(limit.wholeUnits(of: .seconds(1))) s "
+                return "timed out: the answer from \(host) took longer than \(limit.wholeUnits(of: .seconds(1))) s "
                     + "(\(AnswerPace.stallTimeoutsPerAnswer) x the stall timeout)"
             }
         }

@@ -46,7 +46,7 @@ struct AnswerPaceTests {
         pace.received(1 << 20)
         #expect(pace.check(at: start + .seconds(40)) == .tooLong(limit: .seconds(40)))
         #expect(AnswerPace.Violation.tooLong(limit: .seconds(40)).describe(host: "h:1")
-                == "the answer from h:1 took longer than 40 s (4 x the stall timeout)")
+                == "timed out: the answer from h:1 took longer than 40 s (4 x the stall timeout)")
     }
 
     @Test("a server trickling its answer at 5 B/s: the request fails with .timedOut naming the pace", arguments: TransportKind.allCases)
