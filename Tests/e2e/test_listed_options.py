@@ -11,56 +11,12 @@ has no case here fails the walk, so a new one cannot be missed."""
 import json
 import os
 import re
-import socket
 import subprocess
-import threading
 
 import pytest
 
 from conftest import run, sluice_bin
-
-
-class SilentServer:
-    """Accepts connections on 127.0.0.1, reads what comes, never answers."""
-
-    def __init__(self):
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(64)
-        self.port = self.listener.getsockname()[1]
-        self.url = "http://127.0.0.1:%d" % self.port
-        self.connections = []
-
-        def drain(connection):
-            try:
-                while connection.recv(1 << 16):
-                    pass
-            except OSError:
-                pass
-
-        def accept():
-            while True:
-                try:
-                    connection, _ = self.listener.accept()
-                except OSError:
-                    return
-                self.connections.append(connection)
-                threading.Thread(target=drain, args=(connection,), daemon=True).start()
-        threading.Thread(target=accept, daemon=True).start()
-
-    def close(self):
-        self.listener.close()
-        for connection in self.connections:
-            connection.close()
-
-
-@pytest.fixture
-def silent():
-    server = SilentServer()
-    try:
-        yield server
-    finally:
-        server.close()
+from test_hostile_cli import silent  # noqa: F401 (fixture: a server that accepts and never answers)
 
 
 def spelled(command):
