@@ -77,16 +77,17 @@ final class AWSChunkReadAhead: @unchecked Sendable {
     static func make(source: any ByteSource, encoding: AWSChunkedEncoding, limit: Int = defaultBytes) -> AWSChunkReadAhead? {
         let slots = min(16, limit / encoding.chunkSize)
         guard encoding.dataChunkCount >= 4, slots >= 2 else { return nil }
-        return AWSChunkReadAhead(source: source, encoding: encoding, slotCount: slots)
+        // No memory for the ring: the body is read in place instead (slower, never wrong).
+        return try? AWSChunkReadAhead(source: source, encoding: encoding, slotCount: slots)
     }
 
-    private init(source: any ByteSource, encoding: AWSChunkedEncoding, slotCount: Int) {
+    private init(source: any ByteSource, encoding: AWSChunkedEncoding, slotCount: Int) throws(PageMemory.AllocationFailed) {
         self.source = source
         self.encoding = encoding
         self.slotCount = slotCount
         // A resident source is hashed in place: the slots hold only hashes. The ring comes and
         // goes with each request: whole pages, given back to the kernel at the end.
-        memory = source is any ResidentByteSource ? nil : PageMemory.allocate(byteCount: slotCount * encoding.chunkSize)
+        memory = source is any ResidentByteSource ? nil : try PageMemory.allocate(byteCount: slotCount * encoding.chunkSize)
         state = Lock(State(slots: Array(repeating: Slot(), count: slotCount)))
     }
 

@@ -117,7 +117,8 @@ extension ByteSource {
     /// whole pages, given back to the kernel at the end (a pass per S3 part must not leave
     /// malloc arenas behind).
     ///
-    /// - Throws: The source's or `body`'s error; `ByteSourceError.endedEarly` if the source is short.
+    /// - Throws: The source's or `body`'s error; `ByteSourceError.endedEarly` if the source is
+    ///   short; `PageMemory.AllocationFailed` when the kernel has no memory for the buffer.
     func forEachChunk(chunkSize: Int = 256 << 10, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         let size = Int(min(Int64(chunkSize), max(length, 1)))
         var buffer: UnsafeMutableRawBufferPointer?
@@ -126,7 +127,7 @@ extension ByteSource {
         while offset < length {
             let count = Int(min(Int64(size), length - offset))
             try body(try bytes(at: offset, count: count) {
-                if buffer == nil { buffer = PageMemory.allocate(byteCount: size) }
+                if buffer == nil { buffer = try PageMemory.allocate(byteCount: size) }
                 return buffer!
             })
             offset += Int64(count)

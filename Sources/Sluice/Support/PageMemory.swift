@@ -29,8 +29,22 @@ enum PageMemory {
 
     private static let pool = Lock(Pool())
 
-    /// - Precondition: The kernel has the memory (as for `allocate(byteCount:alignment:)`).
-    static func allocate(byteCount: Int) -> UnsafeMutableRawBufferPointer {
+    /// The kernel refused the pages (`mmap` failed): an error for the request that asked, not a trap.
+    struct AllocationFailed: Error, CustomStringConvertible {
+        /// The bytes asked for.
+        var byteCount: Int
+        /// `mmap`'s errno (ENOMEM: no memory or address space left, or over a limit).
+        var errorNumber: Int32
+
+        var description: String {
+            "cannot map \(byteCount) bytes of memory: \(String(cString: strerror(errorNumber)))"
+        }
+    }
+
+    /// `byteCount` bytes of pages, reused from the pool or mapped.
+    ///
+    /// - Throws: `AllocationFailed` when `mmap` fails.
+    static func allocate(byteCount: Int) throws(AllocationFailed) -> UnsafeMutableRawBufferPointer {
         let size = max(1, byteCount)
         let reused = pool.withLock { pool -> UInt? in
             guard let address = pool.free[size]?.popLast() else { return nil }
@@ -41,7 +55,7 @@ enum PageMemory {
             return UnsafeMutableRawBufferPointer(start: address, count: byteCount)
         }
         let address = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-        guard let address, address != MAP_FAILED else { fatalError("mmap of \(size) bytes failed: errno \(errno)") }
+        guard let address, address != MAP_FAILED else { throw AllocationFailed(byteCount: size, errorNumber: errno) }
         return UnsafeMutableRawBufferPointer(start: address, count: byteCount)
     }
 

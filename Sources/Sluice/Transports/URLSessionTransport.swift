@@ -47,10 +47,6 @@ public struct URLSessionTransport: UploadTransport {
         _ request: UploadRequest, body: UploadBody, options: UploadOptions,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> UploadResponse {
-        guard options.caFile == nil, !options.insecure else {
-            // URLSession on Linux has no server-trust evaluation to hook a CA file into.
-            throw UploadError(.invalidOption, "a CA file and skipping TLS verification need the curl transport; URLSession uses the system trust store only")
-        }
         try request.validate()
         try Self.refuseSignedDotSegments(request)
         try Self.refuseIPv6Literal(request.url)
@@ -64,6 +60,13 @@ public struct URLSessionTransport: UploadTransport {
         while true {
             if Task.isCancelled {
                 throw UploadError(.cancelled, "upload cancelled", bytesSent: 0, totalBytes: body.length.value)
+            }
+            // A CA file (`--cacert`, `--ca-bundle`, `AWS_CA_BUNDLE`) and `-k` matter for https
+            // only: plain http goes (before: every request refused whenever AWS_CA_BUNDLE was set).
+            if url.scheme?.lowercased() == "https", options.caFile != nil || options.insecure {
+                // URLSession on Linux has no server-trust evaluation to hook a CA file into.
+                throw UploadError(.invalidOption, "https to \(url.hostAndPort) with a CA file or without TLS verification: these need the curl transport (URLSession uses the system trust store only)",
+                                  bytesSent: 0, totalBytes: body.length.value)
             }
             if let previous, !body.isReplayable {
                 // What the last attempt sent is what the line counts (before: 0 after 5 MB).
