@@ -15,16 +15,12 @@ struct S3CopyCommand {
                 part size (later parts grow unless --equal-parts)
                 """),
             OptionSpec("--concurrency", value: "N", help: "parts in flight (default 8)"),
-            .checksum.with(help: "sent with every part and verified (default crc32c)"),
             OptionSpec.choice(
                 "--payload-signing", among: ["auto", "chunked", "trailer", "unsigned", "sha256"],
                 help: """
                 auto: https unsigned aws-chunked + checksum trailer, http signed chunks
                 (a body under 64 KiB: its SHA-256 signed in the header, checksum header)
                 """),
-            OptionSpec("--content-type", value: "T", help: "the object's Content-Type"),
-            OptionSpec("--metadata", value: "KEY=VALUE", help: "user metadata (x-amz-meta-KEY), repeatable"),
-            OptionSpec("--storage-class", value: "C", help: "the object's storage class"),
             OptionSpec("--state", value: "DIR", completion: .directory, help: "resume records (default ~/.cache/sluice/s3)"),
             OptionSpec("--restart", help: "abort a stored upload of this source and object, start again"),
             OptionSpec("--equal-parts", help: "every stdin part the same size (Cloudflare R2, Garage need it)"),
@@ -44,7 +40,7 @@ struct S3CopyCommand {
             OptionSpec("--include", value: "GLOB", help: "with -r: which files (the AWS CLI's rules: the last match wins)"),
             OptionSpec("--exclude", value: "GLOB", help: "with -r: which files not (the AWS CLI's rules: the last match wins)"),
             OptionSpec("--no-follow-symlinks", help: "with -r: skip symlinks (followed by default, loops reported)"),
-        ],
+        ] + S3ObjectArguments.options,
         notes: "An interrupted upload of a file resumes when the same command runs again.")
 
     var source: String
@@ -68,6 +64,7 @@ struct S3CopyCommand {
         var progress = ProgressPrinter.Style.auto
         var walk = Walk()
         var transport = TransportKind.platformDefault
+        var gathered = S3ObjectArguments.Gathered()
         let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
             switch name {
             case "--recursive": walk.recursive = true
@@ -78,19 +75,11 @@ struct S3CopyCommand {
             case "--concurrency":
                 guard let count = Int(value), (1...256).contains(count) else { throw UsageError("--concurrency needs a count, 1 ... 256") }
                 options.concurrency = count
-            case "--checksum": options.checksum = try Arguments.checksum(value)
             case "--payload-signing":
                 guard let signing = S3PayloadSigning(rawValue: value) else {
                     throw UsageError("unknown payload signing '\(value)': use auto, chunked, trailer, unsigned or sha256")
                 }
                 options.payloadSigning = signing
-            case "--content-type": options.object.contentType = value
-            case "--metadata":
-                guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
-                    throw UsageError("--metadata needs KEY=VALUE")
-                }
-                options.object.metadata.append(S3Pair(String(value[..<equals]), String(value[value.index(after: equals)...])))
-            case "--storage-class": options.object.storageClass = value
             case "--state":
                 guard !value.isEmpty else { throw UsageError("--state needs a directory") }
                 options.stateDirectory = value
@@ -100,9 +89,11 @@ struct S3CopyCommand {
             case "--restart": options.restart = true
             case "--equal-parts": options.equalParts = true
             case "--transport": transport = try Arguments.transport(value)
-            default: throw UsageError.unhandled(name)
+            default:
+                guard try S3ObjectArguments.apply(name, value, to: &options, &gathered) else { throw UsageError.unhandled(name) }
             }
         }
+        try S3ObjectArguments.finish(gathered, &options)
         guard parsed.positionals.count == 2 else { throw UsageError("s3 cp needs SOURCE and s3://BUCKET/KEY") }
         source = parsed.positionals[0]
         if walk.recursive {

@@ -112,7 +112,11 @@ public struct S3Options: Sendable {
         return options
     }
 
-    func validate() throws(S3Error) {
+    /// Checks the options (ranges, the object's options, checksum and type together) before
+    /// any effect.
+    ///
+    /// - Throws: `S3Error.invalidOption`, one line naming the option.
+    public func validate() throws(S3Error) {
         guard (1...256).contains(concurrency) else {
             throw S3Error(.invalidOption, "concurrency must be 1 ... 256, not \(concurrency)")
         }

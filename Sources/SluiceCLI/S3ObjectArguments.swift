@@ -1,0 +1,131 @@
+import Foundation
+import Sluice
+
+/// The options of `s3 cp` (and `s3 cp -r`) that say what the object carries and how it is
+/// checked: `S3ObjectOptions` and the checksum choice, one description and one parser.
+enum S3ObjectArguments {
+    static let options: [OptionSpec] = [
+        OptionSpec.choice("--checksum", among: ["crc64nvme", "crc32c", "crc32", "sha1", "sha256", "none"],
+                          help: "sent with every part and verified (default crc32c)"),
+        OptionSpec.choice("--checksum-type", among: ["full-object", "composite"],
+                          help: "a multipart object's checksum: of the whole object (CRCs; crc64nvme's only) or of the parts'"),
+        OptionSpec("--content-type", value: "T", help: "the object's Content-Type"),
+        OptionSpec("--cache-control", value: "V", help: "the object's Cache-Control"),
+        OptionSpec("--content-disposition", value: "V", help: "the object's Content-Disposition"),
+        OptionSpec("--content-encoding", value: "V", help: "the object's Content-Encoding"),
+        OptionSpec("--content-language", value: "V", help: "the object's Content-Language"),
+        OptionSpec("--expires", value: "DATE", help: "the object's Expires (ISO 8601, e.g. 2030-01-31T12:00:00Z)"),
+        OptionSpec("--metadata", value: "KEY=VALUE", help: "user metadata (x-amz-meta-KEY), repeatable; ASCII, 2 KB in all"),
+        OptionSpec("--storage-class", value: "C", help: "the object's storage class"),
+        OptionSpec.choice("--sse", among: ["AES256", "aws:kms", "aws:kms:dsse"], help: "server-side encryption"),
+        OptionSpec("--sse-kms-key-id", value: "ID", help: "with --sse aws:kms: the KMS key (id, ARN, alias)"),
+        OptionSpec("--sse-kms-context", value: "B64", help: "with --sse aws:kms: the encryption context (base64 JSON)"),
+        OptionSpec("--bucket-key-enabled", help: "with --sse aws:kms: use the bucket's S3 Bucket Key"),
+        OptionSpec.choice("--sse-c", among: ["AES256"], help: "SSE-C with the key of --sse-c-key-file or $SLUICE_SSE_C_KEY_FILE"),
+        OptionSpec("--sse-c-key-file", value: "PATH", completion: .file, help: "the 32-byte SSE-C key (never printed or stored)"),
+        OptionSpec("--tag", value: "KEY=VALUE", help: "an object tag, repeatable (10 at most)"),
+        OptionSpec("--acl", value: "CANNED", help: "a canned ACL: \(S3ObjectOptions.cannedACLs.joined(separator: ", "))"),
+        OptionSpec("--expected-bucket-owner", value: "ID", help: "the 12-digit account the bucket must belong to"),
+        OptionSpec.choice("--object-lock-mode", among: ["GOVERNANCE", "COMPLIANCE"], help: "with --object-lock-retain-until"),
+        OptionSpec("--object-lock-retain-until", value: "DATE", help: "ISO 8601, with --object-lock-mode"),
+        OptionSpec.choice("--object-lock-legal-hold", among: ["ON", "OFF"], help: "the object's legal hold"),
+        OptionSpec("--no-clobber", help: "write only if no object has the key (If-None-Match: *)"),
+        OptionSpec("--if-match", value: "ETAG", help: "overwrite only the object with this ETag"),
+    ]
+
+    /// What the options gathered, checked together by `finish`.
+    struct Gathered {
+        var sse: String?
+        var kms = S3KMSEncryption()
+        var kmsGiven = false
+        var customerKey = false
+        var customerKeyFile: String?
+        var noClobber = false
+        var ifMatch: String?
+    }
+
+    /// Applies option `name` to `options`; false when it is not one of these.
+    static func apply(_ name: String, _ value: String, to options: inout S3Options, _ gathered: inout Gathered) throws -> Bool {
+        switch name {
+        case "--checksum":
+            if value == "none" { options.checksum = nil } else {
+                guard let algorithm = ChecksumAlgorithm(name: value) else {
+                    throw UsageError("unknown checksum '\(value)': use crc64nvme, crc32c, crc32, sha1, sha256 or none")
+                }
+                options.checksum = algorithm
+            }
+        case "--checksum-type":
+            guard let type = S3ChecksumType(name: value) else { throw UsageError("--checksum-type is full-object or composite, not '\(value)'") }
+            options.checksumType = type
+        case "--content-type": options.object.contentType = value
+        case "--cache-control": options.object.cacheControl = value
+        case "--content-disposition": options.object.contentDisposition = value
+        case "--content-encoding": options.object.contentEncoding = value
+        case "--content-language": options.object.contentLanguage = value
+        case "--expires": options.object.expires = try date(value, option: name)
+        case "--metadata": options.object.metadata.append(try pair(value, option: name))
+        case "--storage-class": options.object.storageClass = value
+        case "--sse": gathered.sse = value
+        case "--sse-kms-key-id": gathered.kms.keyID = value; gathered.kmsGiven = true
+        case "--sse-kms-context": gathered.kms.context = value; gathered.kmsGiven = true
+        case "--bucket-key-enabled": gathered.kms.bucketKey = true; gathered.kmsGiven = true
+        case "--sse-c": gathered.customerKey = true
+        case "--sse-c-key-file": gathered.customerKeyFile = value
+        case "--tag": options.object.tags.append(try pair(value, option: name))
+        case "--acl": options.object.acl = value
+        case "--expected-bucket-owner": options.object.expectedBucketOwner = value
+        case "--object-lock-mode": options.object.objectLockMode = value
+        case "--object-lock-retain-until": options.object.objectLockRetainUntil = try date(value, option: name)
+        case "--object-lock-legal-hold": options.object.objectLockLegalHold = value == "ON"
+        case "--no-clobber": gathered.noClobber = true
+        case "--if-match": gathered.ifMatch = value
+        default: return false
+        }
+        return true
+    }
+
+    /// Checks the options together and completes `options` (encryption, condition), then
+    /// `S3Options.validate`: every refusal is a usage error (exit 2), before any request.
+    static func finish(_ gathered: Gathered, _ options: inout S3Options, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        if gathered.noClobber, gathered.ifMatch != nil { throw UsageError("--no-clobber and --if-match exclude each other") }
+        options.object.condition = gathered.noClobber ? .noClobber : gathered.ifMatch.map(S3WriteCondition.ifMatch)
+        let keyFile = gathered.customerKeyFile ?? environment["SLUICE_SSE_C_KEY_FILE"]
+        if gathered.customerKey {
+            guard gathered.sse == nil else { throw UsageError("--sse-c and --sse exclude each other") }
+            guard let keyFile else { throw UsageError("--sse-c needs --sse-c-key-file PATH (or SLUICE_SSE_C_KEY_FILE)") }
+            guard let data = FileManager.default.contents(atPath: keyFile) else { throw UsageError("cannot read the SSE-C key file \(keyFile)") }
+            do { options.object.encryption = .customerKey(try S3CustomerKey(Array(data))) } catch {
+                throw UsageError("\(error.message) (\(keyFile))")
+            }
+        } else if gathered.customerKeyFile != nil {
+            throw UsageError("--sse-c-key-file goes with --sse-c AES256")
+        }
+        switch gathered.sse {
+        case "AES256"?:
+            if gathered.kmsGiven { throw UsageError("--sse-kms-key-id, --sse-kms-context and --bucket-key-enabled go with --sse aws:kms") }
+            options.object.encryption = .s3
+        case let sse?:
+            var kms = gathered.kms
+            kms.dualLayer = sse == "aws:kms:dsse"
+            options.object.encryption = .kms(kms)
+        case nil:
+            if gathered.kmsGiven { throw UsageError("--sse-kms-key-id, --sse-kms-context and --bucket-key-enabled go with --sse aws:kms") }
+        }
+        do { try options.validate() } catch { throw UsageError(error.message) }
+    }
+
+    /// `KEY=VALUE`.
+    static func pair(_ value: String, option: String) throws -> S3Pair {
+        guard let equals = value.firstIndex(of: "="), equals != value.startIndex else { throw UsageError("\(option) needs KEY=VALUE") }
+        return S3Pair(String(value[..<equals]), String(value[value.index(after: equals)...]))
+    }
+
+    /// An ISO 8601 date and time (`2030-01-31T12:00:00Z`, or with an offset) or a date (`2030-01-31`, midnight UTC).
+    static func date(_ value: String, option: String) throws -> Date {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: value) { return date }
+        formatter.formatOptions = [.withFullDate]
+        if let date = formatter.date(from: value) { return date }
+        throw UsageError("\(option) needs an ISO 8601 date, e.g. 2030-01-31T12:00:00Z, not '\(value)'")
+    }
+}
