@@ -82,7 +82,10 @@ public enum ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable, CustomS
 /// object's bytes, comparable with a local file's (`FULL_OBJECT`, CRCs only), or the checksum
 /// of the parts' checksums, `base64-N` (`COMPOSITE`).
 public enum S3ChecksumType: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// `FULL_OBJECT`: the CRC of the whole object's bytes, comparable with a local file's (CRCs
+    /// only).
     case fullObject = "FULL_OBJECT"
+    /// `COMPOSITE`: the checksum of the parts' checksums, `base64-N` for N parts.
     case composite = "COMPOSITE"
 
     /// The CLI's spelling: `full-object`, `composite`.
