@@ -41,6 +41,7 @@ public struct S3ObjectOptions: Sendable, Equatable {
     /// The condition the object is written under (`PutObject`, `CompleteMultipartUpload`).
     public var condition: S3WriteCondition?
 
+    /// Options with every property at its default (given with each property).
     public init() {}
 
     /// The SSE-C key, when the object is encrypted with one.
@@ -59,6 +60,8 @@ public struct S3ObjectOptions: Sendable, Equatable {
 
     /// The requests an object's headers go on.
     public enum Operation: Sendable {
+        /// `PutObject`, `CreateMultipartUpload`, `UploadPart` and `CompleteMultipartUpload`: each
+        /// carries the headers S3 reads on it.
         case putObject, createMultipartUpload, uploadPart, completeMultipartUpload
     }
 
@@ -201,9 +204,12 @@ public struct S3ObjectOptions: Sendable, Equatable {
 
 /// A key and its value (metadata, tags).
 public struct S3Pair: Sendable, Equatable {
+    /// The key: a metadata name (sent as `x-amz-meta-KEY`) or a tag's key.
     public var key: String
+    /// The value.
     public var value: String
 
+    /// The pair `key`, `value`.
     public init(_ key: String, _ value: String) {
         self.key = key
         self.value = value
@@ -231,6 +237,7 @@ public struct S3KMSEncryption: Sendable, Equatable {
     /// Use the bucket's S3 Bucket Key.
     public var bucketKey = false
 
+    /// SSE-KMS settings: each argument as the property of the same name.
     public init(dualLayer: Bool = false, keyID: String? = nil, context: String? = nil, bucketKey: Bool = false) {
         self.dualLayer = dualLayer
         self.keyID = keyID
