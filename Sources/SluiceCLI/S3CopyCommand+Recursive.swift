@@ -57,7 +57,8 @@ extension S3CopyCommand {
         case .success(let done):
             for note in done.notes { Terminal.error("sluice: s3 cp: \(note)") }
             for failure in done.failures { Terminal.error("sluice: s3 cp: \(failure)") }
-            let summary = "\(counted(done.uploaded, "file")) sent, \(done.unchanged) unchanged since a run before, "
+            let kept = done.kept > 0 ? "\(done.kept) exists, kept, " : ""
+            let summary = "\(counted(done.uploaded, "file")) sent, \(done.unchanged) unchanged since a run before, \(kept)"
                 + "\(done.failures.count) failed; \(done.bytesSent) bytes in \(String(format: "%.2f", done.elapsed)) s"
             if done.failures.isEmpty {
                 do { try Terminal.output("s3://\(destination.bucket)/\(destination.prefix)\n") } catch {

@@ -85,3 +85,16 @@ def test_bad_combinations_are_usage_errors_before_any_request(env, tmp_path, arg
     code, out, err = sluice(blocked, "s3", "cp", str(path), "s3://%s/x" % BUCKET, *arguments)
     assert code == 2, err
     assert words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_recursive_no_clobber_counts_existing_objects_as_kept(s3, env, tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (tree / name).write_bytes(name.encode() * 10)
+    prefix = "kept-%s/" % uuid.uuid4().hex[:8]
+    s3.put_object(Bucket=BUCKET, Key=prefix + "b.txt", Body=b"older")
+    code, out, err = sluice(env, "s3", "cp", "-r", str(tree), "s3://%s/%s" % (BUCKET, prefix), "--no-clobber", "--progress", "none")
+    assert code == 0, err
+    assert "2 files sent" in err + out and "1 exists, kept" in err + out, err
+    assert s3.get_object(Bucket=BUCKET, Key=prefix + "b.txt")["Body"].read() == b"older"

@@ -84,6 +84,7 @@ public struct UploadJob: Sendable {
         var notes: [WalkIssue] = []
         var uploaded = 0
         var unchanged = 0
+        var kept = 0
         do {
             try await withThrowingTaskGroup(of: UploadJobOutcome.self) { group in
                 var running = 0
@@ -91,6 +92,7 @@ public struct UploadJob: Sendable {
                     running -= 1
                     switch outcome {
                     case .sent: uploaded += 1
+                    case .kept: kept += 1
                     case .failed(let failure): failures.append(failure)
                     }
                 }
@@ -142,7 +144,7 @@ public struct UploadJob: Sendable {
         let complete = failures.isEmpty
         if complete { journal.remove() } else { try journal.close() }
         let snapshot = tracker.snapshot()
-        return UploadJobResult(uploaded: uploaded, unchanged: unchanged, failures: failures, notes: notes,
+        return UploadJobResult(uploaded: uploaded, unchanged: unchanged, kept: kept, failures: failures, notes: notes,
                                bytesSent: snapshot.bytesDone - snapshot.bytesAlreadyDone,
                                elapsed: (ContinuousClock.now - started) / .seconds(1), recordKept: !complete ? path : nil)
     }
@@ -159,6 +161,10 @@ public struct UploadJob: Sendable {
             try journal.append(JobJournal.Entry(file, result: answer))
             tracker.finished(slot, file.size)
             return .sent
+        } catch is UploadJobKept {
+            // The destination keeps what it has (an object the job must not overwrite): not a failure.
+            tracker.finished(slot, nil)
+            return .kept
         } catch {
             tracker.finished(slot, nil)
             if Task.isCancelled { throw CancellationError() }
@@ -170,7 +176,14 @@ public struct UploadJob: Sendable {
 /// How one file of a job ended.
 enum UploadJobOutcome: Sendable {
     case sent
+    case kept
     case failed(UploadJobFailure)
+}
+
+/// What a destination throws for a file it did not write because what it holds is to be kept
+/// (`s3 cp -r --no-clobber` over an existing object): counted as kept, not as a failure.
+public struct UploadJobKept: Error, Sendable {
+    public init() {}
 }
 
 /// A file of a job that was not sent, and why.
@@ -192,6 +205,8 @@ public struct UploadJobResult: Sendable {
     public var uploaded: Int
     /// Files a run before had sent, unchanged since: not sent again.
     public var unchanged: Int
+    /// Files not sent because the destination keeps what it has (an existing object under `--no-clobber`).
+    public var kept: Int = 0
     /// Files that could not be read or sent (the next run tries them again).
     public var failures: [UploadJobFailure]
     /// What the walk passed over on purpose (special files, symlink loops, symlinks not followed).

@@ -49,7 +49,10 @@ public struct S3JobDestination: UploadJobDestination {
         client.options.restart = restart
         // A file changed since its multipart upload began is sent again as it is now.
         client.options.restartWhenSourceChanged = true
-        let result = try await client.upload(source, to: location) { progress($0.bytesSent) }
-        return result.eTag
+        do {
+            return try await client.upload(source, to: location) { progress($0.bytesSent) }.eTag
+        } catch let error as S3Error where error.code == .objectExists {
+            throw UploadJobKept()
+        }
     }
 }
