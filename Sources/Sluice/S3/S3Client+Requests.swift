@@ -220,6 +220,9 @@ extension S3Client {
 
     /// Sends `call`, retrying transient failures (connection failures, 5xx, `SlowDown`) under
     /// the options' `RetryPolicy`; the body is read again from its start for each attempt.
+    /// Each attempt holds a permit of `options.requestBudget` while it is sent, and none
+    /// through the backoff before the next: every request of a job (`PutObject`, `Create`,
+    /// `Complete`, `ListParts`, `Abort`) counts against one number, as the parts do.
     ///
     /// - Throws: `S3Error`.
     func send(
@@ -229,7 +232,7 @@ extension S3Client {
         var budget = RetryBudget(options.retryPolicy)
         while true {
             do {
-                return try await sendOnce(call, body: body, counters: counters, progress: progress)
+                return try await withRequestPermit { try await sendOnce(call, body: body, counters: counters, progress: progress) }
             } catch {
                 let failure = classify(error, call)
                 guard failure.retryable else { throw failure.error }

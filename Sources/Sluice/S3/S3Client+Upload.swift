@@ -309,10 +309,8 @@ extension S3Client {
         let length = bytes.length
         let answer: S3Answer
         do {
-            answer = try await withRequestPermit {
-                try await send(call, body: .bytes(bytes), counters: counters) { sent in
-                    meter.update(part: 1, bytes: sent, length: length)
-                }
+            answer = try await send(call, body: .bytes(bytes), counters: counters) { sent in
+                meter.update(part: 1, bytes: sent, length: length)
             }
         } catch let error as S3Error {
             throw conditionRefusal(error, location: location) ?? error

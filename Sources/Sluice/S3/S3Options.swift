@@ -24,8 +24,9 @@ public struct S3Options: Sendable {
     public var partSize: Int64?
     /// Parts in flight at once (and, for a stream, buffers of one part size: this plus one).
     public var concurrency = 8
-    /// A request budget shared with other uploads (a job's): every `PutObject` and
-    /// `UploadPart` attempt holds one of its permits while it is sent; nil for none.
+    /// A request budget shared with other uploads (a job's): every request attempt (`PutObject`,
+    /// `UploadPart`, `Create`, `Complete`, `ListParts`, `Abort`) holds one of its permits while it
+    /// is sent, none through a retry's backoff; nil for none.
     public var requestBudget: RequestBudget?
     /// The checksum sent with every part and object; nil for none.
     public var checksum: ChecksumAlgorithm? = .crc32c
