@@ -417,7 +417,7 @@ extension S3Client {
         switch condition {
         case .noClobber:
             refused.code = .objectExists
-            refused.message = "\(location) exists, kept (--no-clobber: If-None-Match refused by the server)"
+            refused.message = "\(location) exists, kept (If-None-Match: * refused by the server)"
         case .ifMatch(let eTag):
             refused.code = .conditionFailed
             refused.message = "\(location) does not have ETag \(eTag) (If-Match refused by the server); nothing written"
