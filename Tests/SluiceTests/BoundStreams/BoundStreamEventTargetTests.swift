@@ -6,7 +6,7 @@ import Testing
 /// The output stream's first `hasSpaceAvailable` reaches a writer whatever it does first:
 /// open, then schedule (legal with Apple's streams), or schedule, then open; on a run loop or
 /// on a dispatch queue.
-@Suite(.timeLimit(.minutes(1))) struct BoundStreamEventTargetTests {
+@Suite(.hangGuard) struct BoundStreamEventTargetTests {
     enum Target: String, CaseIterable, Sendable {
         case runLoop, queue
     }

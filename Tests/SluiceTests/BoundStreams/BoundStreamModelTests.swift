@@ -16,7 +16,7 @@ import Testing
 /// then runs to quiescence: an unfailed writer must get its whole payload through.
 ///
 /// Prints its seed; `SLUICE_TEST_SEED=<seed>` replays it.
-@Suite(.timeLimit(.minutes(2))) struct BoundStreamModelTests {
+@Suite(.hangGuard) struct BoundStreamModelTests {
     static let iterations = 1500
 
     @Test func randomInterleavingsAgreeWithTheModel() async throws {

@@ -28,7 +28,7 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct BoundStreamPairTests {
+@Suite(.hangGuard) struct BoundStreamPairTests {
     /// Writer driven by space events with odd chunk sizes, reader with other odd sizes.
     @Test(arguments: [(1, 1, 1), (37, 71, 13), (64, 4093, 65524), (4096, 1000, 7), (65536, 65536, 65524)])
     func deliversEveryByteInOrder(capacity: Int, writeChunk: Int, readChunk: Int) async throws {

@@ -8,7 +8,7 @@ import Testing
 /// The seed's own usage of the pair (issue 8 §1): output scheduled in a run loop, exactly one
 /// `write` per `hasSpaceAvailable`, from a fixed buffer smaller than, equal to or larger than
 /// the pair's capacity.
-@Suite(.timeLimit(.minutes(2))) struct BoundStreamSeedTests {
+@Suite(.hangGuard) struct BoundStreamSeedTests {
     /// The watchdog found the pair stuck; `state` is the pair's state machine at that moment.
     struct Stalled: Error, CustomStringConvertible {
         var state: String
@@ -80,7 +80,7 @@ import FoundationNetworking
 /// The seed's program as an Apple developer writes it, unchanged: `Stream.getBoundStreams`
 /// (Sluice's extension on Linux), the seed's one-write-per-event delegate in a run loop, and
 /// plain `URLSession` sending the input stream as `httpBodyStream`.
-@Suite(.timeLimit(.minutes(3))) struct BoundStreamSeedURLSessionTests {
+@Suite(.hangGuard) struct BoundStreamSeedURLSessionTests {
     @Test(arguments: [65536, 4096, 1000])
     func theSeedsProgramUploads64MiBByteExact(bufferSize: Int) async throws {
         let receiver = try LoopbackReceiver(log: { _ in })

@@ -9,7 +9,7 @@ import Testing
 /// `Stream.getBoundStreams` returns, through the public `Stream` API only (on Linux that is
 /// Sluice's pair, driven the way Foundation's would be: run-loop events, writes only while
 /// there is space, partial writes kept in the staging buffer).
-@Suite(.timeLimit(.minutes(2))) struct FoundationStreamChannelTests {
+@Suite(.hangGuard) struct FoundationStreamChannelTests {
     static func source(_ bytes: any ByteSource, bufferSize: Int, from start: Int64 = 0) -> InputStreamSource {
         InputStreamSource(filler: .random(bytes, range: start..<bytes.length), bufferSize: bufferSize, queue: nil, streams: .foundation)
     }

@@ -5,7 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 
-@Suite(.timeLimit(.minutes(2))) struct InputStreamSourceTests {
+@Suite(.hangGuard) struct InputStreamSourceTests {
     @Test(arguments: [(37, 71, 13), (64 * 1024, 1_000_003, 65524), (4096, 0, 100), (1, 257, 3), (1000, 999, 1000)])
     func deliversTheSourceByteForByte(bufferSize: Int, length: Int, readChunk: Int) async throws {
         let source = SyntheticByteSource(length: Int64(length), seed: 11)

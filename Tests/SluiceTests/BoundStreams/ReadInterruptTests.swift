@@ -4,7 +4,7 @@ import Testing
 
 /// `ReadInterrupt.waitReadable`: a wait for a pipe's bytes that `interrupt()` ends at once,
 /// and that says when the pipe stayed silent for the whole timeout (S3's stall bound on stdin).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct ReadInterruptTests {
     /// Runs `body` with a pipe's (read, write) ends and an interrupt, all closed after it.
     func withPipe(_ body: (Int32, Int32, ReadInterrupt) throws -> Void) throws {

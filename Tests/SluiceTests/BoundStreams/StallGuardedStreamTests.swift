@@ -5,7 +5,7 @@ import Testing
 /// `StallGuardedStream`: a source silent for the stall timeout fails its read with
 /// `ProducerStalled`, through the source's own way out (a FIFO's `close()`). The timer is the
 /// test's own: it fires when the test says, so each case is an order of events, not a time.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct StallGuardedStreamTests {
     /// Timers the guarded stream armed, fired by the test; each records whether it was cancelled.
     final class ManualTimers: Sendable {

@@ -6,7 +6,7 @@ import Testing
 
 /// Who closes which descriptor: `FileByteSource` closes once (idempotent, thread-safe, in
 /// `deinit` at the latest); `MultipartBody` and `TusSource` own the files they opened.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct FileLifetimeTests {
     private func makeFile(_ name: String, bytes: Int = 4096, seed: UInt64 = 1) throws -> (path: String, bytes: [UInt8]) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-life-\(UUID())")

@@ -6,7 +6,7 @@ import Testing
 
 /// Paths that are not plain regular files: /proc files (size 0, with content), empty files,
 /// FIFOs, devices. None may hang, and none may become a silently empty body.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct SpecialFileTests {
     /// What `path` holds, read by Foundation (not by Sluice).
     private func contents(_ path: String) throws -> [UInt8] {

@@ -6,7 +6,7 @@ import Testing
 @testable import SluiceReceiver
 
 @Suite("curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",
-       .serialized, .timeLimit(.minutes(1)))
+       .serialized, .hangGuard)
 struct CurlProducerTests {
     @Test("a producer that goes quiet is named as the cause of the stall timeout, not the server")
     func quietSourceNamed() async throws {

@@ -6,7 +6,7 @@ import Testing
 /// The engine's edges: shutdown (twice, while parts are in flight, awaited), work after it,
 /// and engines that are dropped without one. The counting tests run alone in a child copy of
 /// the test process (`Isolated`): threads and descriptors are process-wide.
-@Suite("TransferEngine lifecycle: shutdown, work after it, dropped engines", .serialized, .timeLimit(.minutes(2)))
+@Suite("TransferEngine lifecycle: shutdown, work after it, dropped engines", .serialized, .hangGuard)
 struct EngineLifecycleTests {
     @Test("shutdown twice returns both times; a request after it fails at once naming the shutdown")
     func shutdownTwice() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// A signed aws-chunked body on the engine: the loop never waits for the read-ahead (it
 /// pauses the transfer and is woken), and the read-ahead ends with its request.
-@Suite("aws-chunked read-ahead on the engine's loops", .serialized, .timeLimit(.minutes(1)))
+@Suite("aws-chunked read-ahead on the engine's loops", .serialized, .hangGuard)
 struct ReadAheadEngineTests {
     /// Synthetic bytes whose reads from `firstGate` on wait until the test opens the first gate,
     /// and from `secondGate` on until it opens the second; it counts the reads in flight.

@@ -5,7 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 
-@Suite("TransferEngine: loops, threads, connection reuse, per-host limit", .serialized, .timeLimit(.minutes(1)))
+@Suite("TransferEngine: loops, threads, connection reuse, per-host limit", .serialized, .hangGuard)
 struct TransferEngineTests {
     // The two counting tests run alone in a child copy of the test process (`Isolated`):
     // threads and descriptors are process-wide, and the suites running in parallel here start

@@ -9,7 +9,7 @@ import Testing
 /// Over both transports: on URLSession (Linux) each request and part (5 MiB here) goes with a
 /// Content-Length, the body held in memory up to `URLSessionTransport.sizedBodyLimit`.
 @Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
-       .timeLimit(.minutes(3)))
+       .hangGuard)
 struct UploadJobSeaweedTests {
     let peer = SeaweedPeer.current!
 

@@ -34,7 +34,7 @@ func smallTree(_ count: Int) throws -> String {
 
 /// Two runs of one job at once: the second is refused before it reads, forgets or sends
 /// anything, naming the first one's pid; once the first has ended, the next run goes.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct UploadJobLockTests {
     @Test(arguments: [false, true])
     func aSecondRunOfTheSameJobIsRefusedAtOnce(restart: Bool) async throws {
@@ -69,7 +69,7 @@ struct UploadJobLockTests {
 /// Ctrl-C (SIGINT, SIGTERM: the CLI cancels the job's task) ends a job as interrupted, not as
 /// files failed: here with no more files than `concurrency`, so the walk has ended and the job
 /// is draining its group when the cancel comes.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct UploadJobCancelTests {
     @Test func aCancelWhileTheLastFilesAreInFlightEndsTheJobAsInterrupted() async throws {
         let root = try smallTree(4)

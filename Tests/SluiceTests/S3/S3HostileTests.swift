@@ -5,7 +5,7 @@ import Testing
 
 /// Inputs a hostile user tries on S3 uploads; each ends in the right request or a clear error
 /// before any byte is sent. The CLI's side is Tests/e2e/test_s3_hostile.py.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct S3HostileTests {
     /// A client of the loopback receiver (it answers every request 200 and records its path).
     func client(of receiver: LoopbackReceiver, transport: TransportKind) -> S3Client {

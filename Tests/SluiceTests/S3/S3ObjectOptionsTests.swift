@@ -73,7 +73,7 @@ import Testing
         ]
     }()
 
-    @Test(.timeLimit(.minutes(1))) func headersEqualBotocoresForTheSameCall() async throws {
+    @Test(.hangGuard) func headersEqualBotocoresForTheSameCall() async throws {
         let configuration = S3Configuration(credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "SECRET"), region: "us-east-1",
                                             endpoint: URL(string: "http://127.0.0.1:9")!)
         var requests: [[String: Any]] = []
@@ -165,7 +165,7 @@ import Testing
 /// Object options against the SeaweedFS scripts/test.sh starts, read back by boto3
 /// (`Tests/Peers/s3_readback.py`).
 @Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
-       .timeLimit(.minutes(3)))
+       .hangGuard)
 struct S3ObjectOptionsSeaweedTests {
     let peer = SeaweedPeer.current!
 

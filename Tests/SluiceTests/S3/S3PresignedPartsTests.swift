@@ -6,7 +6,7 @@ import Testing
 /// half (`S3PresignedPartsUpload`, with none) against the SeaweedFS scripts/test.sh starts,
 /// objects read back by boto3. The CLI's three commands are Tests/e2e/test_s3_presigned_parts.py.
 @Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
-       .timeLimit(.minutes(3)))
+       .hangGuard)
 struct S3PresignedPartsSeaweedTests {
     let peer = SeaweedPeer.current!
 

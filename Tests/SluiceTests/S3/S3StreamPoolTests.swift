@@ -59,7 +59,7 @@ final class CannedS3: UploadTransport {
 }
 
 struct S3StreamPoolTests {
-    @Test(.timeLimit(.minutes(1)), arguments: [1, 3, 8])
+    @Test(.hangGuard, arguments: [1, 3, 8])
     func aStreamUsesAtMostConcurrencyBuffers(concurrency: Int) async throws {
         let server = CannedS3()
         var options = S3Options()

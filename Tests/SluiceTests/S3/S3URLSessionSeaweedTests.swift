@@ -5,7 +5,7 @@ import Testing
 /// S3 over `URLSessionTransport` (the only transport on Apple platforms) against SeaweedFS:
 /// the same part scheduler as on libcurl, each object read back byte-exact.
 @Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
-       .timeLimit(.minutes(3)))
+       .hangGuard)
 struct S3URLSessionSeaweedTests {
     let peer = SeaweedPeer.current!
 

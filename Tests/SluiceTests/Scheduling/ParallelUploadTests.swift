@@ -5,7 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 
-@Suite("Parallel ranged upload on the engine", .serialized, .timeLimit(.minutes(1)))
+@Suite("Parallel ranged upload on the engine", .serialized, .hangGuard)
 struct ParallelUploadTests {
     struct PartReport: Decodable {
         var path: String

@@ -6,7 +6,7 @@ import Testing
 /// Aggregate progress of a parallel upload: never lower than the report before, except in a
 /// report that names the parts started again; in order even when parts on several loops
 /// report at once.
-@Suite("Parallel upload progress", .serialized, .timeLimit(.minutes(1)))
+@Suite("Parallel upload progress", .serialized, .hangGuard)
 struct PartProgressTests {
     /// Reports in the order the callback saw them, and the times one went down unannounced.
     final class Recorder: Sendable {

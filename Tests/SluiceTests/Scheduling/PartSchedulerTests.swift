@@ -7,7 +7,7 @@ import Testing
 /// failure semantics on URLSession (the only transport on Apple platforms) as on libcurl.
 /// `Tests/Peers/parts_server.py` answers each part with the SHA-256 of its body as its ETag
 /// (`ParallelUploadTests.verify` checks them).
-@Suite("Part scheduler over every transport", .serialized, .timeLimit(.minutes(2)))
+@Suite("Part scheduler over every transport", .serialized, .hangGuard)
 struct PartSchedulerTests {
     static func upload(_ source: any ByteSource, partSize: Int64, _ path: @escaping @Sendable (UploadPart) -> String) -> ParallelUpload {
         var upload = ParallelUpload(source: source, partSize: partSize) { part in try UploadRequest(url: path(part), method: "PUT") }

@@ -71,7 +71,7 @@ struct CorruptedSource: ByteSource {
 }
 
 /// Every payload mode against a real S3 implementation that verifies signatures and checksums.
-@Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized, .timeLimit(.minutes(2)))
+@Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized, .hangGuard)
 struct SeaweedSigV4Tests {
     enum Mode: String, CaseIterable, CustomStringConvertible {
         case unsigned, sha256, streamingSigned

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import Sluice
 @testable import SluiceCLI
 @testable import SluiceReceiver
@@ -108,4 +109,12 @@ func taskResult<T: Sendable>(of task: Task<T, any Error>, within seconds: Int) a
     }
     _ = await onThread { done.wait(timeout: .now() + .seconds(seconds)) }
     return outcome.withLock { $0 }
+}
+
+extension Trait where Self == TimeLimitTrait {
+    /// The one time limit a suite or test carries: a guard that turns a hang into a failure,
+    /// not a speed bound. It is generous because CI shares two cores with other work; a
+    /// suite moving a few hundred MiB through a debug build took over a minute at load 18.
+    /// Speed targets live in Benchmarks/.
+    static var hangGuard: Self { .timeLimit(.minutes(5)) }
 }

@@ -5,7 +5,7 @@ import Testing
 /// `AnswerPace`: an answer comes at a useful rate and within a bound derived from the stall
 /// timeout (issue 29, defect 1), on a clock of the test's own; then both transports against a
 /// server that trickles its answer at 5 bytes a second (before: every command stayed for days).
-@Suite("An answer's pace", .serialized, .timeLimit(.minutes(1)))
+@Suite("An answer's pace", .serialized, .hangGuard)
 struct AnswerPaceTests {
     let start = ContinuousClock.now
 

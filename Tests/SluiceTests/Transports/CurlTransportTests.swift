@@ -5,7 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 
-@Suite("CurlTransport against a loopback sink", .serialized, .timeLimit(.minutes(1)))
+@Suite("CurlTransport against a loopback sink", .serialized, .hangGuard)
 struct CurlTransportTests {
     let transport = CurlTransport()
 

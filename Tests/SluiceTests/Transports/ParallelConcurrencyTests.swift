@@ -5,7 +5,7 @@ import Testing
 
 /// What the caller asks for is what runs: a parallel upload's `concurrency` above the engine's
 /// per-origin limit (16), each part prepared (signed) when it starts, not while it waits.
-@Suite("Parallel upload concurrency", .serialized, .timeLimit(.minutes(1)))
+@Suite("Parallel upload concurrency", .serialized, .hangGuard)
 struct ParallelConcurrencyTests {
     @Test("32 parts at concurrency 32 against a server that answers none until it holds all 32: 32 in flight at once")
     func concurrencyAboveTheEnginesHostLimit() async throws {

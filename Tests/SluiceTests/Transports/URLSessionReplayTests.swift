@@ -9,7 +9,7 @@ import Testing
 /// URLSession asks its delegate for a new body stream (`needNewBodyStream`) when libcurl
 /// rewinds the body, from inside libcurl's seek callback on URLSession's work queue; on Linux
 /// `cancel` waits for that very queue. A one-shot body must be refused there without waiting.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct URLSessionReplayTests {
     /// A task whose `cancel` waits until released, as URLSession's does for its work queue
     /// when it is called on that queue.

@@ -7,7 +7,7 @@ import Testing
 
 /// The URLSession transport's `.stream` bodies (issue 8 §5): the caller's stream is pumped
 /// through an `InputStreamSource` on Sluice's own queue, counted, and never handed to URLSession.
-@Suite(.timeLimit(.minutes(2))) struct InputStreamSourceStreamBodyTests {
+@Suite(.hangGuard) struct InputStreamSourceStreamBodyTests {
     @Test func aShortStreamNeverEndsInSuccess() async throws {
         let receiver = try LoopbackReceiver(log: { _ in })
         defer { receiver.stop() }

@@ -7,7 +7,7 @@ import Testing
 
 /// End-to-end tus tests against tuspyserver (under uvicorn), a checking stub, a fault proxy
 /// and the independent tuspy client. Serialized: they share two cores and big bodies.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .hangGuard)
 struct TusClientTests {
     func options(state: String, chunk: Int64? = nil) -> TusOptions {
         var options = TusOptions()

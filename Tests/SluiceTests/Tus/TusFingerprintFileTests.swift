@@ -7,7 +7,7 @@ import Testing
 /// The resume fingerprint of a file sees an edit in the middle even when the modification
 /// time was set back (`touch -r`): its status change time moved. A replaced file (new inode)
 /// is seen too. Old records (no inode, no ctime) still load and compare.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct TusFingerprintFileTests {
     private func makeFile(_ bytes: Int) throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-fp-\(UUID())")

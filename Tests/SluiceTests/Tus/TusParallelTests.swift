@@ -7,7 +7,7 @@ import Testing
 
 /// tus on the transfer engine: one connection per upload; parallel partial uploads joined by
 /// the concatenation extension (tuspyserver lists and implements it).
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .hangGuard)
 struct TusParallelTests {
     func options(state: String, chunk: Int64) -> TusOptions {
         var options = TusOptions()

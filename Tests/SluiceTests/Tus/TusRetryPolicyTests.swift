@@ -4,7 +4,7 @@ import Testing
 
 /// tus under the one `RetryPolicy`: progress is the highest offset ever confirmed rising, and
 /// failures in all are capped (`Tests/Peers/tus_lying_offsets.py`: every PATCH 409, HEAD lies).
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .hangGuard)
 struct TusRetryPolicyTests {
     struct Stats: Decodable {
         var patches: Int

@@ -10,7 +10,7 @@ import Testing
 /// Serialized: URLSession on Linux drives every task of the process from one shared queue,
 /// which waits in the body stream's read while a sequence is slow; one upload at a time from
 /// here keeps the timing-sensitive URLSession tests that run alongside undisturbed.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct AsyncSequenceBodyTests {
+@Suite(.serialized, .hangGuard) struct AsyncSequenceBodyTests {
     /// Chunks of sizes that divide nothing (1 ... 100,000 bytes, seeded), as `[UInt8]`,
     /// `ArraySlice<UInt8>` (with a non-zero start index) and `Data`, with a known and an
     /// unknown length.

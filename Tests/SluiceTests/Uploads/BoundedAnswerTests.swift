@@ -5,7 +5,7 @@ import Testing
 
 /// `ResponseBodyHandling.collectOrFail`: how S3 and tus read answers. A body within the limit
 /// is kept whole; one past it fails the request at once (`responseTooLarge`), on both transports.
-@Suite("Bounded answers", .serialized, .timeLimit(.minutes(1)))
+@Suite("Bounded answers", .serialized, .hangGuard)
 struct BoundedAnswerTests {
     private func upload(_ transport: TransportKind, _ url: String, limit: Int) async throws -> UploadResponse {
         var options = UploadOptions()

@@ -5,7 +5,7 @@ import Testing
 @testable import SluiceReceiver
 
 /// Credentials and a redirect to another origin: two loopback sinks on two ports, both transports.
-@Suite("Credentials across redirects", .serialized, .timeLimit(.minutes(1)))
+@Suite("Credentials across redirects", .serialized, .hangGuard)
 struct RedirectCredentialTests {
     static let credentialHeaders = [
         ("Authorization", "Bearer X"), ("Cookie", "s=X"), ("Proxy-Authorization", "Basic cHJveHk6c2VjcmV0"),

@@ -6,7 +6,7 @@ import Testing
 
 /// Response bodies larger than the collect limit: streamed whole to a sink, or kept up to the
 /// limit with the truncation visible. Both transports, against a loopback sink.
-@Suite("Response bodies", .serialized, .timeLimit(.minutes(1)))
+@Suite("Response bodies", .serialized, .hangGuard)
 struct ResponseBodyTests {
     static let size = 20 * 1_048_576 + 13
 
