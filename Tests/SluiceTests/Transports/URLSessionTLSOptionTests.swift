@@ -5,7 +5,7 @@ import Testing
 /// A CA file (`--cacert`, `--ca-bundle`, `AWS_CA_BUNDLE`) and `-k` matter for https only: on
 /// URLSession plain http goes, https with either is refused in one line before anything is sent
 /// (before: every request refused whenever one was set, `AWS_CA_BUNDLE` on company machines).
-@Suite("URLSession and TLS options", .serialized, .timeLimit(.minutes(1)))
+@Suite("URLSession and TLS options", .serialized, .hangGuard)
 struct URLSessionTLSOptionTests {
     @Test("http with a CA file or -k set: sent", arguments: [false, true])
     func plainHTTPGoes(insecure: Bool) async throws {
