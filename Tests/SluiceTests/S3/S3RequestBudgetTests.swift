@@ -6,7 +6,7 @@ import Testing
 
 /// `S3Options.requestBudget` holds what it says: a request attempt holds a permit while it is
 /// sent, and none through a retry's backoff.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct S3RequestBudgetTests {
     /// A `PutObject` answered 503 waits out a backoff far longer than the test may run: the
     /// budget's one permit is free meanwhile (before: held through the backoff).
