@@ -8,11 +8,11 @@ struct ChecksumCommand: Subcommand {
         path: ["checksum"],
         synopses: [Synopsis("[--algorithm A] SOURCE", "SHA-256 of SOURCE, or the checksum S3 shows for it")],
         about: """
-        Prints 'SHA256HEX  BYTES' for SOURCE, read the way uploads read it. With --algorithm, prints
-        'BASE64  BYTES': the value S3 shows in HeadObject and GetObjectAttributes (checksum mode on)
-        for an object holding SOURCE with a full-object checksum (crc64nvme: every new S3 object's;
-        `s3 cp --checksum crc64nvme`), so an object can be checked against a file without reading it.
-        """,
+            Prints 'SHA256HEX  BYTES' for SOURCE, read the way uploads read it. With --algorithm, prints
+            'BASE64  BYTES': the value S3 shows in HeadObject and GetObjectAttributes (checksum mode on)
+            for an object holding SOURCE with a full-object checksum (crc64nvme: every new S3 object's;
+            `s3 cp --checksum crc64nvme`), so an object can be checked against a file without reading it.
+            """,
         operands: [.source],
         options: [
             OptionSpec.choice("--algorithm", among: ["crc64nvme", "crc32c", "crc32", "sha1", "sha256"], help: "the checksum, in S3's base64")

@@ -14,17 +14,17 @@ extension CommandLineDescription {
         path: [],
         synopses: [Synopsis("<command> [options]")],
         about: """
-        Sluice uploads data too large for memory from a file, stdin or a synthetic source, with a
-        bounded buffer: a request body, multipart/form-data, tus 1.0, or S3 multipart (parallel,
-        resumable, presigned, a directory as one job).
-        """,
+            Sluice uploads data too large for memory from a file, stdin or a synthetic source, with a
+            bounded buffer: a request body, multipart/form-data, tus 1.0, or S3 multipart (parallel,
+            resumable, presigned, a directory as one job).
+            """,
         options: [OptionSpec("-V", "--version", help: "print the version")],
         notes: """
-        sluice <command> --help lists a command's options.
-        SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].
-        Exit status: 0 success; 1 the upload or I/O failed (one line on stderr says why);
-        2 usage error; 130 interrupted (SIGINT or SIGTERM).
-        """)
+            sluice <command> --help lists a command's options.
+            SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].
+            Exit status: 0 success; 1 the upload or I/O failed (one line on stderr says why);
+            2 usage error; 130 interrupted (SIGINT or SIGTERM).
+            """)
 
     /// `--help` of the command at `path` given `arguments`: the one form whose selector they
     /// name (`s3 presign --multipart`), else every form.
@@ -96,8 +96,10 @@ func runCommand(_ arguments: [String]) async -> Int32 {
         break
     }
     guard let type = Commands.all.first(where: { $0.specifications[0].path == [name] }) else {
-        Terminal.error(name.hasPrefix("-") ? "sluice: unknown option '\(name)': a command comes first (sluice --help)"
-                                           : "sluice: unknown command '\(name)' (sluice --help lists them)")
+        Terminal.error(
+            name.hasPrefix("-")
+                ? "sluice: unknown option '\(name)': a command comes first (sluice --help)"
+                : "sluice: unknown command '\(name)' (sluice --help lists them)")
         return 2
     }
     let help = CommandLineDescription.help(for: [name], arguments: rest)!

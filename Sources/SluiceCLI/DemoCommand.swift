@@ -8,12 +8,15 @@ import Sluice
 struct DemoCommand: Subcommand {
     static let specification = CommandSpec(
         path: ["demo"],
-        synopses: [Synopsis("[--size SIZE] [--seed N] [--transport curl|urlsession] [--progress STYLE]",
-                            "an upload end to end on this machine, verified")],
+        synopses: [
+            Synopsis(
+                "[--size SIZE] [--seed N] [--transport curl|urlsession] [--progress STYLE]",
+                "an upload end to end on this machine, verified")
+        ],
         about: """
-        Starts a loopback receiver, uploads synthetic:SIZE:SEED to it, checks the server's SHA-256
-        against the source's and prints bytes, throughput and peak memory.
-        """,
+            Starts a loopback receiver, uploads synthetic:SIZE:SEED to it, checks the server's SHA-256
+            against the source's and prints bytes, throughput and peak memory.
+            """,
         options: [
             OptionSpec("--size", value: "SIZE", help: "default 4GiB"),
             OptionSpec("--seed", value: "N", help: "an unsigned integer (default 2026)"),
@@ -90,8 +93,11 @@ struct DemoCommand: Subcommand {
         // The source's own hash, read again after the upload so it does not slow the upload.
         let sourceHash = try await Task.detached { try Digest.sha256(of: source) }.value
         let rate = Double(length) / max(seconds, 1e-9)
-        try Terminal.output("sent      \(response.bytesSent) bytes in \(String(format: "%.2f", seconds)) s: \(Terminal.bytes(Terminal.whole(rate)))/s (\(String(format: "%.0f", rate / 1e6)) MB/s)" + "\n")
-        try Terminal.output("server    \(received.bytes) bytes, sha256 \(received.sha256), \(received.chunked ? "chunked" : "Content-Length: \(received.contentLength ?? -1)")" + "\n")
+        try Terminal.output(
+            "sent      \(response.bytesSent) bytes in \(String(format: "%.2f", seconds)) s: \(Terminal.bytes(Terminal.whole(rate)))/s (\(String(format: "%.0f", rate / 1e6)) MB/s)"
+                + "\n")
+        try Terminal.output(
+            "server    \(received.bytes) bytes, sha256 \(received.sha256), \(received.chunked ? "chunked" : "Content-Length: \(received.contentLength ?? -1)")" + "\n")
         try Terminal.output("source    \(length) bytes, sha256 \(sourceHash)" + "\n")
         if let peak = Terminal.peakResidentBytes() {
             try Terminal.output("memory    peak RSS \(Terminal.bytes(peak)) for a \(Terminal.bytes(length)) body" + "\n")

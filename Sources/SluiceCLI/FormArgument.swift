@@ -151,7 +151,8 @@ struct FormScanner {
             while index < bytes.endIndex {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\\"), index + 1 < bytes.endIndex,
-                   bytes[index + 1] == UInt8(ascii: "\\") || bytes[index + 1] == UInt8(ascii: "\"") {
+                    bytes[index + 1] == UInt8(ascii: "\\") || bytes[index + 1] == UInt8(ascii: "\"")
+                {
                     value.append(bytes[index + 1])
                     index += 2
                     continue

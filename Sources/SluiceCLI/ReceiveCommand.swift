@@ -9,9 +9,9 @@ struct ReceiveCommand: Subcommand {
         path: ["receive"],
         synopses: [Synopsis("[--port N] [--host H] [--store DIR]", "a loopback sink answering each upload with its size and SHA-256")],
         about: """
-        A loopback sink: answers each upload with JSON (bytes, sha256, framing) and logs it on
-        stderr, until SIGINT or SIGTERM. Prints 'listening on URL' first.
-        """,
+            A loopback sink: answers each upload with JSON (bytes, sha256, framing) and logs it on
+            stderr, until SIGINT or SIGTERM. Prints 'listening on URL' first.
+            """,
         options: [
             OptionSpec("--port", value: "N", help: "0 to 65535 (default 0: any free port)"),
             OptionSpec.choice("--host", among: ["127.0.0.1", "::1", "localhost"], help: "default 127.0.0.1"),
@@ -52,9 +52,11 @@ struct ReceiveCommand: Subcommand {
     func run() async throws -> Int32 {
         let receiver: LoopbackReceiver
         do {
-            receiver = try LoopbackReceiver(port: port, host: host, storeDirectory: store, onUpload: { upload in
-                Terminal.error(upload.json)
-            })
+            receiver = try LoopbackReceiver(
+                port: port, host: host, storeDirectory: store,
+                onUpload: { upload in
+                    Terminal.error(upload.json)
+                })
         } catch {
             Terminal.error("sluice: \(error)")
             return 1

@@ -80,9 +80,9 @@ extension OptionSpec {
     static let endpointURL = OptionSpec(
         "--endpoint-url", value: "URL",
         help: """
-        a custom endpoint (MinIO, SeaweedFS, R2 …); else AWS_ENDPOINT_URL_S3,
-        AWS_ENDPOINT_URL, the profile's endpoint_url, then AWS
-        """)
+            a custom endpoint (MinIO, SeaweedFS, R2 …); else AWS_ENDPOINT_URL_S3,
+            AWS_ENDPOINT_URL, the profile's endpoint_url, then AWS
+            """)
     static let expires = OptionSpec("--expires", value: "SECONDS", help: "how long the URL is valid, 1 ... 604800 (default 3600)")
     static let region = OptionSpec("--region", value: "R", help: "else AWS_REGION, AWS_DEFAULT_REGION, the profile's region, us-east-1")
     static let profile = OptionSpec("--profile", value: "P", help: "a profile of ~/.aws/credentials and ~/.aws/config (else AWS_PROFILE)")

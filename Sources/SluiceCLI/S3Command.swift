@@ -7,13 +7,13 @@ struct S3Command {
         path: ["s3"],
         synopses: [Synopsis("SUBCOMMAND [options]", "S3 and S3-compatible stores: cp, abort, presign, complete")],
         about: """
-        Credentials and endpoint as the AWS CLI reads them: AWS_ACCESS_KEY_ID,
-        AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
-        AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_PROFILE and ~/.aws/{credentials,config}.
-        A presigned multipart upload: the side with credentials creates it and prints its plan,
-        `sluice upload --parts plan.json SOURCE > etags.json` sends it without credentials, the
-        side with credentials completes it (sluice s3 presign --multipart --help, s3 complete --help).
-        """,
+            Credentials and endpoint as the AWS CLI reads them: AWS_ACCESS_KEY_ID,
+            AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
+            AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_PROFILE and ~/.aws/{credentials,config}.
+            A presigned multipart upload: the side with credentials creates it and prints its plan,
+            `sluice upload --parts plan.json SOURCE > etags.json` sends it without credentials, the
+            side with credentials completes it (sluice s3 presign --multipart --help, s3 complete --help).
+            """,
         notes: "sluice s3 SUBCOMMAND --help lists a subcommand's options.")
 
     static var specifications: [CommandSpec] {
@@ -66,9 +66,9 @@ struct S3PresignCommand {
             Synopsis("s3://BUCKET/KEY [--expires SECONDS] [--method GET|PUT] [--endpoint-url URL] [--region R] [--profile P]", "a presigned URL")
         ],
         about: """
-        Prints a presigned URL (SigV4 query signing) valid for SECONDS (default 3600, at most
-        604800 = 7 days). Credentials and endpoint as the AWS CLI reads them (sluice s3 --help).
-        """,
+            Prints a presigned URL (SigV4 query signing) valid for SECONDS (default 3600, at most
+            604800 = 7 days). Credentials and endpoint as the AWS CLI reads them (sluice s3 --help).
+            """,
         operands: [OperandSpec("s3://BUCKET/KEY")],
         options: [
             .expires,

@@ -7,14 +7,17 @@ import Sluice
 struct S3CompleteCommand {
     static let specification = CommandSpec(
         path: ["s3", "complete"],
-        synopses: [Synopsis("s3://BUCKET/KEY --upload-id ID --parts etags.json [--plan plan.json] [options]",
-                            "complete a presigned multipart upload from the parts list")],
+        synopses: [
+            Synopsis(
+                "s3://BUCKET/KEY --upload-id ID --parts etags.json [--plan plan.json] [options]",
+                "complete a presigned multipart upload from the parts list")
+        ],
         about: """
-        Completes a presigned multipart upload from the parts list `sluice upload --parts` printed:
-        the list must name exactly the plan's parts, each held by the server with that ETag and the
-        plan's size for it (ListParts); then CompleteMultipartUpload, whose part count and composite
-        checksum are checked. Nothing is completed when a check fails.
-        """,
+            Completes a presigned multipart upload from the parts list `sluice upload --parts` printed:
+            the list must name exactly the plan's parts, each held by the server with that ETag and the
+            plan's size for it (ListParts); then CompleteMultipartUpload, whose part count and composite
+            checksum are checked. Nothing is completed when a check fails.
+            """,
         operands: [OperandSpec("s3://BUCKET/KEY")],
         options: [
             OptionSpec("--upload-id", value: "ID", help: "the upload, as the plan names it"),
@@ -22,9 +25,9 @@ struct S3CompleteCommand {
             OptionSpec(
                 "--plan", value: "plan.json", completion: .file,
                 help: """
-                the plan the backend made: the list must be for this upload,
-                size and part size (else the plan as the list repeats it)
-                """),
+                    the plan the backend made: the list must be for this upload,
+                    size and part size (else the plan as the list repeats it)
+                    """),
         ] + S3CommonOptions.options)
 
     var location: S3Location
@@ -62,11 +65,15 @@ struct S3CompleteCommand {
             if let planPath {
                 upload = try S3PresignedDocuments.read(S3PresignedPlan.self, from: planPath, what: "plan").upload
                 guard list.upload == upload else {
-                    throw S3Error(.verification, "the parts list \(listPath) is for upload \(list.upload.uploadID) of \(list.upload.location) (\(list.upload.size) bytes in parts of \(list.upload.plan.partSize)), not the plan's \(upload.uploadID) of \(upload.location) (\(upload.size) bytes in parts of \(upload.plan.partSize)); nothing was completed")
+                    throw S3Error(
+                        .verification,
+                        "the parts list \(listPath) is for upload \(list.upload.uploadID) of \(list.upload.location) (\(list.upload.size) bytes in parts of \(list.upload.plan.partSize)), not the plan's \(upload.uploadID) of \(upload.location) (\(upload.size) bytes in parts of \(upload.plan.partSize)); nothing was completed"
+                    )
                 }
             }
             guard upload.location == location, upload.uploadID == uploadID else {
-                throw S3Error(.verification, "the parts list \(listPath) is for upload \(upload.uploadID) of \(upload.location), not \(uploadID) of \(location); nothing was completed")
+                throw S3Error(
+                    .verification, "the parts list \(listPath) is for upload \(upload.uploadID) of \(upload.location), not \(uploadID) of \(location); nothing was completed")
             }
             let configuration: S3Configuration
             do { configuration = try S3Configuration.resolve(common.overrides) } catch { throw UsageError("\(error)") }

@@ -48,9 +48,11 @@ extension S3CopyCommand {
                 guard due else { return }
                 let elapsed = (now - started) / .seconds(1)
                 let sent = job.bytesDone - job.bytesAlreadyDone
-                printer.report(UploadProgress(bytesSent: job.bytesDone, totalBytes: job.walkEnded ? job.bytesFound : nil,
-                                              bytesPerSecond: elapsed > 0 ? Double(sent) / elapsed : 0, elapsed: elapsed),
-                               files: (job.filesDone, job.walkEnded ? job.filesFound : nil))
+                printer.report(
+                    UploadProgress(
+                        bytesSent: job.bytesDone, totalBytes: job.walkEnded ? job.bytesFound : nil,
+                        bytesPerSecond: elapsed > 0 ? Double(sent) / elapsed : 0, elapsed: elapsed),
+                    files: (job.filesDone, job.walkEnded ? job.filesFound : nil))
             }
         }
         switch result {
@@ -58,7 +60,8 @@ extension S3CopyCommand {
             for note in done.notes { Terminal.error("sluice: s3 cp: \(note)") }
             for failure in done.failures { Terminal.error("sluice: s3 cp: \(failure)") }
             let kept = done.kept > 0 ? "\(done.kept) exists, kept, " : ""
-            let summary = "\(counted(done.uploaded, "file")) sent, \(done.unchanged) unchanged since a run before, \(kept)"
+            let summary =
+                "\(counted(done.uploaded, "file")) sent, \(done.unchanged) unchanged since a run before, \(kept)"
                 + "\(done.failures.count) failed; \(done.bytesSent) bytes in \(String(format: "%.2f", done.elapsed)) s"
             if done.failures.isEmpty {
                 do { try Terminal.output("s3://\(destination.bucket)/\(destination.prefix)\n") } catch {

@@ -11,32 +11,32 @@ struct S3CopyCommand {
             OptionSpec(
                 "--part-size", value: "SIZE",
                 help: """
-                default 8MiB, grown to stay within 10,000 parts; for stdin, the first
-                part size (later parts grow unless --equal-parts)
-                """),
+                    default 8MiB, grown to stay within 10,000 parts; for stdin, the first
+                    part size (later parts grow unless --equal-parts)
+                    """),
             OptionSpec("--concurrency", value: "N", help: "parts in flight (default 8)"),
             OptionSpec.choice(
                 "--payload-signing", among: ["auto", "chunked", "trailer", "unsigned", "sha256"],
                 help: """
-                auto: https unsigned aws-chunked + checksum trailer, http signed chunks
-                (a body under 64 KiB: its SHA-256 signed in the header, checksum header)
-                """),
+                    auto: https unsigned aws-chunked + checksum trailer, http signed chunks
+                    (a body under 64 KiB: its SHA-256 signed in the header, checksum header)
+                    """),
             OptionSpec("--state", value: "DIR", completion: .directory, help: "resume records (default ~/.cache/sluice/s3)"),
             OptionSpec("--restart", help: "abort a stored upload of this source and object, start again"),
             OptionSpec("--equal-parts", help: "every stdin part the same size (Cloudflare R2, Garage need it)"),
             OptionSpec("--retries", value: "N", help: "transient failures retried per request, 0 ... 1000 (default 5)"),
             .transport.with(
                 help: """
-                default curl; urlsession on Linux sends bodies of at most 8 MiB
-                as sent (it holds each to send its length): parts default to 7 MiB
-                """),
+                    default curl; urlsession on Linux sends bodies of at most 8 MiB
+                    as sent (it holds each to send its length): parts default to 7 MiB
+                    """),
             .progress,
             OptionSpec(
                 "-r", "--recursive",
                 help: """
-                SOURCE is a directory: every file below it goes to PREFIX + its path,
-                as one job that resumes where it stopped (records under --state)
-                """),
+                    SOURCE is a directory: every file below it goes to PREFIX + its path,
+                    as one job that resumes where it stopped (records under --state)
+                    """),
             OptionSpec("--include", value: "GLOB", help: "with -r: which files (the AWS CLI's rules: the last match wins)"),
             OptionSpec("--exclude", value: "GLOB", help: "with -r: which files not (the AWS CLI's rules: the last match wins)"),
             OptionSpec("--no-follow-symlinks", help: "with -r: skip symlinks (followed by default, loops reported)"),
@@ -102,7 +102,7 @@ struct S3CopyCommand {
             guard walk.filters.isEmpty, walk.followsSymlinks else {
                 throw UsageError("--include, --exclude and --no-follow-symlinks go with --recursive")
             }
-            _ = try SourceSpecification(parsing: source)   // a malformed SOURCE is a usage error (2)
+            _ = try SourceSpecification(parsing: source)  // a malformed SOURCE is a usage error (2)
         }
         location = try parsed.location(at: 1)
         options.transfer = parsed.common.transfer
@@ -139,7 +139,8 @@ struct S3CopyCommand {
             let error = error as? S3Error ?? S3Error(.transport, "\(error)")
             // Not after a refusal the same command would meet again (a changed source, resume
             // state it cannot use): --restart is what the line asks for then.
-            let resumable = source != "-" && error.uploadID != nil && error.code != .sourceChanged && error.code != .state
+            let resumable =
+                source != "-" && error.uploadID != nil && error.code != .sourceChanged && error.code != .state
                 && error.code != .stateDirectory
             var line = error.message + Self.flagHint(for: error)
             if error.code == .cancelled {
@@ -171,7 +172,8 @@ extension S3CopyCommand {
         case .completed(let eTag):
             return " while the server completed \(upload), which it finished: \(location) is stored (ETag \(eTag))"
         case .mayHaveCompleted:
-            return " while the server completed \(upload), which is no longer there and \(location) does not show it: it may have completed; check the object before uploading again"
+            return
+                " while the server completed \(upload), which is no longer there and \(location) does not show it: it may have completed; check the object before uploading again"
         }
     }
 
@@ -179,7 +181,7 @@ extension S3CopyCommand {
     static func flagHint(for error: S3Error) -> String {
         switch error.code {
         case .tooManyParts: return " (--part-size)"
-        case .sourceChanged where error.uploadID == nil: return ""   // a PutObject: nothing stored to restart
+        case .sourceChanged where error.uploadID == nil: return ""  // a PutObject: nothing stored to restart
         case .stateDirectory: return " (--state)"
         case .sourceChanged, .state: return " (--restart)"
         case .server where ["PermanentRedirect", "AuthorizationHeaderMalformed"].contains(error.serverCode ?? ""): return " (--region)"

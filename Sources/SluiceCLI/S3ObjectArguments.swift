@@ -5,10 +5,12 @@ import Sluice
 /// checked: `S3ObjectOptions` and the checksum choice, one description and one parser.
 enum S3ObjectArguments {
     static let options: [OptionSpec] = [
-        OptionSpec.choice("--checksum", among: ["crc64nvme", "crc32c", "crc32", "sha1", "sha256", "none"],
-                          help: "sent with every part and verified (default crc32c)"),
-        OptionSpec.choice("--checksum-type", among: ["full-object", "composite"],
-                          help: "a multipart object's checksum: of the whole object (CRCs; crc64nvme's only) or of the parts'"),
+        OptionSpec.choice(
+            "--checksum", among: ["crc64nvme", "crc32c", "crc32", "sha1", "sha256", "none"],
+            help: "sent with every part and verified (default crc32c)"),
+        OptionSpec.choice(
+            "--checksum-type", among: ["full-object", "composite"],
+            help: "a multipart object's checksum: of the whole object (CRCs; crc64nvme's only) or of the parts'"),
         OptionSpec("--content-type", value: "T", help: "the object's Content-Type"),
         OptionSpec("--cache-control", value: "V", help: "the object's Cache-Control"),
         OptionSpec("--content-disposition", value: "V", help: "the object's Content-Disposition"),
@@ -48,7 +50,9 @@ enum S3ObjectArguments {
     static func apply(_ name: String, _ value: String, to options: inout S3Options, _ gathered: inout Gathered) throws -> Bool {
         switch name {
         case "--checksum":
-            if value == "none" { options.checksum = nil } else {
+            if value == "none" {
+                options.checksum = nil
+            } else {
                 guard let algorithm = ChecksumAlgorithm(name: value) else {
                     throw UsageError("unknown checksum '\(value)': use crc64nvme, crc32c, crc32, sha1, sha256 or none")
                 }

@@ -12,10 +12,10 @@ struct S3PresignPartsCommand {
             Synopsis("s3://BUCKET/KEY --multipart --size BYTES [options]   > plan.json", "a presigned multipart upload's plan (plan.json)")
         ],
         about: """
-        Creates a multipart upload and prints its plan: the upload id, the part size and, per part,
-        its number, offset, length and presigned URL. `sluice upload --parts plan.json SOURCE`
-        sends a SOURCE by it without credentials; `sluice s3 complete` completes it.
-        """,
+            Creates a multipart upload and prints its plan: the upload id, the part size and, per part,
+            its number, offset, length and presigned URL. `sluice upload --parts plan.json SOURCE`
+            sends a SOURCE by it without credentials; `sluice s3 complete` completes it.
+            """,
         operands: [OperandSpec("s3://BUCKET/KEY")],
         options: [
             OptionSpec("--multipart", help: "this form: a multipart upload's plan, not one URL"),
@@ -24,9 +24,9 @@ struct S3PresignPartsCommand {
             .expires.with(help: "how long the URLs are valid, 1 ... 604800 (default 3600)"),
             .checksum.with(
                 help: """
-                the upload's checksum algorithm (default crc32c): the
-                client reports each part's, Complete's composite is checked
-                """),
+                    the upload's checksum algorithm (default crc32c): the
+                    client reports each part's, Complete's composite is checked
+                    """),
             OptionSpec("--upload-id", value: "ID", help: "presign the parts of this existing upload again (new URLs), create nothing"),
         ] + S3CommonOptions.options)
 
@@ -76,13 +76,16 @@ struct S3PresignPartsCommand {
             let client = S3Client(configuration: configuration, options: options)
             let upload: S3PresignedUpload
             if let uploadID {
-                upload = S3PresignedUpload(location: location, uploadID: uploadID, plan: try S3PartPlan(length: size, partSize: options.partSize),
-                                           checksum: options.checksum?.s3Algorithm)
+                upload = S3PresignedUpload(
+                    location: location, uploadID: uploadID, plan: try S3PartPlan(length: size, partSize: options.partSize),
+                    checksum: options.checksum?.s3Algorithm)
             } else {
                 upload = try await client.createPresignedUpload(location, length: size)
             }
             try S3PresignedDocuments.write(try client.presignedPlan(upload, expires: expires))
-            Terminal.error("sluice: \(uploadID == nil ? "created" : "presigned") upload \(upload.uploadID) of \(location): \(upload.partCount) parts of \(upload.plan.partSize) bytes, URLs valid for \(expires) s")
+            Terminal.error(
+                "sluice: \(uploadID == nil ? "created" : "presigned") upload \(upload.uploadID) of \(location): \(upload.partCount) parts of \(upload.plan.partSize) bytes, URLs valid for \(expires) s"
+            )
             return 0
         }
     }

@@ -37,8 +37,9 @@ extension TusSource {
         case .standardInput:
             throw TusError(.sourceNotRandomAccess, "tus needs a source it can read from any offset to resume; stdin is not one (save it to a file first)")
         case .synthetic(let length, let seed):
-            return TusSource(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
-                             name: "synthetic-\(length)-\(seed).bin")
+            return TusSource(
+                SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
+                name: "synthetic-\(length)-\(seed).bin")
         case .file(let path):
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
             do {
@@ -48,7 +49,10 @@ extension TusSource {
             } catch ByteSourceError.unknownLength {
                 let bytes: [UInt8]
                 do { bytes = try FileStreamSource.contents(ofUnknownLength: absolute) } catch {
-                    throw TusError(.source, "\(path): its reported size is not its length (a /proc or /sys file) and it holds more than \(FileStreamSource.snapshotLimit >> 20) MiB; tus needs the length up front (copy it to a regular file first)", underlying: error)
+                    throw TusError(
+                        .source,
+                        "\(path): its reported size is not its length (a /proc or /sys file) and it holds more than \(FileStreamSource.snapshotLimit >> 20) MiB; tus needs the length up front (copy it to a regular file first)",
+                        underlying: error)
                 }
                 return TusSource(MemoryByteSource(bytes), identity: "file:\(absolute)", name: (absolute as NSString).lastPathComponent)
             } catch {
@@ -95,8 +99,9 @@ extension S3Client {
             let target = try location.resolvingKey(forSourceNamed: (absolute as NSString).lastPathComponent)
             switch opened {
             case .randomAccess(let file):
-                return try await upload(S3Source(file, identity: "file:\(absolute)", fingerprint: S3SourceFingerprint(file: file)), to: target,
-                                        progress: progress)
+                return try await upload(
+                    S3Source(file, identity: "file:\(absolute)", fingerprint: S3SourceFingerprint(file: file)), to: target,
+                    progress: progress)
             case .sequential(let stream):
                 // A FIFO, or a /proc file whose size says 0: read once, as stdin is. Closing
                 // it ends a wait for a writer or for bytes within 100 ms.
@@ -109,8 +114,9 @@ extension S3Client {
 extension S3Source {
     /// `synthetic:LENGTH:SEED`: its identity names the seed, its fingerprint is the length.
     static func synthetic(length: Int64, seed: UInt64) -> S3Source {
-        S3Source(SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
-                 fingerprint: S3SourceFingerprint(size: length))
+        S3Source(
+            SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
+            fingerprint: S3SourceFingerprint(size: length))
     }
 }
 

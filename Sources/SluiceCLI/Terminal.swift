@@ -110,7 +110,9 @@ struct ProgressPrinter: Sendable {
         case .json:
             let total = progress.totalBytes.map(String.init) ?? "null"
             let counts = files.map { ",\"files_done\":\($0.done),\"files_total\":\($0.total.map(String.init) ?? "null")" } ?? ""
-            Terminal.error("{\"bytes_sent\":\(progress.bytesSent),\"total_bytes\":\(total),\"bytes_per_second\":\(Terminal.whole(progress.bytesPerSecond)),\"elapsed\":\(String(format: "%.3f", progress.elapsed))\(counts)}")
+            Terminal.error(
+                "{\"bytes_sent\":\(progress.bytesSent),\"total_bytes\":\(total),\"bytes_per_second\":\(Terminal.whole(progress.bytesPerSecond)),\"elapsed\":\(String(format: "%.3f", progress.elapsed))\(counts)}"
+            )
         case .bar:
             var line = "\r"
             if let files { line += "\(files.done)/\(files.total.map(String.init) ?? "?") files  " }

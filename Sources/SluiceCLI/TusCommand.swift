@@ -16,9 +16,9 @@ struct TusCommand: Subcommand {
             OptionSpec(
                 "--parallel", value: "N",
                 help: """
-                N partial uploads at once, joined at the end (servers with the
-                concatenation extension; others get one upload)
-                """),
+                    N partial uploads at once, joined at the end (servers with the
+                    concatenation extension; others get one upload)
+                    """),
             OptionSpec("--metadata", value: "KEY=VALUE", help: "Upload-Metadata, repeatable"),
             OptionSpec("--state", value: "DIR", completion: .directory, help: "where resume records live (default ~/.cache/sluice/tus)"),
             OptionSpec("--retries", value: "N", help: "transient failures retried from the server's offset (default 5)"),
@@ -32,9 +32,9 @@ struct TusCommand: Subcommand {
             .limitRate,
         ],
         notes: """
-        Run the same command again after an interruption: it resumes at the server's offset.
-        Prints the upload URL on stdout. Exit status: 0 done; 1 failed; 2 usage error; 130 interrupted.
-        """)
+            Run the same command again after an interruption: it resumes at the server's offset.
+            Prints the upload URL on stdout. Exit status: 0 done; 1 failed; 2 usage error; 130 interrupted.
+            """)
     static var specifications: [CommandSpec] { [specification] }
 
     enum Action {

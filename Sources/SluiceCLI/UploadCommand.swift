@@ -19,10 +19,10 @@ struct UploadCommand {
             OptionSpec(
                 "--location-trusted",
                 help: """
-                after a redirect to another origin (scheme, host or port),
-                still send -u, Authorization, Cookie, Proxy-Authorization
-                (default: they stay with the URL's origin)
-                """),
+                    after a redirect to another origin (scheme, host or port),
+                    still send -u, Authorization, Cookie, Proxy-Authorization
+                    (default: they stay with the URL's origin)
+                    """),
             .transport,
             OptionSpec("--chunked", help: "chunked even when the length is known"),
             OptionSpec("--buffer-size", value: "BYTES", help: "memory between source and connection, 1KiB to 512MiB (default 1MiB)"),
@@ -33,10 +33,10 @@ struct UploadCommand {
             .limitRate,
         ],
         notes: """
-        The response body is streamed to stdout as it arrives, whatever its size.
-        Exit status: 0 for a 2xx after the whole body; 1 for a failure or another status;
-        2 for a usage error; 130 when interrupted.
-        """)
+            The response body is streamed to stdout as it arrives, whatever its size.
+            Exit status: 0 for a 2xx after the whole body; 1 for a failure or another status;
+            2 for a usage error; 130 when interrupted.
+            """)
 
     /// What is sent: one SOURCE, or multipart parts in command-line order.
     enum Payload {
@@ -146,8 +146,10 @@ struct UploadCommand {
 
     /// Sends and reports: the response body streamed to stdout as it arrives, one line on
     /// stderr on failure.
-    static func send(_ request: UploadRequest, body: UploadBody, transport: TransportKind, options: UploadOptions,
-                     progress: ProgressPrinter.Style) async -> Int32 {
+    static func send(
+        _ request: UploadRequest, body: UploadBody, transport: TransportKind, options: UploadOptions,
+        progress: ProgressPrinter.Style
+    ) async -> Int32 {
         var options = options
         options.responseBody = .stream { try Terminal.output($0) }
         let uploader = Uploader(transport: transport, options: options)
@@ -160,7 +162,8 @@ struct UploadCommand {
             return 0
         } catch let error as UploadError where error.code == .responseSinkFailed {
             let status = error.status.map { "the server answered \($0); " } ?? ""
-            Terminal.error("sluice: \(error.underlying.map { "\($0)" } ?? error.message) (\(status)\(error.bytesSent ?? 0) of \(error.totalBytes.map(String.init) ?? "unknown") bytes sent)")
+            Terminal.error(
+                "sluice: \(error.underlying.map { "\($0)" } ?? error.message) (\(status)\(error.bytesSent ?? 0) of \(error.totalBytes.map(String.init) ?? "unknown") bytes sent)")
             return 1
         } catch let error as UploadError {
             Terminal.error("sluice: upload failed: \(error)")

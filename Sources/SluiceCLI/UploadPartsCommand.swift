@@ -11,11 +11,11 @@ struct UploadPartsCommand {
         selector: "--parts",
         synopses: [Synopsis("--parts plan.json SOURCE [options]   > etags.json", "send SOURCE by a presigned plan, no credentials")],
         about: """
-        Sends SOURCE (PATH or synthetic:SIZE[:SEED]; it must have the plan's size) by a plan from
-        `sluice s3 presign --multipart`: each part to its presigned URL, no credentials needed.
-        Prints the parts' ETags and checksums for `sluice s3 complete`. Run the same command
-        again after a failure or kill -9: only the parts not yet accepted are sent.
-        """,
+            Sends SOURCE (PATH or synthetic:SIZE[:SEED]; it must have the plan's size) by a plan from
+            `sluice s3 presign --multipart`: each part to its presigned URL, no credentials needed.
+            Prints the parts' ETags and checksums for `sluice s3 complete`. Run the same command
+            again after a failure or kill -9: only the parts not yet accepted are sent.
+            """,
         operands: [OperandSpec("SOURCE", completion: .file)],
         options: [
             OptionSpec("--parts", value: "plan.json", completion: .file, help: "the plan `sluice s3 presign --multipart` printed"),
@@ -81,8 +81,9 @@ struct UploadPartsCommand {
             try plan.validate()
             let renew = "ask the backend for new URLs for the same upload (sluice s3 presign --multipart --upload-id \(plan.upload.uploadID))"
             if let expiry = plan.parts.compactMap({ S3PresignedURL(url: $0.url).expiresAt }).min(), expiry <= Date() {
-                throw S3Error(.server, "the plan's URLs expired at \(SigV4Timestamp(expiry).amzDate); nothing was sent: \(renew)",
-                              status: 403, serverCode: "AccessDenied")
+                throw S3Error(
+                    .server, "the plan's URLs expired at \(SigV4Timestamp(expiry).amzDate); nothing was sent: \(renew)",
+                    status: 403, serverCode: "AccessDenied")
             }
             let opened = try Self.open(source)
             defer { opened.close() }

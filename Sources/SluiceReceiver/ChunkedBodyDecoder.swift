@@ -106,7 +106,7 @@ struct ChunkedBodyDecoder {
                 state = size == 0 ? .trailerLine : .data(remaining: size)
             case .data(let remaining):
                 let count = Int(min(remaining, Int64(input.count - index)))
-                try data(UnsafeRawBufferPointer(rebasing: input[index ..< index + count]))
+                try data(UnsafeRawBufferPointer(rebasing: input[index..<index + count]))
                 index += count
                 decodedBytes += Int64(count)
                 state = remaining == Int64(count) ? .dataCR : .data(remaining: remaining - Int64(count))

@@ -81,7 +81,8 @@ struct HTTPRequestHead: Equatable {
         guard let text = lengths.first else { return .none }
         guard lengths.count == 1 else { throw .badRequest("repeated Content-Length") }
         guard !text.isEmpty, text.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              let length = Int64(text) else {
+            let length = Int64(text)
+        else {
             throw .badRequest("malformed Content-Length \(text)")
         }
         return .length(length)
@@ -100,7 +101,7 @@ struct HTTPRequestHead: Equatable {
             guard index > 0, all[index - 1] == UInt8(ascii: "\r") else {
                 throw .badRequest("bare LF in the request head")
             }
-            lines.append(all[start ..< index - 1])
+            lines.append(all[start..<index - 1])
             start = index + 1
         }
         guard start == all.count else { throw .badRequest("request head does not end in CRLF") }

@@ -29,7 +29,7 @@ extension LoopbackReceiver {
 
         var isEmpty: Bool { start == end }
         var count: Int { end - start }
-        var unread: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[start ..< end]) }
+        var unread: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[start..<end]) }
 
         /// Receives more bytes after the unread ones, moving those to the front first when the
         /// buffer's tail is full.
@@ -77,8 +77,9 @@ extension LoopbackReceiver {
             var bytes = Array(last.utf8)[...]
             while let byte = bytes.popFirst() {
                 if byte == UInt8(ascii: "%"), bytes.count >= 2,
-                   let high = HTTPSyntax.hexValue(bytes[bytes.startIndex]),
-                   let low = HTTPSyntax.hexValue(bytes[bytes.startIndex + 1]) {
+                    let high = HTTPSyntax.hexValue(bytes[bytes.startIndex]),
+                    let low = HTTPSyntax.hexValue(bytes[bytes.startIndex + 1])
+                {
                     decoded.append(high << 4 | low)
                     bytes = bytes.dropFirst(2)
                 } else {
@@ -87,8 +88,8 @@ extension LoopbackReceiver {
             }
             let safe = decoded.prefix(200).enumerated().map { index, byte -> UInt8 in
                 switch byte {
-                case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"),
-                     UInt8(ascii: "0") ... UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
                     return byte
                 case UInt8(ascii: "."):
                     return index == 0 ? UInt8(ascii: "_") : byte
@@ -196,10 +197,11 @@ extension LoopbackReceiver {
             let outcome = readBody(framing, from: fd, buffer: &buffer, into: sink)
             let failure = { (reason: String) in
                 let expected: Int64? = if case .length(let length) = framing { length } else { nil }
-                self.record(FailedUpload(
-                    method: head.method, path: head.path, bytesReceived: sink.bytes,
-                    expectedBytes: expected, reason: reason, connection: id
-                ))
+                self.record(
+                    FailedUpload(
+                        method: head.method, path: head.path, bytesReceived: sink.bytes,
+                        expectedBytes: expected, reason: reason, connection: id
+                    ))
             }
             let trailers: [HTTPHeader]
             switch outcome {
@@ -357,9 +359,10 @@ extension LoopbackReceiver {
                 try container.encodeIfPresent(stored, forKey: .stored)
             }
         }
-        return encodeJSON(Answer(
-            bytes: upload.bytes, sha256: upload.sha256, method: upload.method, path: upload.path,
-            chunked: upload.chunked, contentLength: upload.contentLength, stored: upload.storedPath))
+        return encodeJSON(
+            Answer(
+                bytes: upload.bytes, sha256: upload.sha256, method: upload.method, path: upload.path,
+                chunked: upload.chunked, contentLength: upload.contentLength, stored: upload.storedPath))
     }
 
     /// `value` as compact JSON.
@@ -379,7 +382,8 @@ extension LoopbackReceiver {
         ]
         struct Failure: Encodable { var error: String; var status: Int }
         let body = Array(encodeJSON(Failure(error: reason, status: status)).utf8)
-        let text = "HTTP/1.1 \(status) \(phrases[status] ?? "Error")\r\nContent-Type: application/json\r\n"
+        let text =
+            "HTTP/1.1 \(status) \(phrases[status] ?? "Error")\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         return Array(text.utf8) + (head?.method == "HEAD" ? [] : body)
     }

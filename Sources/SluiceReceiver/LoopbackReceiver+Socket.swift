@@ -213,10 +213,12 @@ enum ReceiverThread {
         #else
         var thread: pthread_t?
         #endif
-        let result = pthread_create(&thread, nil, { argument in
-            Unmanaged<Body>.fromOpaque(threadArgument(argument)).takeRetainedValue().run()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &thread, nil,
+            { argument in
+                Unmanaged<Body>.fromOpaque(threadArgument(argument)).takeRetainedValue().run()
+                return nil
+            }, box)
         guard result == 0 else {
             Unmanaged<Body>.fromOpaque(box).release()
             throw .thread(errno: result)

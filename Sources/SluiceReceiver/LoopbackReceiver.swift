@@ -226,7 +226,7 @@ public final class LoopbackReceiver: Sendable {
         // Both loopback addresses on one port; with port 0 the kernel's pick for IPv4 may be
         // taken on IPv6, so try a few times.
         var lastError = LoopbackReceiverError.invalidHost(host)
-        for _ in 0 ..< 8 {
+        for _ in 0..<8 {
             let (v4, bound) = try ReceiverSocket.makeListener(address: "127.0.0.1", port: port)
             do {
                 let (v6, _) = try ReceiverSocket.makeListener(address: "::1", port: bound)

@@ -66,18 +66,20 @@ final class BoundOutputStream: OutputStream {
 
     /// Delivers this stream's events on `queue` (in addition to any run loop it is scheduled in).
     func deliverEvents(on queue: DispatchQueue?) {
-        deliverOwed(delivery.withLock { delivery in
-            delivery.queue = queue
-            return delivery.takeOwed()
-        })
+        deliverOwed(
+            delivery.withLock { delivery in
+                delivery.queue = queue
+                return delivery.takeOwed()
+            })
     }
 
     /// Hands each event to `enqueue` instead of a queue or run loop (for tests).
     func deliverEvents(using enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?) {
-        deliverOwed(delivery.withLock { delivery in
-            delivery.enqueue = enqueue
-            return delivery.takeOwed()
-        })
+        deliverOwed(
+            delivery.withLock { delivery in
+                delivery.enqueue = enqueue
+                return delivery.takeOwed()
+            })
     }
 
     private func deliverOwed(_ events: [BoundStreamPair.StateMachine.Action]) {
@@ -91,13 +93,14 @@ final class BoundOutputStream: OutputStream {
     /// once (and its thread end, and no event ever reach the delegate): a timer that never
     /// fires stands in for the source, from `schedule` until `remove` or `close`.
     override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
-        deliverOwed(delivery.withLock { delivery in
-            guard !delivery.closed, !delivery.runLoops.contains(where: { $0.runLoop === aRunLoop && $0.mode == mode }) else { return [] }
-            let keepAlive = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
-            delivery.runLoops.append(Scheduled(runLoop: aRunLoop, mode: mode, keepAlive: keepAlive))
-            aRunLoop.add(keepAlive, forMode: mode)
-            return delivery.takeOwed()
-        })
+        deliverOwed(
+            delivery.withLock { delivery in
+                guard !delivery.closed, !delivery.runLoops.contains(where: { $0.runLoop === aRunLoop && $0.mode == mode }) else { return [] }
+                let keepAlive = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
+                delivery.runLoops.append(Scheduled(runLoop: aRunLoop, mode: mode, keepAlive: keepAlive))
+                aRunLoop.add(keepAlive, forMode: mode)
+                return delivery.takeOwed()
+            })
     }
 
     override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {

@@ -74,8 +74,10 @@ public struct ByteRing: @unchecked Sendable {
         let total = max(0, min(limit, freeSpace))
         let tail = (head + count) % capacity
         let first = min(total, capacity - tail)
-        return (UnsafeMutableRawBufferPointer(rebasing: storage[tail ..< tail + first]),
-                UnsafeMutableRawBufferPointer(rebasing: storage[0 ..< total - first]))
+        return (
+            UnsafeMutableRawBufferPointer(rebasing: storage[tail..<tail + first]),
+            UnsafeMutableRawBufferPointer(rebasing: storage[0..<total - first])
+        )
     }
 
     /// Makes `count` bytes written into `writableRegions` part of the ring.
@@ -88,8 +90,10 @@ public struct ByteRing: @unchecked Sendable {
     public func readableRegions(limit: Int) -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer) {
         let total = max(0, min(limit, count))
         let first = min(total, capacity - head)
-        return (UnsafeRawBufferPointer(rebasing: storage[head ..< head + first]),
-                UnsafeRawBufferPointer(rebasing: storage[0 ..< total - first]))
+        return (
+            UnsafeRawBufferPointer(rebasing: storage[head..<head + first]),
+            UnsafeRawBufferPointer(rebasing: storage[0..<total - first])
+        )
     }
 
     /// Drops `taken` bytes read from `readableRegions`.

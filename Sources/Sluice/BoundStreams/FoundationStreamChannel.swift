@@ -25,7 +25,7 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
     private let output: OutputStream
     private let staging: UnsafeMutableRawBufferPointer
     /// Staged bytes the output has not taken yet.
-    private var pending: Range<Int> = 0 ..< 0
+    private var pending: Range<Int> = 0..<0
     private var relay: ClosureStreamDelegate?
 
     private struct State: @unchecked Sendable {
@@ -88,7 +88,7 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
         guard output.hasSpaceAvailable else { return 0 }
         let count = max(0, min(limit, staging.count, body(UnsafeMutableRawBufferPointer(rebasing: staging[..<min(limit, staging.count)]))))
         guard count > 0 else { return 0 }
-        pending = 0 ..< count
+        pending = 0..<count
         return flush() == nil ? -1 : count
     }
 
@@ -99,7 +99,7 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
             let written = output.write(base + pending.lowerBound, maxLength: pending.count)
             if written < 0 { return nil }
             if written == 0 { break }
-            pending = pending.lowerBound + written ..< pending.upperBound
+            pending = pending.lowerBound + written..<pending.upperBound
             state.withLock { $0.written += Int64(written) }
         }
         return pending.isEmpty
@@ -142,10 +142,11 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
         nonisolated(unsafe) let timer = keepAlive
         // A timer added from another thread wakes the run loop. Without a run loop the thread
         // has not started: it sees `stopped` and ends, and the stream was never opened.
-        runLoop?.add(Timer(timeInterval: 0, repeats: false) { _ in
-            if closing { output.close() }
-            output.remove(from: RunLoop.current, forMode: .default)
-            timer?.invalidate()
-        }, forMode: .default)
+        runLoop?.add(
+            Timer(timeInterval: 0, repeats: false) { _ in
+                if closing { output.close() }
+                output.remove(from: RunLoop.current, forMode: .default)
+                timer?.invalidate()
+            }, forMode: .default)
     }
 }

@@ -123,8 +123,10 @@ public final class InputStreamSource: @unchecked Sendable {
     /// pump waits on its queue and writes again when the bucket has refilled.
     let rateLimit: RateLimit?
 
-    init(filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Duration? = nil,
-         streams: Streams = .platformDefault, rateLimit: RateLimit? = nil) {
+    init(
+        filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Duration? = nil,
+        streams: Streams = .platformDefault, rateLimit: RateLimit? = nil
+    ) {
         precondition(bufferSize > 0, "bufferSize must be positive")
         self.filler = filler
         self.bufferSize = bufferSize
@@ -207,8 +209,9 @@ public final class InputStreamSource: @unchecked Sendable {
         guard start >= range.lowerBound, start <= range.upperBound else {
             throw UploadError(.invalidOption, "replay offset \(start) is outside the body's bytes \(range.lowerBound)...\(range.upperBound)")
         }
-        return InputStreamSource(filler: .random(source, range: start..<range.upperBound), bufferSize: bufferSize,
-                                 queue: nil, readerStallTimeout: channel.readerStallTimeout, streams: streams, rateLimit: rateLimit)
+        return InputStreamSource(
+            filler: .random(source, range: start..<range.upperBound), bufferSize: bufferSize,
+            queue: nil, readerStallTimeout: channel.readerStallTimeout, streams: streams, rateLimit: rateLimit)
     }
 
     /// Registers `handler` to run once when the source finishes (at once if it has).

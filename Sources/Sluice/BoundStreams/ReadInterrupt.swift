@@ -64,7 +64,7 @@ final class ReadInterrupt: Sendable {
             }
             let ready = poll(&entries, 2, wait)
             if ready < 0, errno == EINTR { continue }
-            if ready == 0 { continue }   // the deadline is checked above
+            if ready == 0 { continue }  // the deadline is checked above
             if entries[1].revents != 0 { throw Interrupted() }
             // Readable, at its end, failed, or poll itself failed: the read now returns at once.
             return

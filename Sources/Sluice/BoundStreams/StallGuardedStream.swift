@@ -37,8 +37,10 @@ package final class StallGuardedStream: SequentialByteSource {
         return { cancelled.withLock { $0 = true } }
     }
 
-    package init(_ base: any SequentialByteSource, timeout: Duration, interrupt: @escaping @Sendable () -> Void,
-                 timer: @escaping Timer = StallGuardedStream.dispatchTimer) {
+    package init(
+        _ base: any SequentialByteSource, timeout: Duration, interrupt: @escaping @Sendable () -> Void,
+        timer: @escaping Timer = StallGuardedStream.dispatchTimer
+    ) {
         self.base = base
         self.timeout = timeout
         self.interrupt = interrupt

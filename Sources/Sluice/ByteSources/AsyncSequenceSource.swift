@@ -116,10 +116,12 @@ final class AsyncSequenceSource: SequentialByteSource {
     }
 
     private func startIfNeeded() {
-        guard state.withLock({ state -> Bool in
-            defer { state.started = true }
-            return !state.started
-        }) else { return }
+        guard
+            state.withLock({ state -> Bool in
+                defer { state.started = true }
+                return !state.started
+            })
+        else { return }
         let task = Task { await iterate(self) }
         let ended = state.withLock { state -> Bool in
             state.task = task

@@ -95,10 +95,11 @@ public final class FileByteSource: ByteSource {
 
     /// The devices of /proc and /sys, read once (a job opens thousands of files: two `stat`s
     /// each were a third of the `stat`s per file).
-    static let pseudoFileSystemDevices: Set<UInt64> = Set(["/proc", "/sys"].compactMap { root in
-        var mount = stat()
-        return stat(root, &mount) == 0 ? UInt64(mount.st_dev) : nil
-    })
+    static let pseudoFileSystemDevices: Set<UInt64> = Set(
+        ["/proc", "/sys"].compactMap { root in
+            var mount = stat()
+            return stat(root, &mount) == 0 ? UInt64(mount.st_dev) : nil
+        })
 
     /// Whether a file whose size is 0 yields a byte at offset 0 (a /proc or /sys file); the
     /// file position is left where it was.
@@ -107,7 +108,7 @@ public final class FileByteSource: ByteSource {
         defer { probe.deallocate() }
         do throws(Errno) {
             return try Syscall.pread(fd, probe, 0) > 0
-        } catch where error.code == ESPIPE {
+        } catch  where error.code == ESPIPE {
             return true  // no pread: read it as a stream to learn what it holds
         } catch {
             throw ByteSourceError.system(operation: "read", path: path, errno: error.code)

@@ -59,7 +59,7 @@ public final class FileStreamSource: SequentialByteSource {
             guard isFIFO else { return try Syscall.read(fd, buffer) }
             while true {
                 if writerSeen.load(ordering: .relaxed) {
-                    do { return try Syscall.read(fd, buffer) } catch where error.code == EAGAIN || error.code == EWOULDBLOCK {
+                    do { return try Syscall.read(fd, buffer) } catch  where error.code == EAGAIN || error.code == EWOULDBLOCK {
                         // The writer is there but has not written yet: wait below.
                     }
                 }

@@ -168,9 +168,11 @@ final class CurlBodyPipe: @unchecked Sendable {
             if let expected = length.value, produced + Int64(count) > expected {
                 let kept = Int(expected - produced)
                 if kept > 0 { commit(kept) }
-                finish(.failed(UploadError(
-                    .sourceFailed, "the source holds more than its declared \(expected) bytes",
-                    totalBytes: expected, offset: expected)))
+                finish(
+                    .failed(
+                        UploadError(
+                            .sourceFailed, "the source holds more than its declared \(expected) bytes",
+                            totalBytes: expected, offset: expected)))
                 return
             }
             commit(count)

@@ -70,8 +70,9 @@ struct CurlEasy {
 
     private func check(_ code: Int32, _ option: Int32) throws {
         guard code == SLUICE_CURLE_OK else {
-            throw UploadError(.transport, "libcurl rejected option \(option): \(String(cString: curl_easy_strerror(code)))",
-                              underlying: CurlError(code: code))
+            throw UploadError(
+                .transport, "libcurl rejected option \(option): \(String(cString: curl_easy_strerror(code)))",
+                underlying: CurlError(code: code))
         }
     }
 }

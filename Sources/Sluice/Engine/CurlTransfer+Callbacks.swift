@@ -104,8 +104,10 @@ extension CurlTransfer {
             return 0
         }
         if let expected, onLoop.position + Int64(count) > expected {
-            return abort(UploadError(.sourceFailed, "the source holds more than its declared \(expected) bytes",
-                                     totalBytes: expected, offset: expected))
+            return abort(
+                UploadError(
+                    .sourceFailed, "the source holds more than its declared \(expected) bytes",
+                    totalBytes: expected, offset: expected))
         }
         onLoop.position += Int64(count)
         return count
@@ -188,8 +190,9 @@ extension CurlTransfer {
         let now = ContinuousClock.now
         if !onLoop.answer.hasBegun, bodyAllSent(uploaded) { onLoop.answer.begin(at: now) }
         if let violation = onLoop.answer.check(at: now) {
-            onLoop.failure = UploadError(.timedOut, violation.describe(host: onLoop.url.hostAndPort),
-                                         bytesSent: bytesSent, totalBytes: body.length.value)
+            onLoop.failure = UploadError(
+                .timedOut, violation.describe(host: onLoop.url.hostAndPort),
+                bytesSent: bytesSent, totalBytes: body.length.value)
             return 1
         }
         if case .none = onLoop.reader { return 0 }

@@ -38,7 +38,12 @@ extension CurlTransfer {
         case SLUICE_CURLE_GOT_NOTHING:
             return make(.noResponse, "\(target) closed the connection without answering")
         case SLUICE_CURLE_OPERATION_TIMEDOUT:
-            if onLoop.paused, onLoop.pausedDescriptor != nil || { if case .pipe(let pipe) = onLoop.reader { return !pipe.isReadable }; return false }() {
+            if onLoop.paused,
+                onLoop.pausedDescriptor != nil
+                    || {
+                        if case .pipe(let pipe) = onLoop.reader { return !pipe.isReadable }; return false
+                    }()
+            {
                 // libcurl's stall clock ran while the transfer waited for the producer: the
                 // source, not the server, went quiet.
                 let seconds = options.stallTimeout.wholeUnits(of: .seconds(1))

@@ -85,17 +85,20 @@ extension CurlTransfer {
 
     private func setCallbacks(_ easy: CurlEasy, context: UnsafeMutableRawPointer) throws {
         try easy.set(SLUICE_CURLOPT_WRITEDATA, pointer: context)
-        try check(sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_WRITEFUNCTION) { buffer, size, count, context in
-            CurlTransfer.from(context).receiveBody(buffer, size * count)
-        })
+        try check(
+            sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_WRITEFUNCTION) { buffer, size, count, context in
+                CurlTransfer.from(context).receiveBody(buffer, size * count)
+            })
         try easy.set(SLUICE_CURLOPT_HEADERDATA, pointer: context)
-        try check(sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
-            CurlTransfer.from(context).receiveHeader(buffer, size * count)
-        })
+        try check(
+            sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
+                CurlTransfer.from(context).receiveHeader(buffer, size * count)
+            })
         try easy.set(SLUICE_CURLOPT_XFERINFODATA, pointer: context)
-        try check(sluice_curl_setopt_xferinfo_callback(easy.handle) { context, _, _, _, uploaded in
-            CurlTransfer.from(context).reportProgress(uploaded)
-        })
+        try check(
+            sluice_curl_setopt_xferinfo_callback(easy.handle) { context, _, _, _, uploaded in
+                CurlTransfer.from(context).reportProgress(uploaded)
+            })
         try easy.set(SLUICE_CURLOPT_NOPROGRESS, false)
     }
 
@@ -118,7 +121,8 @@ extension CurlTransfer {
         }
 
         if case .random(let source, let start) = body.storage, source.length - start < Self.inlineBodyLimit,
-           !options.forceChunked, options.rateLimit == nil {
+            !options.forceChunked, options.rateLimit == nil
+        {
             try sendInline(source, from: start, easy)
             return false
         }
@@ -129,13 +133,15 @@ extension CurlTransfer {
             try easy.set(SLUICE_CURLOPT_INFILESIZE_LARGE, offset: count)
         }
         try easy.set(SLUICE_CURLOPT_READDATA, pointer: context)
-        try check(sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_READFUNCTION) { buffer, size, count, context in
-            CurlTransfer.from(context).readBody(buffer, size * count)
-        })
+        try check(
+            sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_READFUNCTION) { buffer, size, count, context in
+                CurlTransfer.from(context).readBody(buffer, size * count)
+            })
         try easy.set(SLUICE_CURLOPT_SEEKDATA, pointer: context)
-        try check(sluice_curl_setopt_seek_callback(easy.handle) { context, offset, origin in
-            CurlTransfer.from(context).seekBody(to: offset, origin: origin)
-        })
+        try check(
+            sluice_curl_setopt_seek_callback(easy.handle) { context, offset, origin in
+                CurlTransfer.from(context).seekBody(to: offset, origin: origin)
+            })
 
         switch body.storage {
         case .random(let source, let start):

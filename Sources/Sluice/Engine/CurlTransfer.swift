@@ -102,8 +102,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     private var isOnItsLoop: Bool { control.withLock { $0.loop?.isCurrentThread ?? true } }
 
-    init(engine: TransferEngine, request: UploadRequest, body: UploadBody, options: UploadOptions,
-         progress: @escaping @Sendable (Int64) -> Void) {
+    init(
+        engine: TransferEngine, request: UploadRequest, body: UploadBody, options: UploadOptions,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) {
         self.engine = engine
         self.request = request
         self.body = body
@@ -234,31 +236,32 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func finishAttempt(_ code: Int32) throws -> UploadResponse? {
-            guard let easy = onLoop.easy else { throw UploadError(.transport, "libcurl handle missing") }
-            onLoop.connectionsOpened += easy.long(SLUICE_CURLINFO_NUM_CONNECTS)
-            let sent = bytesSent
-            guard code == SLUICE_CURLE_OK else { throw error(for: code, bytesSent: sent) }
-            let status = easy.long(SLUICE_CURLINFO_RESPONSE_CODE)
-            if [301, 302, 307, 308].contains(status),
-               let location = easy.string(SLUICE_CURLINFO_REDIRECT_URL),
-               let next = URL(string: location), next.isHTTPWithHost {
-                guard onLoop.redirects < options.maximumRedirects else {
-                    var error = UploadError(
-                        .tooManyRedirects, "more than \(options.maximumRedirects) redirects, the last to \(location)",
-                        status: status, bytesSent: sent, totalBytes: body.length.value)
-                    error.redirectLocation = location
-                    throw error
-                }
-                onLoop.redirects += 1
-                try redirect(to: next, status: status)
-                return nil
+        guard let easy = onLoop.easy else { throw UploadError(.transport, "libcurl handle missing") }
+        onLoop.connectionsOpened += easy.long(SLUICE_CURLINFO_NUM_CONNECTS)
+        let sent = bytesSent
+        guard code == SLUICE_CURLE_OK else { throw error(for: code, bytesSent: sent) }
+        let status = easy.long(SLUICE_CURLINFO_RESPONSE_CODE)
+        if [301, 302, 307, 308].contains(status),
+            let location = easy.string(SLUICE_CURLINFO_REDIRECT_URL),
+            let next = URL(string: location), next.isHTTPWithHost
+        {
+            guard onLoop.redirects < options.maximumRedirects else {
+                var error = UploadError(
+                    .tooManyRedirects, "more than \(options.maximumRedirects) redirects, the last to \(location)",
+                    status: status, bytesSent: sent, totalBytes: body.length.value)
+                error.redirectLocation = location
+                throw error
             }
-            try verifyWholeBodySent(status: status, bytesSent: sent)
-            let received = try responseBody.finish()
-            return UploadResponse(
-                status: status, headers: onLoop.responseHeaders, body: received.body, bytesSent: sent,
-                url: easy.string(SLUICE_CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? onLoop.url,
-                bodyByteCount: received.byteCount, isBodyTruncated: received.isTruncated)
+            onLoop.redirects += 1
+            try redirect(to: next, status: status)
+            return nil
+        }
+        try verifyWholeBodySent(status: status, bytesSent: sent)
+        let received = try responseBody.finish()
+        return UploadResponse(
+            status: status, headers: onLoop.responseHeaders, body: received.body, bytesSent: sent,
+            url: easy.string(SLUICE_CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? onLoop.url,
+            bodyByteCount: received.byteCount, isBodyTruncated: received.isTruncated)
     }
 
     /// Prepares the next attempt at `next`, replaying the body from byte 0.

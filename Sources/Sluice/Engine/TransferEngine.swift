@@ -84,8 +84,10 @@ public final class TransferEngine: Sendable {
         }
         self.loops = loops
         self.startupError = loops.isEmpty ? startupError : nil
-        scheduler = Lock(Scheduler(active: Array(repeating: 0, count: loops.count),
-                                            idle: Array(repeating: [:], count: loops.count)))
+        scheduler = Lock(
+            Scheduler(
+                active: Array(repeating: 0, count: loops.count),
+                idle: Array(repeating: [:], count: loops.count)))
     }
 
     /// Sends `body` with `request` and returns the final response, whatever its status.
@@ -155,7 +157,8 @@ public final class TransferEngine: Sendable {
         let loop = scheduler.withLock { scheduler -> CurlLoop?? in
             if scheduler.stopped || transfer.isCancelled { return .some(nil) }
             if !transfer.options.concurrencyBoundByCaller,
-               scheduler.perHost[transfer.origin, default: 0] >= configuration.maximumTransfersPerHost {
+                scheduler.perHost[transfer.origin, default: 0] >= configuration.maximumTransfersPerHost
+            {
                 scheduler.waiting[transfer.origin, default: []].append(transfer)
                 return nil
             }
@@ -188,7 +191,8 @@ public final class TransferEngine: Sendable {
     func dequeue(_ transfer: CurlTransfer) -> Bool {
         scheduler.withLock { scheduler in
             guard var queue = scheduler.waiting[transfer.origin],
-                  let index = queue.firstIndex(where: { $0 === transfer }) else { return false }
+                let index = queue.firstIndex(where: { $0 === transfer })
+            else { return false }
             queue.remove(at: index)
             scheduler.waiting[transfer.origin] = queue.isEmpty ? nil : queue
             return true

@@ -185,8 +185,10 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
             let path = Self.join(frame.path, name)
             switch listed.kind {
             case .file(let size, let modified, let changed, let device, let inode):
-                return .file(WalkedFile(path: path, relativePath: frame.relative + name, size: size, modified: modified,
-                                        changed: changed, device: device, inode: inode))
+                return .file(
+                    WalkedFile(
+                        path: path, relativePath: frame.relative + name, size: size, modified: modified,
+                        changed: changed, device: device, inode: inode))
             case .issue(let kind): return .issue(WalkIssue(path: path, kind: kind))
             case .directory(let device, let inode):
                 let relative = frame.relative + name + "/"
@@ -249,8 +251,11 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
             return Listed(sortKey: bytes + [0x2F], kind: .directory(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
         case S_IFREG:
             let modified = info.st_mtim.nanosecondsSince1970
-            return Listed(sortKey: bytes, kind: .file(size: Int64(info.st_size), modified: modified,
-                                                      changed: info.st_ctim.nanosecondsSince1970, device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
+            return Listed(
+                sortKey: bytes,
+                kind: .file(
+                    size: Int64(info.st_size), modified: modified,
+                    changed: info.st_ctim.nanosecondsSince1970, device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
         case S_IFIFO: return issue(.specialFile(kind: "FIFO"))
         case S_IFSOCK: return issue(.specialFile(kind: "socket"))
         case S_IFCHR: return issue(.specialFile(kind: "character device"))

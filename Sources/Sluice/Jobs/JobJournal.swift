@@ -35,8 +35,9 @@ package struct JobJournalEntry: JournalEntry {
 
     /// What `file` is now, sent with the answer `result`.
     package init(_ file: WalkedFile, result: String) {
-        self.init(name: file.relativePath, size: file.size, device: file.device, inode: file.inode, modified: file.modified,
-                  changed: file.changed, result: result)
+        self.init(
+            name: file.relativePath, size: file.size, device: file.device, inode: file.inode, modified: file.modified,
+            changed: file.changed, result: result)
     }
 
     /// The entry as one journal line: the JSON `JSONEncoder` writes with sorted keys and

@@ -19,8 +19,10 @@ public protocol UploadJobDestination: Sendable {
     ///   - restart: Forget what a run before left of this file and send it whole.
     ///   - progress: Body bytes of this file at the server or on their way (may fall on a retry).
     /// - Returns: What the destination answered, for the record (an ETag).
-    func upload(_ file: WalkedFile, as name: String, restart: Bool,
-                progress: @escaping @Sendable (Int64) -> Void) async throws -> String
+    func upload(
+        _ file: WalkedFile, as name: String, restart: Bool,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> String
 }
 
 /// A job of many uploads: the regular files below a directory, each to its own name at one
@@ -144,15 +146,18 @@ public struct UploadJob: Sendable {
         let complete = failures.isEmpty
         if complete { journal.remove() } else { try journal.close() }
         let snapshot = tracker.snapshot()
-        return UploadJobResult(uploaded: uploaded, unchanged: unchanged, kept: kept, failures: failures, notes: notes,
-                               bytesSent: snapshot.bytesDone - snapshot.bytesAlreadyDone,
-                               elapsed: (ContinuousClock.now - started) / .seconds(1), recordKept: !complete ? path : nil)
+        return UploadJobResult(
+            uploaded: uploaded, unchanged: unchanged, kept: kept, failures: failures, notes: notes,
+            bytesSent: snapshot.bytesDone - snapshot.bytesAlreadyDone,
+            elapsed: (ContinuousClock.now - started) / .seconds(1), recordKept: !complete ? path : nil)
     }
 
     /// Sends one file and records it; a failure is an outcome, never a thrown error (the other
     /// files go on), except a cancel: `CancellationError`, whatever the destination threw.
-    static func send(_ file: WalkedFile, as name: String, restart: Bool, to destination: some UploadJobDestination,
-                     journal: JobJournal, tracker: UploadJobTracker) async throws -> UploadJobOutcome {
+    static func send(
+        _ file: WalkedFile, as name: String, restart: Bool, to destination: some UploadJobDestination,
+        journal: JobJournal, tracker: UploadJobTracker
+    ) async throws -> UploadJobOutcome {
         let slot = tracker.started()
         do {
             let answer = try await destination.upload(file, as: name, restart: restart) { bytes in
@@ -241,8 +246,9 @@ public struct UploadJobProgress: Sendable, Equatable {
 /// Counts a job's files and bytes with running sums (no sum over the files in flight per tick).
 final class UploadJobTracker: Sendable {
     private struct State {
-        var progress = UploadJobProgress(filesDone: 0, filesFailed: 0, filesFound: 0, walkEnded: false, bytesFound: 0,
-                                         bytesDone: 0, bytesAlreadyDone: 0)
+        var progress = UploadJobProgress(
+            filesDone: 0, filesFailed: 0, filesFound: 0, walkEnded: false, bytesFound: 0,
+            bytesDone: 0, bytesAlreadyDone: 0)
         var inFlight: [Int: Int64] = [:]
         var nextSlot = 0
     }
@@ -264,7 +270,11 @@ final class UploadJobTracker: Sendable {
 
     func snapshot() -> UploadJobProgress { state.withLock { $0.progress } }
 
-    func found(_ bytes: Int64) { change { $0.progress.filesFound += 1; $0.progress.bytesFound += bytes } }
+    func found(_ bytes: Int64) {
+        change {
+            $0.progress.filesFound += 1; $0.progress.bytesFound += bytes
+        }
+    }
     func failed() { change { $0.progress.filesFailed += 1 } }
     func walkEnded() { change { $0.progress.walkEnded = true } }
 

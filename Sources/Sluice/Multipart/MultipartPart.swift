@@ -90,7 +90,8 @@ public struct MultipartPart: Sendable {
     ) throws -> MultipartPart {
         let base = MediaTypeSyntax.lastPathComponent(path)
         let sent = filename ?? base
-        let type = contentType
+        let type =
+            contentType
             ?? MediaTypeSyntax.guessed(forFilename: sent)
             ?? MediaTypeSyntax.guessed(forFilename: base)
             ?? MediaTypeSyntax.defaultFileType

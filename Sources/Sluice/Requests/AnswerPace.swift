@@ -16,7 +16,6 @@ package struct AnswerPace: Sendable {
     /// The longest answer, in stall timeouts from its beginning.
     package static let stallTimeoutsPerAnswer = 4
 
-
     /// Why an answer was ended, with the numbers.
     package enum Violation: Sendable, Equatable {
         /// `bytes` arrived in the last `window` (less than the minimum rate over it).

@@ -73,8 +73,9 @@ final class ResponseBodyReceiver: @unchecked Sendable {
             keep(bytes, limit: limit)
         case .collectOrFail(let limit):
             guard kept.count + bytes.count <= limit else {
-                throw UploadError(.responseTooLarge, "the server's answer (status \(status)) is longer than \(Self.size(limit)), more than an answer to this request holds; not read further",
-                                  status: status)
+                throw UploadError(
+                    .responseTooLarge, "the server's answer (status \(status)) is longer than \(Self.size(limit)), more than an answer to this request holds; not read further",
+                    status: status)
             }
             kept.append(contentsOf: bytes)
         case .stream(let sink):

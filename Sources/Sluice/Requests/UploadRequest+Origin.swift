@@ -36,7 +36,8 @@ extension URL {
     /// rule for requests, redirects and signed endpoints, read through `URLComponents`.
     package var isHTTPWithHost: Bool {
         guard let components = URLComponents(url: self, resolvingAgainstBaseURL: true),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else { return false }
         return components.host?.isEmpty == false
     }
 

@@ -119,8 +119,10 @@ public struct UploadResponse: Sendable {
     public var isBodyTruncated: Bool
 
     /// Creates a response; `bodyByteCount` defaults to the size of `body`.
-    public init(status: Int, headers: [HTTPHeader], body: Data, bytesSent: Int64, url: URL,
-                bodyByteCount: Int64? = nil, isBodyTruncated: Bool = false) {
+    public init(
+        status: Int, headers: [HTTPHeader], body: Data, bytesSent: Int64, url: URL,
+        bodyByteCount: Int64? = nil, isBodyTruncated: Bool = false
+    ) {
         self.status = status
         self.headers = headers
         self.body = body

@@ -17,9 +17,10 @@ extension S3Client {
     ///
     /// - Throws: `S3Error` when the server cannot say (a failure other than `NoSuchUpload`).
     func uploadExists(_ location: S3Location, uploadID: String) async throws -> Bool {
-        let call = S3Call(method: "GET", location: location,
-                          query: [SigV4QueryItem("max-parts", "1"), SigV4QueryItem("uploadId", uploadID)],
-                          action: "ListParts", uploadID: uploadID)
+        let call = S3Call(
+            method: "GET", location: location,
+            query: [SigV4QueryItem("max-parts", "1"), SigV4QueryItem("uploadId", uploadID)],
+            action: "ListParts", uploadID: uploadID)
         do {
             _ = try await send(call)
             return true
@@ -46,7 +47,8 @@ extension S3Client {
     /// length, else `.mayHaveCompleted`.
     func completion(of location: S3Location, partCount: Int, length: Int64) async -> S3InterruptedCompletion {
         guard let object = (try? await headObject(location)) ?? nil,
-              S3CompletedUpload.partCount(ofETag: object.eTag) == partCount, object.length == length else { return .mayHaveCompleted }
+            S3CompletedUpload.partCount(ofETag: object.eTag) == partCount, object.length == length
+        else { return .mayHaveCompleted }
         return .completed(eTag: object.eTag)
     }
 

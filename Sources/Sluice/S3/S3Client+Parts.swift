@@ -42,10 +42,11 @@ extension S3Client {
         let prepared = Lock<[Int: S3PreparedRequest]>([:])
         let sent = Lock<[Int: Result<Checksum?, any Error>]>([:])
         var upload = ParallelUpload(parts: []) { part in
-            let call = S3Call(method: "PUT", location: location,
-                              query: [SigV4QueryItem("partNumber", "\(part.number)"), SigV4QueryItem("uploadId", uploadID)],
-                              headers: self.options.object.headers(for: .uploadPart),
-                              action: "UploadPart", uploadID: uploadID, partNumber: part.number)
+            let call = S3Call(
+                method: "PUT", location: location,
+                query: [SigV4QueryItem("partNumber", "\(part.number)"), SigV4QueryItem("uploadId", uploadID)],
+                headers: self.options.object.headers(for: .uploadPart),
+                action: "UploadPart", uploadID: uploadID, partNumber: part.number)
             try self.checkSizedBody(part.length, "part \(part.number)")
             let request = try self.prepare(call, body: .bytes(try body(part)))
             prepared.withLock { $0[part.number] = request }
@@ -70,10 +71,12 @@ extension S3Client {
         let retries = Atomic<Int>(0)
         let results: [PartResult]
         do {
-            results = try await PartScheduler(upload, over: transport).run(feed, progress: { progress in
-                retries.store(progress.retries, ordering: .relaxed)
-                meter.update(engineBytes: progress.bytesSent)
-            }, completed: { completed?($0.part) })
+            results = try await PartScheduler(upload, over: transport).run(
+                feed,
+                progress: { progress in
+                    retries.store(progress.retries, ordering: .relaxed)
+                    meter.update(engineBytes: progress.bytesSent)
+                }, completed: { completed?($0.part) })
         } catch {
             for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() }
             throw Self.partsError(error, uploadID: uploadID)
@@ -109,11 +112,13 @@ extension S3Client {
             prepared.partNumber = prepared.partNumber ?? number
             return prepared
         case let source as ByteSourceError:
-            return S3Error(.source, "UploadPart of part \(number ?? 0) failed: \(source)", uploadID: uploadID, partNumber: number,
-                           underlying: error)
+            return S3Error(
+                .source, "UploadPart of part \(number ?? 0) failed: \(source)", uploadID: uploadID, partNumber: number,
+                underlying: error)
         case let transport as UploadError where transport.code == .tooManyRedirects:
-            return S3Error(.server, "UploadPart of part \(number ?? 0) was \(transport.unfollowedRedirect)", status: transport.status,
-                           uploadID: uploadID, partNumber: number, underlying: error)
+            return S3Error(
+                .server, "UploadPart of part \(number ?? 0) was \(transport.unfollowedRedirect)", status: transport.status,
+                uploadID: uploadID, partNumber: number, underlying: error)
         case let transport as UploadError where transport.code == .invalidURL:
             // Refused by the transport before any byte was sent (a signed path it would change).
             return S3Error(.invalidLocation, transport.message, uploadID: uploadID, underlying: error)
@@ -125,8 +130,9 @@ extension S3Client {
             case .httpStatus: code = .server
             default: code = exhausted ? .retriesExhausted : .transport
             }
-            return S3Error(code, "UploadPart: \(error.message)", status: error.status, uploadID: uploadID, partNumber: number,
-                           underlying: error)
+            return S3Error(
+                code, "UploadPart: \(error.message)", status: error.status, uploadID: uploadID, partNumber: number,
+                underlying: error)
         }
     }
 }
@@ -173,6 +179,9 @@ extension S3Client {
     /// - Throws: `S3Error.invalidOption` naming the size, the limit and what to do.
     func checkSizedBody(_ length: Int64, _ what: @autoclosure () -> String) throws(S3Error) {
         guard let largest = largestSizedBody, length > largest, let limit = transport.maximumSizedBody else { return }
-        throw S3Error(.invalidOption, "\(what()) is \(length) bytes, and this transport sends a Content-Length only for bodies up to \(limit) bytes as sent (URLSession on Linux streams longer ones chunked, which S3 refuses): use parts of at most \(largest) bytes or the curl transport")
+        throw S3Error(
+            .invalidOption,
+            "\(what()) is \(length) bytes, and this transport sends a Content-Length only for bodies up to \(limit) bytes as sent (URLSession on Linux streams longer ones chunked, which S3 refuses): use parts of at most \(largest) bytes or the curl transport"
+        )
     }
 }

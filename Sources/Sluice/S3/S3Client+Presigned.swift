@@ -49,8 +49,9 @@ public struct S3PresignedUpload: Sendable, Equatable, Codable {
         let size = try container.decode(Int64.self, forKey: .size)
         guard size >= 0 else { throw S3Error(.invalidOption, "the size \(size) is negative") }
         let plan = try S3PartPlan(length: size, partSize: container.decode(Int64.self, forKey: .partSize))
-        self.init(location: location, uploadID: uploadID, plan: plan,
-                  checksum: try container.decodeIfPresent(S3ChecksumAlgorithm.self, forKey: .checksumAlgorithm))
+        self.init(
+            location: location, uploadID: uploadID, plan: plan,
+            checksum: try container.decodeIfPresent(S3ChecksumAlgorithm.self, forKey: .checksumAlgorithm))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -109,13 +110,15 @@ extension S3Client {
             throw S3Error(.invalidOption, "part \(number) is not in upload \(upload.uploadID), which has parts 1 ... \(count)", uploadID: upload.uploadID)
         }
         if let checksum, checksum.algorithm.s3Algorithm != upload.checksum {
-            throw S3Error(.invalidOption, "a \(checksum.algorithm.s3Algorithm.rawValue) checksum for part \(number) of an upload with \(upload.checksum?.rawValue ?? "no checksum")",
-                          uploadID: upload.uploadID, partNumber: number)
+            throw S3Error(
+                .invalidOption, "a \(checksum.algorithm.s3Algorithm.rawValue) checksum for part \(number) of an upload with \(upload.checksum?.rawValue ?? "no checksum")",
+                uploadID: upload.uploadID, partNumber: number)
         }
-        let call = S3Call(method: "PUT", location: upload.location,
-                          query: [SigV4QueryItem("partNumber", "\(number)"), SigV4QueryItem("uploadId", upload.uploadID)],
-                          headers: checksum.map { [SigV4Header($0.algorithm.headerName, $0.base64)] } ?? [],
-                          action: "UploadPart", uploadID: upload.uploadID, partNumber: number)
+        let call = S3Call(
+            method: "PUT", location: upload.location,
+            query: [SigV4QueryItem("partNumber", "\(number)"), SigV4QueryItem("uploadId", upload.uploadID)],
+            headers: checksum.map { [SigV4Header($0.algorithm.headerName, $0.base64)] } ?? [],
+            action: "UploadPart", uploadID: upload.uploadID, partNumber: number)
         do {
             let (url, signature) = try makeSigner().presign(try signingRequest(call), expires: expires, at: timestamp)
             let headers = signature.headers.filter { $0.name.lowercased() != "host" }
@@ -137,8 +140,9 @@ extension S3Client {
         let parts = try (1...upload.partCount).map { number in
             let range = upload.plan.range(ofPart: number)
             let presigned = try presignPart(of: upload, number: number, expires: expires, at: timestamp)
-            return S3PresignedPlan.Part(partNumber: number, offset: range.lowerBound, length: Int64(range.count), url: presigned.url,
-                                        headers: presigned.headers.isEmpty ? nil : presigned.headers)
+            return S3PresignedPlan.Part(
+                partNumber: number, offset: range.lowerBound, length: Int64(range.count), url: presigned.url,
+                headers: presigned.headers.isEmpty ? nil : presigned.headers)
         }
         return S3PresignedPlan(upload: upload, parts: parts)
     }
@@ -158,8 +162,9 @@ extension S3Client {
         let id = upload.uploadID
         let count = upload.partCount
         func mismatch(_ reason: String, part: Int? = nil) -> S3Error {
-            S3Error(.verification, "the parts reported for upload \(id) of \(upload.location) \(reason); nothing was completed",
-                    uploadID: id, partNumber: part)
+            S3Error(
+                .verification, "the parts reported for upload \(id) of \(upload.location) \(reason); nothing was completed",
+                uploadID: id, partNumber: part)
         }
         let numbers = parts.map(\.partNumber).sorted()
         guard numbers == Array(1...count) else {

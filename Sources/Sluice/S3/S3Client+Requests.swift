@@ -143,8 +143,9 @@ extension S3Client {
         case .bytes(let source):
             switch payloadMode(for: source.length) {
             case .signedChunks(let trailer):
-                let signed = try signer.signChunked(request, body: source, mode: trailer.map { .signedWithTrailer($0) } ?? .signed,
-                                                    readAhead: options.signedReadAhead)
+                let signed = try signer.signChunked(
+                    request, body: source, mode: trailer.map { .signedWithTrailer($0) } ?? .signed,
+                    readAhead: options.signedReadAhead)
                 (signature, chunked) = (signed.signature, signed.body)
                 uploadBody = signed.body
             case .unsignedTrailer(let algorithm):
@@ -162,7 +163,9 @@ extension S3Client {
                 // One pass for both: the part is read once before it is sent, not twice.
                 let digest = Digest(.sha256)
                 let hasher = algorithm.map(ChecksumHasher.init)
-                try source.forEachChunk { digest.update($0); hasher?.update($0) }
+                try source.forEachChunk {
+                    digest.update($0); hasher?.update($0)
+                }
                 if let hasher {
                     checksum = hasher.finalize()
                     request.headers.append(SigV4Header(hasher.algorithm.headerName, checksum!.base64))
@@ -172,8 +175,9 @@ extension S3Client {
             }
         }
         do {
-            return S3PreparedRequest(request: try signature.uploadRequest(for: request), body: uploadBody, chunked: chunked,
-                                     checksum: checksum)
+            return S3PreparedRequest(
+                request: try signature.uploadRequest(for: request), body: uploadBody, chunked: chunked,
+                checksum: checksum)
         } catch {
             throw S3Error(.invalidOption, "\(call.action): \(error)", underlying: error)
         }
@@ -264,26 +268,44 @@ extension S3Client {
         case is CancellationError:
             return (S3Error(.cancelled, "cancelled during \(call.action)\(part)", uploadID: call.uploadID, partNumber: call.partNumber), false)
         case let error as UploadError where error.code == .cancelled:
-            return (S3Error(.cancelled, "cancelled during \(call.action)\(part)", uploadID: call.uploadID, partNumber: call.partNumber,
-                            underlying: error), false)
+            return (
+                S3Error(
+                    .cancelled, "cancelled during \(call.action)\(part)", uploadID: call.uploadID, partNumber: call.partNumber,
+                    underlying: error), false
+            )
         case let error as UploadError where error.isTransient:
-            return (S3Error(.transport, "\(call.action)\(part) failed: \(error.message)", uploadID: call.uploadID,
-                            partNumber: call.partNumber, underlying: error), true)
+            return (
+                S3Error(
+                    .transport, "\(call.action)\(part) failed: \(error.message)", uploadID: call.uploadID,
+                    partNumber: call.partNumber, underlying: error), true
+            )
         case let error as UploadError where error.code == .tooManyRedirects:
-            return (S3Error(.server, "\(call.action)\(part) was \(error.unfollowedRedirect)", status: error.status, uploadID: call.uploadID,
-                            partNumber: call.partNumber, underlying: error), false)
+            return (
+                S3Error(
+                    .server, "\(call.action)\(part) was \(error.unfollowedRedirect)", status: error.status, uploadID: call.uploadID,
+                    partNumber: call.partNumber, underlying: error), false
+            )
         case let error as UploadError where error.code == .invalidURL:
             // Refused by the transport before any byte was sent (a signed path it would change).
             return (S3Error(.invalidLocation, "\(call.location): \(error.message)", uploadID: call.uploadID, underlying: error), false)
         case let error as UploadError where error.code == .sourceFailed:
-            return (S3Error(.source, "\(call.action)\(part) failed: \(error.message)", uploadID: call.uploadID,
-                            partNumber: call.partNumber, underlying: error), false)
+            return (
+                S3Error(
+                    .source, "\(call.action)\(part) failed: \(error.message)", uploadID: call.uploadID,
+                    partNumber: call.partNumber, underlying: error), false
+            )
         case let error as ByteSourceError:
-            return (S3Error(.source, "\(call.action)\(part) failed: \(error)", uploadID: call.uploadID, partNumber: call.partNumber,
-                            underlying: error), false)
+            return (
+                S3Error(
+                    .source, "\(call.action)\(part) failed: \(error)", uploadID: call.uploadID, partNumber: call.partNumber,
+                    underlying: error), false
+            )
         default:
-            return (S3Error(.transport, "\(call.action)\(part) failed: \(error)", uploadID: call.uploadID, partNumber: call.partNumber,
-                            underlying: error), false)
+            return (
+                S3Error(
+                    .transport, "\(call.action)\(part) failed: \(error)", uploadID: call.uploadID, partNumber: call.partNumber,
+                    underlying: error), false
+            )
         }
     }
 
@@ -303,8 +325,9 @@ extension S3Client {
     /// `CreateMultipartUpload`.
     func createMultipartUpload(_ location: S3Location, counters: S3Counters) async throws -> String {
         let headers = createMultipartUploadHeaders
-        let call = S3Call(method: "POST", location: location, query: [SigV4QueryItem("uploads")], headers: headers,
-                          action: "CreateMultipartUpload")
+        let call = S3Call(
+            method: "POST", location: location, query: [SigV4QueryItem("uploads")], headers: headers,
+            action: "CreateMultipartUpload")
         let answer = try await send(call, counters: counters)
         return try S3CreatedUpload(xml: answer.response.body).uploadID
     }
@@ -322,8 +345,9 @@ extension S3Client {
         if let sent {
             let name = sent.algorithm.s3Algorithm.rawValue
             if let theirs = response.header(sent.algorithm.headerName), theirs != sent.base64 {
-                throw S3Error(.verification, "the server's \(name) of part \(number) is \(theirs), the bytes sent give \(sent.base64)",
-                              uploadID: uploadID, partNumber: number)
+                throw S3Error(
+                    .verification, "the server's \(name) of part \(number) is \(theirs), the bytes sent give \(sent.base64)",
+                    uploadID: uploadID, partNumber: number)
             }
             checksums[sent.algorithm.s3Algorithm] = sent.base64
         }
@@ -346,8 +370,10 @@ extension S3Client {
             }
             // An upload has at most 10,000 parts: pages that go on past them never end.
             guard next < S3PartPlan.maximumParts, parts.count < S3PartPlan.maximumParts else {
-                throw S3Error(.malformedResponse, "the server's ListParts pages go on past S3's \(S3PartPlan.maximumParts) parts (marker \(next), \(parts.count) parts listed): the server is wrong",
-                              uploadID: uploadID)
+                throw S3Error(
+                    .malformedResponse,
+                    "the server's ListParts pages go on past S3's \(S3PartPlan.maximumParts) parts (marker \(next), \(parts.count) parts listed): the server is wrong",
+                    uploadID: uploadID)
             }
             marker = next
         } while true
@@ -383,8 +409,9 @@ extension S3Client {
         _ location: S3Location, uploadID: String, parts: [S3CompletedPart], lengths: [Int64], counters: S3Counters
     ) async throws -> S3CompletedUpload {
         let headers = completeMultipartUploadHeaders(parts, lengths: lengths)
-        let call = S3Call(method: "POST", location: location, query: [SigV4QueryItem("uploadId", uploadID)], headers: headers,
-                          action: "CompleteMultipartUpload", uploadID: uploadID)
+        let call = S3Call(
+            method: "POST", location: location, query: [SigV4QueryItem("uploadId", uploadID)], headers: headers,
+            action: "CompleteMultipartUpload", uploadID: uploadID)
         let document = Array(S3CompletedPart.completionDocument(parts))
         var budget = RetryBudget(options.retryPolicy)
         while true {
@@ -400,7 +427,8 @@ extension S3Client {
             do { return try S3CompletedUpload(xml: answer.response.body) } catch let error as S3Error {
                 // A 200 whose body is an error document: retry it like a 5xx.
                 guard error.code == .server, S3ServerError(code: error.serverCode ?? "", message: "").isRetryable(status: 500),
-                      case .success(let delay) = budget.failed() else { throw error }
+                    case .success(let delay) = budget.failed()
+                else { throw error }
                 counters.retried()
                 try? await Task.sleep(for: delay)
                 try Task.checkCancellation()
@@ -430,8 +458,9 @@ extension S3Client {
     /// - Returns: false when the server did not have the upload.
     @discardableResult
     func abortMultipartUpload(_ location: S3Location, uploadID: String, counters: S3Counters? = nil) async throws -> Bool {
-        let call = S3Call(method: "DELETE", location: location, query: [SigV4QueryItem("uploadId", uploadID)],
-                          action: "AbortMultipartUpload", uploadID: uploadID)
+        let call = S3Call(
+            method: "DELETE", location: location, query: [SigV4QueryItem("uploadId", uploadID)],
+            action: "AbortMultipartUpload", uploadID: uploadID)
         do {
             _ = try await send(call, counters: counters)
             return true
@@ -456,7 +485,10 @@ extension S3Client {
         repeat {
             pages += 1
             guard pages <= Self.uploadListingPageLimit else {
-                throw S3Error(.malformedResponse, "the server's ListMultipartUploads pages for \(location) go on past \(Self.uploadListingPageLimit) pages (\(found.count) uploads of the key): the server is wrong")
+                throw S3Error(
+                    .malformedResponse,
+                    "the server's ListMultipartUploads pages for \(location) go on past \(Self.uploadListingPageLimit) pages (\(found.count) uploads of the key): the server is wrong"
+                )
             }
             var query = [SigV4QueryItem("uploads"), SigV4QueryItem("prefix", location.key)]
             if let keyMarker { query.append(SigV4QueryItem("key-marker", keyMarker)) }

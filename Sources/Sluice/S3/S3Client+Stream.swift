@@ -18,8 +18,9 @@ extension S3Client {
         let start = ContinuousClock.now
         let counters = S3Counters()
         // Parts do not grow past what the transport sends with a length (URLSession on Linux).
-        let plan = try S3PartPlan(streamWithFirstPartSize: plannedPartSize,
-                                  equalParts: options.equalParts || transport.maximumSizedBody != nil, stepParts: options.streamStepParts)
+        let plan = try S3PartPlan(
+            streamWithFirstPartSize: plannedPartSize,
+            equalParts: options.equalParts || transport.maximumSizedBody != nil, stepParts: options.streamStepParts)
         try checkSizedBody(plan.partSize, "each part")
         let meter = S3PartProgress(total: stream.length.value, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }
@@ -34,12 +35,14 @@ extension S3Client {
         /// The part count and length, once `CompleteMultipartUpload` was sent.
         var completing: (count: Int, length: Int64)?
         do {
-            let parts = try await sendStreamParts(stream, first: first, plan: plan, location: location, uploadID: uploadID,
-                                                  counters: counters, meter: meter)
+            let parts = try await sendStreamParts(
+                stream, first: first, plan: plan, location: location, uploadID: uploadID,
+                counters: counters, meter: meter)
             try Task.checkCancellation()
             completing = (parts.count, parts.reduce(0) { $0 + $1.length })
-            let completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts.map(\.part),
-                                                              lengths: parts.map(\.length), counters: counters)
+            let completed = try await completeMultipartUpload(
+                location, uploadID: uploadID, parts: parts.map(\.part),
+                lengths: parts.map(\.length), counters: counters)
             let verified = try verify(completed, parts: parts.map(\.part), lengths: parts.map(\.length), uploadID: uploadID)
             return S3UploadResult(
                 location: location, length: parts.reduce(0) { $0 + $1.length }, eTag: completed.eTag, uploadID: uploadID,
@@ -102,18 +105,21 @@ extension S3Client {
             guard number <= partLimit else {
                 let limit = partLimit == S3PartPlan.maximumParts ? "S3's limit of 10,000 parts" : "the limit of \(partLimit) parts"
                 let shape = plan.equalParts ? "equal parts of \(plan.partSize) bytes" : "parts growing from \(plan.partSize) bytes"
-                throw S3Error(.tooManyParts, "the stream goes past \(limit) (\(plan.streamCapacity(parts: partLimit)) bytes in \(shape)): use a larger part size", uploadID: uploadID)
+                throw S3Error(
+                    .tooManyParts, "the stream goes past \(limit) (\(plan.streamCapacity(parts: partLimit)) bytes in \(shape)): use a larger part size", uploadID: uploadID)
             }
             try Task.checkCancellation()
             pool.withLock { $0.sending(buffer, number: number, count: count) }
             return UploadPart(number: number, offset: offset, length: Int64(count))
         }
-        return try await scheduleParts(feed, to: location, uploadID: uploadID, counters: counters, meter: meter, body: { part in
-            guard let buffer = pool.withLock({ $0.inFlight[part.number] }) else {
-                throw S3Error(.state, "part \(part.number)'s buffer is not in the pool", uploadID: uploadID, partNumber: part.number)
-            }
-            return buffer
-        }, completed: { part in pool.withLock { $0.ended(part.number) } })
+        return try await scheduleParts(
+            feed, to: location, uploadID: uploadID, counters: counters, meter: meter,
+            body: { part in
+                guard let buffer = pool.withLock({ $0.inFlight[part.number] }) else {
+                    throw S3Error(.state, "part \(part.number)'s buffer is not in the pool", uploadID: uploadID, partNumber: part.number)
+                }
+                return buffer
+            }, completed: { part in pool.withLock { $0.ended(part.number) } })
     }
 
     /// Fills `buffer` on a thread of its own: a read of stdin may block for as long as the

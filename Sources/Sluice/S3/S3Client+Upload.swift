@@ -37,10 +37,11 @@ final class S3PartProgress: Sendable {
 
     /// The part scheduler has `bytes` of its parts sent or done.
     func update(engineBytes bytes: Int64) {
-        meter.update(state.withLock { state -> Int64 in
-            state.engine = bytes
-            return state.total
-        })
+        meter.update(
+            state.withLock { state -> Int64 in
+                state.engine = bytes
+                return state.total
+            })
     }
 
     func end() { meter.finish(state.withLock { $0.total }) }
@@ -95,13 +96,15 @@ extension S3Client {
                 store.remove(stored)
                 record = nil
             } else if let change {
-                throw S3Error(.sourceChanged,
-                              "the source changed since upload \(stored.uploadID) of \(location) began (\(change)): restart the upload to abort it and start again",
-                              uploadID: stored.uploadID)
+                throw S3Error(
+                    .sourceChanged,
+                    "the source changed since upload \(stored.uploadID) of \(location) began (\(change)): restart the upload to abort it and start again",
+                    uploadID: stored.uploadID)
             } else if let difference = settingsDiffer(from: stored, fresh: fresh) {
                 // Its parts were cut and checked so: resuming would silently use them instead.
-                throw S3Error(.state, "upload \(stored.uploadID) of \(location) was started with \(difference): give those to resume it, or restart the upload to start again with these",
-                              uploadID: stored.uploadID)
+                throw S3Error(
+                    .state, "upload \(stored.uploadID) of \(location) was started with \(difference): give those to resume it, or restart the upload to start again with these",
+                    uploadID: stored.uploadID)
             } else {
                 do {
                     for part in try await listParts(location, uploadID: stored.uploadID, counters: counters) { listed[part.partNumber] = part }
@@ -140,8 +143,9 @@ extension S3Client {
         client.options.checksum = stored.checksum.map(ChecksumAlgorithm.init)
         client.options.checksumType = stored.checksumType ?? client.options.effectiveChecksumType
         do {
-            return try await client.sendMissingParts(source, of: stored, to: location, listed: listed, resumed: resumed, counters: counters,
-                                       meter: meter, start: start, store: store)
+            return try await client.sendMissingParts(
+                source, of: stored, to: location, listed: listed, resumed: resumed, counters: counters,
+                meter: meter, start: start, store: store)
         } catch var error as S3Error {
             // A condition's refusal aborted the upload: no id to name.
             if error.code != .objectExists, error.code != .conditionFailed { error.uploadID = error.uploadID ?? stored.uploadID }
@@ -187,21 +191,24 @@ extension S3Client {
         let skipped = done.count
         let missing = (1...count).filter { done[$0] == nil }
         let uploadID = record.uploadID
-        let sent = try await sendParts(missing, of: source.bytes, plan: plan, to: location, uploadID: uploadID,
-                                       counters: counters, meter: meter)
+        let sent = try await sendParts(
+            missing, of: source.bytes, plan: plan, to: location, uploadID: uploadID,
+            counters: counters, meter: meter)
         for part in sent { done[part.partNumber] = part }
         let parts = (1...count).map { done[$0]! }
         try Task.checkCancellation()
         if let change = Self.change(during: source) {
             // Parts may hold old and new bytes: not completed; a rerun finds the change and
             // asks for a restart.
-            throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): upload \(uploadID) of \(location) was not completed; restart the upload to send it again",
-                          uploadID: uploadID)
+            throw S3Error(
+                .sourceChanged, "the source changed while it was sent (\(change)): upload \(uploadID) of \(location) was not completed; restart the upload to send it again",
+                uploadID: uploadID)
         }
         let completed: S3CompletedUpload
         do {
-            completed = try await completeMultipartUpload(location, uploadID: uploadID, parts: parts,
-                                                          lengths: (1...count).map { Int64(plan.range(ofPart: $0).count) }, counters: counters)
+            completed = try await completeMultipartUpload(
+                location, uploadID: uploadID, parts: parts,
+                lengths: (1...count).map { Int64(plan.range(ofPart: $0).count) }, counters: counters)
         } catch let error as S3Error where error.code == .objectExists || error.code == .conditionFailed {
             // Aborted: nothing is left to resume.
             store.remove(record)
@@ -260,7 +267,8 @@ extension S3Client {
     /// it was being sent. Nil when it did not change, or is not a file.
     static func change(during source: S3Source) -> String? {
         guard let file = source.bytes as? FileByteSource, source.fingerprint.inode != nil,
-              let now = try? S3SourceFingerprint(path: file.path) else { return nil }
+            let now = try? S3SourceFingerprint(path: file.path)
+        else { return nil }
         return now.difference(from: source.fingerprint)
     }
 
@@ -366,8 +374,9 @@ extension S3Client {
             let existed = try await abortMultipartUpload(location, uploadID: id)
             if !existed, uploadID != nil {
                 for record in records where record.uploadID == id { store.remove(record) }
-                throw S3Error(.server, "there is no multipart upload \(id) of \(location) (NoSuchUpload)", status: 404,
-                              serverCode: "NoSuchUpload", uploadID: id)
+                throw S3Error(
+                    .server, "there is no multipart upload \(id) of \(location) (NoSuchUpload)", status: 404,
+                    serverCode: "NoSuchUpload", uploadID: id)
             }
             if existed { aborted.append(id) }
             for record in records where record.uploadID == id { store.remove(record) }

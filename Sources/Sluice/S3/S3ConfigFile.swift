@@ -173,7 +173,7 @@ public struct S3ConfigFile: Sendable, Equatable {
         var sections: [String: [String: [String]]] = [:]
         var defaults: [String: [String]] = [:]
         var order: [String] = []
-        var current: String?          // nil before any header; "DEFAULT" for the defaults
+        var current: String?  // nil before any header; "DEFAULT" for the defaults
         var option: String?
         var optionIndent = Int.max
 

@@ -47,8 +47,10 @@ public struct S3ConfigurationOverrides: Sendable, Equatable {
     public var caBundle: String?
 
     /// Overrides; `nil` leaves a setting to the environment and the files.
-    public init(profile: String? = nil, region: String? = nil, endpointURL: String? = nil, addressingStyle: S3AddressingStyle? = nil,
-                caBundle: String? = nil) {
+    public init(
+        profile: String? = nil, region: String? = nil, endpointURL: String? = nil, addressingStyle: S3AddressingStyle? = nil,
+        caBundle: String? = nil
+    ) {
         self.profile = profile
         self.region = region
         self.endpointURL = endpointURL
@@ -91,8 +93,10 @@ public struct S3Configuration: Sendable, Equatable {
     public var caBundle: String?
 
     /// A configuration given whole, without reading the environment or the files.
-    public init(credentials: S3Credentials?, region: String = "us-east-1", endpoint: URL? = nil,
-                addressingStyle: S3AddressingStyle = .auto, profile: String = "default", caBundle: String? = nil) {
+    public init(
+        credentials: S3Credentials?, region: String = "us-east-1", endpoint: URL? = nil,
+        addressingStyle: S3AddressingStyle = .auto, profile: String = "default", caBundle: String? = nil
+    ) {
         self.credentials = credentials
         self.region = region
         self.endpoint = endpoint
@@ -152,12 +156,14 @@ public struct S3Configuration: Sendable, Equatable {
         }
 
         // Region.
-        let region = overrides.region ?? nonEmpty("AWS_REGION") ?? nonEmpty("AWS_DEFAULT_REGION")
+        let region =
+            overrides.region ?? nonEmpty("AWS_REGION") ?? nonEmpty("AWS_DEFAULT_REGION")
             ?? profile["region"]?.text.flatMap { $0.isEmpty ? nil : $0 } ?? "us-east-1"
 
         // Endpoint.
         var endpointText = overrides.endpointURL
-        let ignoreConfigured = (nonEmpty("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS") ?? profile["ignore_configured_endpoint_urls"]?.text)?
+        let ignoreConfigured =
+            (nonEmpty("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS") ?? profile["ignore_configured_endpoint_urls"]?.text)?
             .lowercased() == "true"
         if endpointText == nil, !ignoreConfigured {
             endpointText = nonEmpty("AWS_ENDPOINT_URL_S3") ?? nonEmpty("AWS_ENDPOINT_URL")
@@ -181,8 +187,9 @@ public struct S3Configuration: Sendable, Equatable {
         }
         let caBundle = (overrides.caBundle ?? nonEmpty("AWS_CA_BUNDLE") ?? profile["ca_bundle"]?.text.flatMap { $0.isEmpty ? nil : $0 })
             .map(expand)
-        return S3Configuration(credentials: credentials, region: region, endpoint: endpoint, addressingStyle: style, profile: profileName,
-                               caBundle: caBundle)
+        return S3Configuration(
+            credentials: credentials, region: region, endpoint: endpoint, addressingStyle: style, profile: profileName,
+            caBundle: caBundle)
     }
 
     private static func credentials(_ section: [String: S3ConfigFile.Value], origin: String) throws -> S3Credentials? {

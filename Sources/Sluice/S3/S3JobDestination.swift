@@ -36,8 +36,10 @@ public struct S3JobDestination: UploadJobDestination {
         try S3Location(bucket: bucket, key: prefix + file.relativePath).key
     }
 
-    public func upload(_ file: WalkedFile, as name: String, restart: Bool,
-                       progress: @escaping @Sendable (Int64) -> Void) async throws -> String {
+    public func upload(
+        _ file: WalkedFile, as name: String, restart: Bool,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> String {
         let location = try S3Location(bucket: bucket, key: name)
         let opened = try OpenedFile(path: file.path)
         defer { opened.close() }

@@ -51,8 +51,10 @@ public struct S3ObjectOptions: Sendable, Equatable {
     }
 
     /// S3's canned ACLs for objects.
-    public static let cannedACLs = ["private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read",
-                                    "bucket-owner-read", "bucket-owner-full-control"]
+    public static let cannedACLs = [
+        "private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read",
+        "bucket-owner-read", "bucket-owner-full-control",
+    ]
     /// S3's limit on user metadata: the UTF-8 bytes of every key and value together.
     public static let metadataLimit = 2048
     /// S3's limits on object tags: how many, and the characters of a key and of a value.
@@ -122,7 +124,8 @@ public struct S3ObjectOptions: Sendable, Equatable {
                 throw S3Error(.invalidOption, "metadata key '\(pair.key)' must be non-empty ASCII letters, digits or !#$%&'*+-.^_`|~")
             }
             guard pair.value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
-                throw S3Error(.invalidOption, "metadata value of '\(pair.key)' is not printable ASCII: S3 would keep it RFC 2047-encoded (=?UTF-8?B?...?=), not as given; encode it yourself")
+                throw S3Error(
+                    .invalidOption, "metadata value of '\(pair.key)' is not printable ASCII: S3 would keep it RFC 2047-encoded (=?UTF-8?B?...?=), not as given; encode it yourself")
             }
             metadataBytes += pair.key.utf8.count + pair.value.utf8.count
         }
@@ -162,8 +165,10 @@ public struct S3ObjectOptions: Sendable, Equatable {
         if case .ifMatch(let eTag)? = condition, eTag.isEmpty || eTag.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }) {
             throw S3Error(.invalidOption, "If-Match ETag '\(eTag)' must be non-empty printable ASCII")
         }
-        for (name, value) in [("Content-Type", contentType), ("Cache-Control", cacheControl), ("Content-Disposition", contentDisposition),
-                              ("Content-Encoding", contentEncoding), ("Content-Language", contentLanguage), ("storage class", storageClass)] {
+        for (name, value) in [
+            ("Content-Type", contentType), ("Cache-Control", cacheControl), ("Content-Disposition", contentDisposition),
+            ("Content-Encoding", contentEncoding), ("Content-Language", contentLanguage), ("storage class", storageClass),
+        ] {
             if let value, value.isEmpty || value.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }) {
                 throw S3Error(.invalidOption, "\(name) '\(value)' must be non-empty printable ASCII")
             }

@@ -45,8 +45,9 @@ extension S3PresignedPartsUpload {
             // Parts may hold old and new bytes: not reported, and not kept for a rerun (which
             // has another fingerprint and sends every part again).
             journal.discard()
-            throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): the parts of upload \(uploadID) may hold old and new bytes; send it again",
-                          uploadID: uploadID)
+            throw S3Error(
+                .sourceChanged, "the source changed while it was sent (\(change)): the parts of upload \(uploadID) may hold old and new bytes; send it again",
+                uploadID: uploadID)
         }
         try journal.close()
         return S3PresignedPartsResult(
@@ -102,8 +103,9 @@ extension S3PresignedPartsUpload {
                 entry.url = try await askURL(number, range: part.range, checksum: entry.checksum, renewal: true)
             }
             inFlight.withLock { [entry] in $0[number] = entry }
-            let request = try UploadRequest(url: entry.url.url, method: "PUT",
-                                            headers: entry.url.headers.sorted { $0.key < $1.key }.map { HTTPHeader(name: $0.key, value: $0.value) })
+            let request = try UploadRequest(
+                url: entry.url.url, method: "PUT",
+                headers: entry.url.headers.sorted { $0.key < $1.key }.map { HTTPHeader(name: $0.key, value: $0.value) })
             return PartRequest(request: request, body: .bytes(entry.body))
         }
         upload.concurrency = concurrency
@@ -156,22 +158,26 @@ extension S3PresignedPartsUpload {
     /// The backend's URL for a part; its failure is the part's.
     private func askURL(_ number: Int, range: Range<Int64>, checksum: Checksum?, renewal: Bool) async throws -> S3PresignedURL {
         do {
-            return try await url(S3PresignedPartRequest(uploadID: uploadID, partNumber: number, range: range, checksum: checksum,
-                                                        renewal: renewal))
+            return try await url(
+                S3PresignedPartRequest(
+                    uploadID: uploadID, partNumber: number, range: range, checksum: checksum,
+                    renewal: renewal))
         } catch let error as S3Error {
             throw error
         } catch is CancellationError {
             throw S3Error(.cancelled, "cancelled while asking for the URL of part \(number)", uploadID: uploadID, partNumber: number)
         } catch {
-            throw S3Error(.transport, "the URL of part \(number) could not be had: \(error)", uploadID: uploadID, partNumber: number,
-                          underlying: error)
+            throw S3Error(
+                .transport, "the URL of part \(number) could not be had: \(error)", uploadID: uploadID, partNumber: number,
+                underlying: error)
         }
     }
 
     /// The failure of a part whose URL expired and was renewed once already.
     private func expired(_ number: Int, _ presigned: S3PresignedURL) -> S3Error {
         let when = presigned.expiresAt.map { " at \(SigV4Timestamp($0).amzDate)" } ?? ""
-        return S3Error(.server, "the presigned URL of part \(number) expired\(when), and the one asked for again had expired too (403 AccessDenied)",
-                       status: 403, serverCode: "AccessDenied", uploadID: uploadID, partNumber: number)
+        return S3Error(
+            .server, "the presigned URL of part \(number) expired\(when), and the one asked for again had expired too (403 AccessDenied)",
+            status: 403, serverCode: "AccessDenied", uploadID: uploadID, partNumber: number)
     }
 }

@@ -39,8 +39,9 @@ final class S3PresignedPartsJournal: Sendable {
             }
         }
         let count = upload.plan.partCount ?? 1
-        recorded = Dictionary(journal.takeAll().filter { (1...count).contains($0.partNumber) && !$0.eTag.isEmpty }.map { ($0.partNumber, $0) },
-                              uniquingKeysWith: { _, last in last })
+        recorded = Dictionary(
+            journal.takeAll().filter { (1...count).contains($0.partNumber) && !$0.eTag.isEmpty }.map { ($0.partNumber, $0) },
+            uniquingKeysWith: { _, last in last })
     }
 
     /// The record file: keyed by the upload id and the source's identity and fingerprint.
@@ -54,7 +55,8 @@ final class S3PresignedPartsJournal: Sendable {
     /// and checksum (a record of another plan is refused, not resumed with).
     static func identity(of upload: S3PresignedPartsUpload) -> String {
         let fingerprint = (try? JSONEncoder.sorted.encode(upload.source.fingerprint)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return "upload \(upload.uploadID) of \(upload.source.identity) \(fingerprint) in parts of \(upload.plan.partSize) bytes, checksum \(upload.checksum?.s3Algorithm.rawValue ?? "none")"
+        return
+            "upload \(upload.uploadID) of \(upload.source.identity) \(fingerprint) in parts of \(upload.plan.partSize) bytes, checksum \(upload.checksum?.s3Algorithm.rawValue ?? "none")"
     }
 
     /// Records part `part` as accepted.

@@ -93,7 +93,8 @@ public struct S3PresignedPlan: Codable, Sendable, Equatable {
                 throw invalid("has part \(number) at bytes \(part.offset)+\(part.length); the part size puts it at \(range.lowerBound)+\(range.count)")
             }
             guard let components = URLComponents(string: part.url), ["http", "https"].contains(components.scheme?.lowercased() ?? ""),
-                  let host = components.host?.lowercased(), !host.isEmpty else { throw invalid("has no http(s) URL for part \(number)") }
+                let host = components.host?.lowercased(), !host.isEmpty
+            else { throw invalid("has no http(s) URL for part \(number)") }
             let presigned = S3PresignedURL(url: part.url)
             guard presigned.queryValue("partNumber") == "\(number)", presigned.queryValue("uploadId") == upload.uploadID else {
                 throw invalid("has a URL for part \(number) that is not UploadPart of part \(number) of upload \(upload.uploadID)")
@@ -121,8 +122,10 @@ public struct S3PresignedPlan: Codable, Sendable, Equatable {
             throw S3Error(.sourceChanged, "the source has \(source.bytes.length) bytes; the plan for \(upload.location) is for \(upload.size) bytes")
         }
         let parts = self.parts
-        return try S3PresignedPartsUpload(uploadID: upload.uploadID, source: source, partSize: upload.plan.partSize,
-                                          checksum: upload.checksum.map(ChecksumAlgorithm.init)) { request in
+        return try S3PresignedPartsUpload(
+            uploadID: upload.uploadID, source: source, partSize: upload.plan.partSize,
+            checksum: upload.checksum.map(ChecksumAlgorithm.init)
+        ) { request in
             let part = parts[request.partNumber - 1]
             return S3PresignedURL(url: part.url, headers: part.headers ?? [:])
         }

@@ -28,8 +28,9 @@ public struct S3PresignedURL: Sendable, Codable, Equatable {
     /// query does not say.
     public var expiresAt: Date? {
         guard let items = URLComponents(string: url)?.queryItems,
-              let date = items.first(where: { $0.name == "X-Amz-Date" })?.value.flatMap(Self.date(amzDate:)),
-              let seconds = items.first(where: { $0.name == "X-Amz-Expires" })?.value.flatMap(Int.init) else { return nil }
+            let date = items.first(where: { $0.name == "X-Amz-Date" })?.value.flatMap(Self.date(amzDate:)),
+            let seconds = items.first(where: { $0.name == "X-Amz-Expires" })?.value.flatMap(Int.init)
+        else { return nil }
         return date.addingTimeInterval(TimeInterval(seconds))
     }
 

@@ -35,7 +35,8 @@ public struct S3ServerError: Error, Sendable, Equatable {
             if code.isEmpty { code = Self.code(forStatus: status) }
             return
         }
-        let text = String(decoding: body.prefix(200), as: UTF8.self)
+        let text =
+            String(decoding: body.prefix(200), as: UTF8.self)
             .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         self.init(code: Self.code(forStatus: status), message: text.hasPrefix("<") ? "" : text)
     }
@@ -108,7 +109,8 @@ public struct S3ServerError: Error, Sendable, Equatable {
         if let partNumber { line += " of part \(partNumber)" }
         line += " failed: \(status) \(explanation)"
         if let requestID, !requestID.isEmpty { line += " [request \(requestID)]" }
-        return S3Error(.server, line, status: status, serverCode: code, requestID: requestID, uploadID: uploadID, partNumber: partNumber,
-                       underlying: self)
+        return S3Error(
+            .server, line, status: status, serverCode: code, requestID: requestID, uploadID: uploadID, partNumber: partNumber,
+            underlying: self)
     }
 }

@@ -44,14 +44,17 @@ public struct S3SourceFingerprint: Codable, Sendable, Equatable {
     /// The file as it was when `file` opened it (its `fstat`): the bytes the upload reads,
     /// whatever the path names since.
     package init(file: FileByteSource) {
-        self.init(size: file.length, device: file.device, inode: file.inode,
-                  modificationTime: file.timesInNanoseconds.modification, changeTime: file.timesInNanoseconds.change)
+        self.init(
+            size: file.length, device: file.device, inode: file.inode,
+            modificationTime: file.timesInNanoseconds.modification, changeTime: file.timesInNanoseconds.change)
     }
 
     /// What differs from `stored`, in words, or nil when nothing does.
     public func difference(from stored: S3SourceFingerprint) -> String? {
         if size != stored.size { return "its size is \(size), was \(stored.size)" }
-        if inode != stored.inode || device != stored.device { return "it is another file now (inode \(inode.map(String.init) ?? "-"), was \(stored.inode.map(String.init) ?? "-"))" }
+        if inode != stored.inode || device != stored.device {
+            return "it is another file now (inode \(inode.map(String.init) ?? "-"), was \(stored.inode.map(String.init) ?? "-"))"
+        }
         if modificationTime != stored.modificationTime { return "its modification time changed" }
         if changeTime != stored.changeTime { return "its inode change time changed" }
         return nil
@@ -89,8 +92,10 @@ public struct S3UploadRecord: Codable, Sendable, Equatable {
     public static let currentVersion = 1
 
     /// A record of an upload begun at `createdAt` (seconds since 1970).
-    public init(endpoint: String, bucket: String, key: String, uploadID: String, source: String,
-                fingerprint: S3SourceFingerprint, plan: S3PartPlan, checksum: S3ChecksumAlgorithm?, createdAt: Double) {
+    public init(
+        endpoint: String, bucket: String, key: String, uploadID: String, source: String,
+        fingerprint: S3SourceFingerprint, plan: S3PartPlan, checksum: S3ChecksumAlgorithm?, createdAt: Double
+    ) {
         self.version = Self.currentVersion
         self.endpoint = endpoint
         self.bucket = bucket
@@ -114,8 +119,9 @@ extension S3UploadRecord {
         }
         guard !uploadID.isEmpty else { return "it names no upload" }
         guard let length = plan.length, length == fingerprint.size, length >= 0, plan.equalParts,
-              (S3PartPlan.minimumPartSize...S3PartPlan.maximumPartSize).contains(plan.partSize),
-              let count = plan.partCount, count <= S3PartPlan.maximumParts else {
+            (S3PartPlan.minimumPartSize...S3PartPlan.maximumPartSize).contains(plan.partSize),
+            let count = plan.partCount, count <= S3PartPlan.maximumParts
+        else {
             return "its part plan (\(plan.partSize)-byte parts of \(plan.length.map(String.init) ?? "?") bytes) is not one S3 accepts"
         }
         return nil
@@ -220,8 +226,9 @@ public struct S3StateStore: Sendable {
         do {
             try store.save(record, at: path)
         } catch {
-            throw S3Error(.state, "cannot write the resume state \(path): \(FileSystemReason.text(for: error))", uploadID: record.uploadID,
-                          underlying: error)
+            throw S3Error(
+                .state, "cannot write the resume state \(path): \(FileSystemReason.text(for: error))", uploadID: record.uploadID,
+                underlying: error)
         }
     }
 

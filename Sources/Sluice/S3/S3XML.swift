@@ -40,8 +40,10 @@ struct S3XMLElement: Sendable, Equatable {
         var stack: [S3XMLElement] = []
         var root: S3XMLElement?
 
-        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                    qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+            qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]
+        ) {
             stack.append(S3XMLElement(name: elementName, text: "", children: []))
         }
 

@@ -152,7 +152,8 @@ public struct ParallelUpload: Sendable {
         case 200..<300: return .accept
         case let status where RetryPolicy.isTransient(status: status): return .retry("the server answered \(status)")
         default:
-            let text = String(decoding: response.body.prefix(200), as: UTF8.self)
+            let text =
+                String(decoding: response.body.prefix(200), as: UTF8.self)
                 .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
             return .fail("the server answered \(response.status)\(text.isEmpty ? "" : ": \(text)")")
         }

@@ -116,8 +116,9 @@ struct PartScheduler: Sendable {
                     // Refused before a byte was sent (the source, a first-pass checksum): the
                     // protocol's own error is the cause, as it is.
                     let code = (error as? UploadError)?.code ?? .transport
-                    throw Self.partError(code, "\(part) failed: \(error)", status: nil, bytesSent: 0,
-                                         PartFailure(part: part, attempts: attempt, retriesExhausted: false, cause: error))
+                    throw Self.partError(
+                        code, "\(part) failed: \(error)", status: nil, bytesSent: 0,
+                        PartFailure(part: part, attempts: attempt, retriesExhausted: false, cause: error))
                 }
                 do {
                     let response = try await transport.send(prepared.request, body: prepared.body, options: upload.options) { sent in
@@ -151,8 +152,9 @@ struct PartScheduler: Sendable {
                     failure = UploadError(.httpStatus, why, status: response.status, bytesSent: response.bytesSent, totalBytes: part.length)
                     cause = reason ?? failure
                 case .fail(let why, let reason):
-                    throw Self.partError(.httpStatus, "\(part) failed: \(why)", status: response.status, bytesSent: response.bytesSent,
-                                         PartFailure(part: part, attempts: attempt, retriesExhausted: false, cause: reason))
+                    throw Self.partError(
+                        .httpStatus, "\(part) failed: \(why)", status: response.status, bytesSent: response.bytesSent,
+                        PartFailure(part: part, attempts: attempt, retriesExhausted: false, cause: reason))
                 case .again:
                     tracker.update(index, 0)
                     continue
@@ -160,16 +162,18 @@ struct PartScheduler: Sendable {
             case .failure(let error) where error.isTransient:
                 (failure, cause) = (error, error)
             case .failure(let error):
-                throw Self.partError(error.code, "\(part) failed: \(error.message)", status: error.status, bytesSent: error.bytesSent,
-                                     PartFailure(part: part, attempts: attempt, retriesExhausted: false, cause: error))
+                throw Self.partError(
+                    error.code, "\(part) failed: \(error.message)", status: error.status, bytesSent: error.bytesSent,
+                    PartFailure(part: part, attempts: attempt, retriesExhausted: false, cause: error))
             }
             tracker.update(index, 0)
             switch budget.failed() {
             case .failure:
                 let status = failure.status.map { "status \($0)" } ?? "no status"
                 let exhausted = PartFailure(part: part, attempts: attempt, retriesExhausted: true, cause: cause)
-                throw Self.partError(failure.code, "\(exhausted) (\(status)): \(failure.message)", status: failure.status,
-                                     bytesSent: failure.bytesSent, exhausted)
+                throw Self.partError(
+                    failure.code, "\(exhausted) (\(status)): \(failure.message)", status: failure.status,
+                    bytesSent: failure.bytesSent, exhausted)
             case .success(let delay):
                 tracker.retried()
                 do { try await Task.sleep(for: delay) } catch { throw cancelled() }

@@ -120,7 +120,8 @@ final class PartTracker: Sendable {
             state.changed = false
             state.restarted = []
         }
-        return ParallelProgress(bytesSent: state.doneBytes + state.inFlightBytes, totalBytes: state.total, partsDone: state.partsDone,
-                                partsTotal: state.partsTotal, retries: state.retries, partsRestarted: state.restarted)
+        return ParallelProgress(
+            bytesSent: state.doneBytes + state.inFlightBytes, totalBytes: state.total, partsDone: state.partsDone,
+            partsTotal: state.partsTotal, retries: state.retries, partsRestarted: state.restarted)
     }
 }

@@ -22,8 +22,10 @@ public struct RetryPolicy: Sendable, Equatable {
     public var maximumRetryTime: Duration?
 
     /// A policy with these bounds; the defaults are the command line's.
-    public init(retries: Int = 5, maximumRetries: Int? = nil, baseDelay: Duration = .milliseconds(250),
-                maximumDelay: Duration = .seconds(8), jitter: Bool = true, maximumRetryTime: Duration? = nil) {
+    public init(
+        retries: Int = 5, maximumRetries: Int? = nil, baseDelay: Duration = .milliseconds(250),
+        maximumDelay: Duration = .seconds(8), jitter: Bool = true, maximumRetryTime: Duration? = nil
+    ) {
         self.retries = retries
         self.maximumRetries = maximumRetries
         self.baseDelay = baseDelay

@@ -127,8 +127,10 @@ final class AWSChunkReadAhead: @unchecked Sendable {
             let slot = state.slots[Int(chunk % Int64(self.slotCount))]
             guard slot.chunk == chunk, slot.ready else {
                 // Chunks are produced in order: wait for half a ring past this one.
-                state.wakeAt = min(chunk + Int64(self.slotCount / 2), self.encoding.dataChunkCount,
-                                   state.consumed + Int64(self.slotCount)) - 1
+                state.wakeAt =
+                    min(
+                        chunk + Int64(self.slotCount / 2), self.encoding.dataChunkCount,
+                        state.consumed + Int64(self.slotCount)) - 1
                 return nil
             }
             state.wakeAt = nil
@@ -183,7 +185,8 @@ final class AWSChunkReadAhead: @unchecked Sendable {
     /// caller must launch it.
     private func startProducerLocked(_ state: inout State) -> Bool {
         guard !state.running, !state.ended, state.produced < encoding.dataChunkCount,
-              state.produced < state.consumed + Int64(slotCount) else { return false }
+            state.produced < state.consumed + Int64(slotCount)
+        else { return false }
         state.running = true
         return true
     }
@@ -199,7 +202,8 @@ final class AWSChunkReadAhead: @unchecked Sendable {
             let claim = state.withLock { state -> (first: Int64, count: Int, generation: Int)? in
                 let chunk = state.produced
                 guard !state.ended, chunk < encoding.dataChunkCount, chunk < state.consumed + Int64(slotCount),
-                      chunk >= max(state.consumed, 0) else {
+                    chunk >= max(state.consumed, 0)
+                else {
                     state.running = false
                     return nil
                 }

@@ -33,8 +33,10 @@ public final class AWSChunkedBody: ByteSource, ReadAheadByteSource, SectionedByt
     ///   - readAhead: The most memory, in bytes, for chunks read and hashed ahead in signed
     ///     modes (2 MiB by default; below two chunks, each chunk is hashed as it is read).
     /// - Throws: `SigV4Error.invalidPayload` when the lengths differ or a signed mode has no signer.
-    public init(_ source: any ByteSource, encoding: AWSChunkedEncoding, signer: AWSChunkSigner?,
-                readAhead: Int = AWSChunkedBody.defaultReadAhead) throws {
+    public init(
+        _ source: any ByteSource, encoding: AWSChunkedEncoding, signer: AWSChunkSigner?,
+        readAhead: Int = AWSChunkedBody.defaultReadAhead
+    ) throws {
         guard source.length == encoding.decodedLength else {
             throw SigV4Error(.invalidPayload, "the source holds \(source.length) bytes, the encoding says \(encoding.decodedLength)")
         }
@@ -46,8 +48,10 @@ public final class AWSChunkedBody: ByteSource, ReadAheadByteSource, SectionedByt
         self.signer = signer
         let ring = encoding.isSigned ? AWSChunkReadAhead.make(source: source, encoding: encoding, limit: readAhead) : nil
         self.readAhead = ring
-        cursor = Lock(AWSChunkedCursor(encoding: encoding, seed: signer?.seedSignature ?? "", readAhead: ring,
-                                       residentSource: source is any ResidentByteSource))
+        cursor = Lock(
+            AWSChunkedCursor(
+                encoding: encoding, seed: signer?.seedSignature ?? "", readAhead: ring,
+                residentSource: source is any ResidentByteSource))
     }
 
     /// The read-ahead memory of a signed body unless told otherwise: 2 MiB.
@@ -264,8 +268,10 @@ final class AWSChunkedCursor: @unchecked Sendable {
     ///   (nothing changed).
     /// - Throws: The source's error; `ByteSourceError.endedEarly` when it is short. The chain
     ///   has not moved then: every read comes before the first signature.
-    func loadInPlace(_ index: Int64, from source: any ByteSource, signer: AWSChunkSigner?,
-                     into target: UnsafeMutableRawBufferPointer) throws -> Int? {
+    func loadInPlace(
+        _ index: Int64, from source: any ByteSource, signer: AWSChunkSigner?,
+        into target: UnsafeMutableRawBufferPointer
+    ) throws -> Int? {
         // Where each section's data goes in `target`.
         var placed: [UnsafeMutableRawBufferPointer] = []
         var length = 0
@@ -274,7 +280,7 @@ final class AWSChunkedCursor: @unchecked Sendable {
             let size = dataSize(chunk)
             let headLength = encoding.chunkHeaderLength(size)
             guard length + headLength + size + 2 <= target.count else { break }
-            placed.append(UnsafeMutableRawBufferPointer(rebasing: target[length + headLength ..< length + headLength + size]))
+            placed.append(UnsafeMutableRawBufferPointer(rebasing: target[length + headLength..<length + headLength + size]))
             length += headLength + size + 2
             chunk += 1
         }

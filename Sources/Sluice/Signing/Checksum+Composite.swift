@@ -16,7 +16,8 @@ extension Checksum {
     /// for CRC checksums of multipart objects); nil for the SHAs, mixed algorithms or no parts.
     public static func fullObject(of parts: [(checksum: Checksum, length: Int64)]) -> Checksum? {
         guard let algorithm = parts.first?.checksum.algorithm, algorithm.isCRC,
-              parts.allSatisfy({ $0.checksum.algorithm == algorithm }) else { return nil }
+            parts.allSatisfy({ $0.checksum.algorithm == algorithm })
+        else { return nil }
         var crc = parts[0].checksum.crcValue!
         for part in parts.dropFirst() {
             crc = CRC.combine(algorithm, crc, part.checksum.crcValue!, secondLength: part.length)
@@ -38,7 +39,8 @@ public struct CompositeChecksum: Sendable, Hashable, CustomStringConvertible {
     /// Parses `base64-N`.
     public init?(algorithm: ChecksumAlgorithm, s3Value: String) {
         guard let dash = s3Value.lastIndex(of: "-"), let count = Int(s3Value[s3Value.index(after: dash)...]), count > 0,
-              let checksum = Checksum(algorithm: algorithm, base64: String(s3Value[..<dash])) else { return nil }
+            let checksum = Checksum(algorithm: algorithm, base64: String(s3Value[..<dash]))
+        else { return nil }
         self.init(checksum: checksum, partCount: count)
     }
 

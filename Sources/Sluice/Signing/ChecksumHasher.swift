@@ -126,10 +126,11 @@ extension ByteSource {
         var offset: Int64 = 0
         while offset < length {
             let count = Int(min(Int64(size), length - offset))
-            try body(try bytes(at: offset, count: count) {
-                if buffer == nil { buffer = try PageMemory.allocate(byteCount: size) }
-                return buffer!
-            })
+            try body(
+                try bytes(at: offset, count: count) {
+                    if buffer == nil { buffer = try PageMemory.allocate(byteCount: size) }
+                    return buffer!
+                })
             offset += Int64(count)
         }
     }

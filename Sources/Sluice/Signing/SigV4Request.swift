@@ -87,7 +87,7 @@ public struct SigV4Request: Sendable, Hashable {
             var hostHeader = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
             // The port as a client sends it in `Host`: omitted when it is the scheme's default.
             if let port = endpoint.port, !endpoint.hasDefaultPort { hostHeader += ":\(port)" }
-            let prefix = endpoint.path // already decoded
+            let prefix = endpoint.path  // already decoded
             var base = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
             if base == "/" { base = "" }
             let parsed = Endpoint(scheme: scheme, host: HTTPSyntax.canonicalIPv4(authority: hostHeader), base: base)

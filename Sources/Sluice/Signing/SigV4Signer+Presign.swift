@@ -25,8 +25,10 @@ extension SigV4Signer {
         }
         let (canonicalHeaders, signedHeaders) = Self.canonicalHeaders(headers)
         let scope = self.scope(timestamp)
-        let reserved: Set<String> = ["x-amz-algorithm", "x-amz-credential", "x-amz-date", "x-amz-expires", "x-amz-signedheaders",
-                                     "x-amz-security-token", "x-amz-signature"]
+        let reserved: Set<String> = [
+            "x-amz-algorithm", "x-amz-credential", "x-amz-date", "x-amz-expires", "x-amz-signedheaders",
+            "x-amz-security-token", "x-amz-signature",
+        ]
         var query = request.query.filter { !reserved.contains($0.name.lowercased()) }
         query += [
             SigV4QueryItem("X-Amz-Algorithm", "AWS4-HMAC-SHA256"),

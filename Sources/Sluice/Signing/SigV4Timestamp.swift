@@ -25,7 +25,7 @@ public struct SigV4Timestamp: Sendable, Hashable, CustomStringConvertible {
     public init?(amzDate: String) {
         let bytes = Array(amzDate.utf8)
         guard bytes.count == 16, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"),
-              bytes.enumerated().allSatisfy({ $0.offset == 8 || $0.offset == 15 || (0x30...0x39).contains($0.element) })
+            bytes.enumerated().allSatisfy({ $0.offset == 8 || $0.offset == 15 || (0x30...0x39).contains($0.element) })
         else { return nil }
         self.amzDate = amzDate
     }

@@ -17,8 +17,9 @@ extension SigningCrypto {
         var secondHash = [UInt8](repeating: 0, count: 32)
         firstHash.withUnsafeMutableBufferPointer { firstOut in
             secondHash.withUnsafeMutableBufferPointer { secondOut in
-                sluice_sha256_pair(first.baseAddress, first.count, second.baseAddress, second.count,
-                                   firstOut.baseAddress, secondOut.baseAddress)
+                sluice_sha256_pair(
+                    first.baseAddress, first.count, second.baseAddress, second.count,
+                    firstOut.baseAddress, secondOut.baseAddress)
             }
         }
         return (firstHash, secondHash)

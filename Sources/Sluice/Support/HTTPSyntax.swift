@@ -45,22 +45,23 @@ package enum HTTPSyntax {
     package static func namesMatch(_ a: String, _ b: String) -> Bool {
         let (x, y) = (a.utf8, b.utf8)
         guard x.allSatisfy({ $0 < 0x80 }), y.allSatisfy({ $0 < 0x80 }) else { return a.caseInsensitiveCompare(b) == .orderedSame }
-        return x.count == y.count && zip(x, y).allSatisfy { p, q in
-            let folded = p | 0x20
-            return p == q || (folded == q | 0x20 && folded >= UInt8(ascii: "a") && folded <= UInt8(ascii: "z"))
-        }
+        return x.count == y.count
+            && zip(x, y).allSatisfy { p, q in
+                let folded = p | 0x20
+                return p == q || (folded == q | 0x20 && folded >= UInt8(ascii: "a") && folded <= UInt8(ascii: "z"))
+            }
     }
 
     /// `tchar`: the characters of a token.
     @inline(__always)
     package static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"),
-             UInt8(ascii: "0") ... UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
-             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
             return true
         default:
             return false
@@ -88,9 +89,9 @@ package enum HTTPSyntax {
     @inline(__always)
     package static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
-        case UInt8(ascii: "0") ... UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a") ... UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A") ... UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
         default: return nil
         }
     }
@@ -141,11 +142,11 @@ package enum HTTPSyntax {
         var start = skipBlanks(line, from: nameEnd + 1)
         var end = line.endIndex
         while end > start, isBlank(line[end - 1]) { end -= 1 }
-        for byte in line[start ..< end] where !isFieldValueByte(byte) { return nil }
+        for byte in line[start..<end] where !isFieldValueByte(byte) { return nil }
         if start > end { start = end }
         return HTTPHeader(
-            name: String(decoding: line[line.startIndex ..< nameEnd], as: UTF8.self),
-            value: String(decoding: line[start ..< end], as: UTF8.self)
+            name: String(decoding: line[line.startIndex..<nameEnd], as: UTF8.self),
+            value: String(decoding: line[start..<end], as: UTF8.self)
         )
     }
 

@@ -94,7 +94,9 @@ package final class Journal<Item: JournalEntry>: Sendable {
             var info = stat()
             fstat(descriptor, &info)
             if Int64(info.st_size) != validLength {
-                guard ftruncate(descriptor, off_t(validLength)) == 0 else { throw JournalError(path: path, problem: .system(call: "ftruncate", errno: errno), record: Entry.recordName) }
+                guard ftruncate(descriptor, off_t(validLength)) == 0 else {
+                    throw JournalError(path: path, problem: .system(call: "ftruncate", errno: errno), record: Entry.recordName)
+                }
             }
             if !hasHeader {
                 let header = try Self.line(Header(version: Self.version, job: job), path: path)
@@ -251,7 +253,9 @@ package final class Journal<Item: JournalEntry>: Sendable {
                     guard let header = try? decoder.decode(Header.self, from: Data(pending)) else {
                         throw JournalError(path: path, problem: .corrupt(line: 1, "not a \(Entry.recordName)"), record: Entry.recordName)
                     }
-                    guard header.version == version else { throw JournalError(path: path, problem: .corrupt(line: 1, "version \(header.version), not \(version)"), record: Entry.recordName) }
+                    guard header.version == version else {
+                        throw JournalError(path: path, problem: .corrupt(line: 1, "version \(header.version), not \(version)"), record: Entry.recordName)
+                    }
                     guard header.job == job else { throw JournalError(path: path, problem: .anotherJob(header.job), record: Entry.recordName) }
                     hasHeader = true
                 } else {

@@ -28,22 +28,25 @@ public enum Redaction {
         guard text.contains("://") else { return text }
         return rewriting(text) { bytes, index, output in
             guard bytes[index] == UInt8(ascii: ":"), index + 2 < bytes.count,
-                  bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
+                bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/")
+            else { return nil }
             output += bytes[index...(index + 2)]
             let start = index + 3
             var end = start
             while end < bytes.count, !endsAuthority(bytes[end]) { end += 1 }
             let authority = bytes[start..<end]
             if let at = authority.lastIndex(of: UInt8(ascii: "@")),
-               let colon = authority[..<at].firstIndex(of: UInt8(ascii: ":")) {
+                let colon = authority[..<at].firstIndex(of: UInt8(ascii: ":"))
+            {
                 output += bytes[start...colon]
                 output += Array("***".utf8)
                 output += bytes[at..<end]
                 return end
             }
             if authority.first != UInt8(ascii: "["),
-               let colon = authority.firstIndex(of: UInt8(ascii: ":")), !isPort(authority[(colon + 1)...]),
-               let at = bytes[end...].prefix(while: { $0 != 0x0A && $0 != 0x0D }).firstIndex(of: UInt8(ascii: "@")) {
+                let colon = authority.firstIndex(of: UInt8(ascii: ":")), !isPort(authority[(colon + 1)...]),
+                let at = bytes[end...].prefix(while: { $0 != 0x0A && $0 != 0x0D }).firstIndex(of: UInt8(ascii: "@"))
+            {
                 output += bytes[start...colon]
                 output += Array("***".utf8)
                 return at
@@ -64,7 +67,8 @@ public enum Redaction {
             var nameEnd = name
             while nameEnd < bytes.count, isNameByte(bytes[nameEnd]) { nameEnd += 1 }
             guard nameEnd < bytes.count, bytes[nameEnd] == UInt8(ascii: "="), nameEnd > name,
-                  isSecretName(String(decoding: bytes[name..<nameEnd], as: UTF8.self)) else { return name }
+                isSecretName(String(decoding: bytes[name..<nameEnd], as: UTF8.self))
+            else { return name }
             output += bytes[name...nameEnd]
             var valueEnd = nameEnd + 1
             while valueEnd < bytes.count, !endsQueryValue(bytes[valueEnd]) { valueEnd += 1 }
@@ -94,15 +98,19 @@ public enum Redaction {
     /// Query parameters whose value signs or authorizes a request.
     static func isSecretName(_ name: String) -> Bool {
         let name = name.lowercased()
-        if ["sig", "signature", "token", "x-amz-signature", "x-amz-security-token", "x-goog-signature",
-            "access_token", "password", "secret", "sessiontoken"].contains(name) { return true }
+        if [
+            "sig", "signature", "token", "x-amz-signature", "x-amz-security-token", "x-goog-signature",
+            "access_token", "password", "secret", "sessiontoken",
+        ].contains(name) {
+            return true
+        }
         return ["signature", "token", "secret", "password"].contains { name.hasSuffix($0) }
     }
 
     private static func isNameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "%"):
+            UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "%"):
             return true
         default:
             return false
@@ -112,7 +120,7 @@ public enum Redaction {
     private static func endsQueryValue(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "&"), UInt8(ascii: "#"), UInt8(ascii: " "), UInt8(ascii: "\""), UInt8(ascii: "'"),
-             UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"), UInt8(ascii: ")"), UInt8(ascii: ","):
+            UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"), UInt8(ascii: ")"), UInt8(ascii: ","):
             return true
         default:
             return byte < 0x20 || byte == 0x7F
@@ -128,7 +136,7 @@ public enum Redaction {
     private static func endsAuthority(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: " "), UInt8(ascii: "\""),
-             UInt8(ascii: "'"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"):
+            UInt8(ascii: "'"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"):
             return true
         default:
             return byte < 0x20 || byte == 0x7F

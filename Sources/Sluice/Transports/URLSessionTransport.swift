@@ -65,13 +65,16 @@ public struct URLSessionTransport: UploadTransport {
             // only: plain http goes (before: every request refused whenever AWS_CA_BUNDLE was set).
             if url.scheme?.lowercased() == "https", options.caFile != nil || options.insecure {
                 // URLSession on Linux has no server-trust evaluation to hook a CA file into.
-                throw UploadError(.invalidOption, "https to \(url.hostAndPort) with a CA file or without TLS verification: these need the curl transport (URLSession uses the system trust store only)",
-                                  bytesSent: 0, totalBytes: body.length.value)
+                throw UploadError(
+                    .invalidOption,
+                    "https to \(url.hostAndPort) with a CA file or without TLS verification: these need the curl transport (URLSession uses the system trust store only)",
+                    bytesSent: 0, totalBytes: body.length.value)
             }
             if let previous, !body.isReplayable {
                 // What the last attempt sent is what the line counts (before: 0 after 5 MB).
-                throw UploadError(.notReplayable, "server answered \(previous.status) and asked for the body again, which cannot be replayed (stdin or a stream)",
-                                  status: previous.status, bytesSent: previous.bytesSent, totalBytes: body.length.value)
+                throw UploadError(
+                    .notReplayable, "server answered \(previous.status) and asked for the body again, which cannot be replayed (stdin or a stream)",
+                    status: previous.status, bytesSent: previous.bytesSent, totalBytes: body.length.value)
             }
             responseBody.begin(status: 0)
             let mayAuthenticate = request.sendsCredentials(to: url, options: options)
@@ -126,7 +129,10 @@ extension URLSessionTransport {
     static func refuseSignedDotSegments(_ request: UploadRequest) throws(UploadError) {
         #if canImport(FoundationNetworking)
         guard request.isSigV4Signed, let path = request.url.dotSegmentPath else { return }
-        throw UploadError(.invalidURL, "the signed path \(path) has '.' or '..' segments, which URLSession on Linux removes (libcurl in FoundationNetworking) so the signature would not match: the curl transport (the default) sends the path as written")
+        throw UploadError(
+            .invalidURL,
+            "the signed path \(path) has '.' or '..' segments, which URLSession on Linux removes (libcurl in FoundationNetworking) so the signature would not match: the curl transport (the default) sends the path as written"
+        )
         #endif
     }
 }
@@ -142,10 +148,12 @@ extension URLSessionTransport {
     static func refuseIPv6Literal(_ url: URL, redirectedBy status: Int? = nil) throws(UploadError) {
         #if canImport(FoundationNetworking)
         guard url.hasIPv6LiteralHost else { return }
-        let how = status.map { "the server redirected (\($0)) to \(url.hostAndPort), an IPv6 literal" }
+        let how =
+            status.map { "the server redirected (\($0)) to \(url.hostAndPort), an IPv6 literal" }
             ?? "\(url.hostAndPort) is an IPv6 literal"
-        throw UploadError(.invalidURL, "\(how), which URLSession on Linux cannot reach (FoundationNetworking drops the brackets): the curl transport (the default) can",
-                          status: status)
+        throw UploadError(
+            .invalidURL, "\(how), which URLSession on Linux cannot reach (FoundationNetworking drops the brackets): the curl transport (the default) can",
+            status: status)
         #endif
     }
 }
@@ -227,8 +235,10 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         return BoundStreamPair.ProducerStalled(timeout: stallTimeout)
     }
 
-    init(url: URL, request: UploadRequest, authorization: String?, body: UploadBody, options: UploadOptions,
-         streams: InputStreamSource.Streams, responseBody: ResponseBodyReceiver, progress: @escaping @Sendable (Int64) -> Void) {
+    init(
+        url: URL, request: UploadRequest, authorization: String?, body: UploadBody, options: UploadOptions,
+        streams: InputStreamSource.Streams, responseBody: ResponseBodyReceiver, progress: @escaping @Sendable (Int64) -> Void
+    ) {
         self.url = url
         self.request = request
         self.authorization = authorization
@@ -302,7 +312,8 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
     /// - Throws: `UploadError.sourceFailed` naming the offset where the source failed or ended.
     private func readSizedBody() throws -> Data? {
         guard options.prefersContentLength, !options.forceChunked, case .random(let source, let start) = body.storage,
-              source.length - start <= URLSessionTransport.sizedBodyLimit else { return nil }
+            source.length - start <= URLSessionTransport.sizedBodyLimit
+        else { return nil }
         var data = Data(count: Int(source.length - start))
         var offset = start
         do {
@@ -315,8 +326,9 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
                 }
             }
         } catch {
-            throw UploadError(.sourceFailed, "source failed at byte \(offset): \(error)", bytesSent: 0,
-                              totalBytes: source.length - start, offset: offset, underlying: error)
+            throw UploadError(
+                .sourceFailed, "source failed at byte \(offset): \(error)", bytesSent: 0,
+                totalBytes: source.length - start, offset: offset, underlying: error)
         }
         return data
     }
@@ -365,15 +377,18 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
             throw UploadError(.notReplayable, "URLSession asked for the body again and it cannot be replayed", bytesSent: sent, totalBytes: total)
         }
         if let earlier = state.withLock({ $0.resentWithoutReplayAfter }) {
-            throw UploadError(.transport, "the server answered \(earlier) during the body and URLSession sent the request again without its first bytes: the answer to that (\(response?.statusCode ?? 0)) is not for the whole body",
-                              status: response?.statusCode, bytesSent: sent, totalBytes: total)
+            throw UploadError(
+                .transport,
+                "the server answered \(earlier) during the body and URLSession sent the request again without its first bytes: the answer to that (\(response?.statusCode ?? 0)) is not for the whole body",
+                status: response?.statusCode, bytesSent: sent, totalBytes: total)
         }
         if let source, let stalled = Self.stalledSource(source, error: error, stallTimeout: options.stallTimeout) {
             throw UploadError(.timedOut, "\(stalled)", status: response?.statusCode, bytesSent: sent, totalBytes: total, underlying: stalled)
         }
         if let source, let failure = source.finishedFailure as? InputStreamSource.SourceFailure {
-            throw UploadError(.sourceFailed, "source failed at byte \(failure.offset): \(failure.underlying)",
-                              status: response?.statusCode, bytesSent: sent, totalBytes: total, offset: failure.offset, underlying: failure)
+            throw UploadError(
+                .sourceFailed, "source failed at byte \(failure.offset): \(failure.underlying)",
+                status: response?.statusCode, bytesSent: sent, totalBytes: total, offset: failure.offset, underlying: failure)
         }
         if let error {
             throw Self.map(error, bytesSent: sent, total: total, url: url)
@@ -398,8 +413,9 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
                 complete = true
             }
             if !complete {
-                throw UploadError(.sourceFailed, "server answered \(result.status) but only part of the body was sent",
-                                  status: result.status, bytesSent: sent, totalBytes: total)
+                throw UploadError(
+                    .sourceFailed, "server answered \(result.status) but only part of the body was sent",
+                    status: result.status, bytesSent: sent, totalBytes: total)
             }
         }
         return result
@@ -424,8 +440,8 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         case .badServerResponse, .zeroByteResource, .cannotParseResponse:
             code = .noResponse; message = "no valid response from \(host)"
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
-             .clientCertificateRequired:
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected,
+            .clientCertificateRequired:
             code = .tls; message = "TLS failed with \(host): \(urlError.localizedDescription)"
         case .unknown where libcurlReportsTLS(urlError.localizedDescription):
             // FoundationNetworking (Linux) gives libcurl's TLS failures no code of their own: an
@@ -462,8 +478,9 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
             fresh.start()
             return fresh.inputStream
         case .sequential(let source):
-            let fresh = InputStreamSource(filler: .sequential(source), bufferSize: options.bufferSize, queue: nil,
-                                          readerStallTimeout: options.stallTimeout, streams: streams,
+            let fresh = InputStreamSource(
+                filler: .sequential(source), bufferSize: options.bufferSize, queue: nil,
+                readerStallTimeout: options.stallTimeout, streams: streams,
                 rateLimit: options.rateLimit)
             state.withLock { $0.source = fresh }
             watch(fresh)
@@ -475,8 +492,9 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
             // blocks stalls only that queue; a cancel wakes URLSession's reader at once.
             let queue = DispatchQueue(label: "sluice.stream-body")
             let caller = InputStreamByteSource(make(), length: length)
-            let fresh = InputStreamSource(filler: .sequential(caller), bufferSize: options.bufferSize, queue: queue,
-                                          readerStallTimeout: options.stallTimeout, streams: streams,
+            let fresh = InputStreamSource(
+                filler: .sequential(caller), bufferSize: options.bufferSize, queue: queue,
+                readerStallTimeout: options.stallTimeout, streams: streams,
                 rateLimit: options.rateLimit)
             fresh.onFinish { _ in queue.async { caller.close() } }
             state.withLock { $0.source = fresh }
@@ -515,16 +533,21 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         completionHandler(makeStream())
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
         // URLSession would re-send an empty body; the transport replays it itself.
         completionHandler(nil)
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodHTTPBasic
-            || challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodHTTPDigest,
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard
+            challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodHTTPBasic
+                || challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodHTTPDigest,
             (challenge.failureResponse as? HTTPURLResponse)?.statusCode == 401 || state.withLock({ $0.response?.statusCode == 401 })
         else {
             completionHandler(.performDefaultHandling, nil)
@@ -537,8 +560,10 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         // FoundationNetworking hands interim answers (100 Continue) to the delegate too.
         guard status >= 200 else {
@@ -587,8 +612,10 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
-                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64, totalBytesExpectedToSend: Int64
+    ) {
         let sent = state.withLock { state -> Int64 in
             if let source = state.source { return source.bytesRead }
             if state.sized != nil { state.sized!.sent = totalBytesSent }
@@ -610,7 +637,6 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         continuation?.resume()
     }
 }
-
 
 /// URLSession's serial delegate queue; when the response body is streamed, at most
 /// `limit` callbacks wait in it.

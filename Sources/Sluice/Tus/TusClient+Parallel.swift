@@ -36,11 +36,12 @@ final class TusParallelJob {
 
         var partials: [TusSource] = []
         for part in ranges {
-            partials.append(TusSource(
-                try SliceByteSource(source.bytes, range: part.range),
-                identity: "\(source.identity)#tus-partial-\(part.number)-of-\(ranges.count)-\(part.offset)-\(part.length)",
-                name: source.name, modificationTime: source.modificationTime, device: source.device, inode: source.inode,
-                changeTime: source.changeTime))
+            partials.append(
+                TusSource(
+                    try SliceByteSource(source.bytes, range: part.range),
+                    identity: "\(source.identity)#tus-partial-\(part.number)-of-\(ranges.count)-\(part.offset)-\(part.length)",
+                    name: source.name, modificationTime: source.modificationTime, device: source.device, inode: source.inode,
+                    changeTime: source.changeTime))
         }
         let client = partClient
         let endpoint = self.endpoint
@@ -98,9 +99,11 @@ final class TusParallelJob {
                 let response = try await client.send(request)
                 try client.check(response, url: endpoint, action: "POST (Upload-Concat: final)")
                 guard let location = response.header("Location"),
-                      let url = URL(string: location, relativeTo: endpoint)?.absoluteURL else {
-                    throw TusError(.protocolViolation, "the server's answer \(response.status) to the final concatenation POST has no valid Location",
-                                   status: response.status)
+                    let url = URL(string: location, relativeTo: endpoint)?.absoluteURL
+                else {
+                    throw TusError(
+                        .protocolViolation, "the server's answer \(response.status) to the final concatenation POST has no valid Location",
+                        status: response.status)
                 }
                 return url
             } catch {

@@ -40,8 +40,10 @@ extension TusClient {
     ///
     /// - Throws: `UploadError` from the transport, unchanged, so callers can tell transient
     ///   failures from the rest (`isTransient`).
-    func send(_ request: UploadRequest, body: UploadBody? = nil, inFlight: TusInFlight? = nil,
-              progress: (@Sendable (Int64) -> Void)? = nil) async throws -> UploadResponse {
+    func send(
+        _ request: UploadRequest, body: UploadBody? = nil, inFlight: TusInFlight? = nil,
+        progress: (@Sendable (Int64) -> Void)? = nil
+    ) async throws -> UploadResponse {
         inFlight?.reset()
         var transfer = options.transfer
         // tus servers need a length (tuspyserver ignores a chunked creation body, refuses a chunked PATCH).
@@ -70,8 +72,9 @@ extension TusClient {
 
     func versionError(_ response: UploadResponse) -> TusError {
         let offered = response.header("Tus-Version") ?? "none listed"
-        return TusError(.versionUnsupported, "the server does not support tus \(Self.version) (it offers \(offered))",
-                        status: response.status)
+        return TusError(
+            .versionUnsupported, "the server does not support tus \(Self.version) (it offers \(offered))",
+            status: response.status)
     }
 
     /// `HEAD url` once.
@@ -82,8 +85,9 @@ extension TusClient {
         let response = try await send(makeRequest(url, method: "HEAD"))
         try check(response, url: url, action: "HEAD")
         guard let text = response.header("Upload-Offset"), let offset = Int64(text), offset >= 0 else {
-            throw TusError(.protocolViolation, "the server's answer to HEAD has no valid Upload-Offset", uploadURL: url.absoluteString,
-                           status: response.status)
+            throw TusError(
+                .protocolViolation, "the server's answer to HEAD has no valid Upload-Offset", uploadURL: url.absoluteString,
+                status: response.status)
         }
         return TusUploadStatus(offset: offset, length: response.header("Upload-Length").flatMap { Int64($0) })
     }
@@ -95,20 +99,24 @@ extension TusClient {
         let where_ = url.absoluteString
         switch status {
         case 404, 410:
-            throw TusError(.uploadGone, "the server no longer has the upload \(where_) (\(status) \(status == 410 ? "Gone" : "Not Found") to \(action))",
-                           uploadURL: where_, status: status, offset: offset, totalBytes: total)
+            throw TusError(
+                .uploadGone, "the server no longer has the upload \(where_) (\(status) \(status == 410 ? "Gone" : "Not Found") to \(action))",
+                uploadURL: where_, status: status, offset: offset, totalBytes: total)
         case 412:
             throw versionError(response)
         case 413:
-            throw TusError(.tooLarge, "the server refused the upload as too large (413 to \(action))",
-                           uploadURL: where_, status: status, offset: offset, totalBytes: total)
+            throw TusError(
+                .tooLarge, "the server refused the upload as too large (413 to \(action))",
+                uploadURL: where_, status: status, offset: offset, totalBytes: total)
         case _ where status == 423 || RetryPolicy.isTransient(status: status):
             throw TusTransientStatus(status: status, action: action)
         default:
-            let text = String(decoding: response.body.prefix(200), as: UTF8.self)
+            let text =
+                String(decoding: response.body.prefix(200), as: UTF8.self)
                 .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-            throw TusError(.httpStatus, "the server answered \(status) to \(action)\(text.isEmpty ? "" : ": \(text)")",
-                           uploadURL: where_, status: status, offset: offset, totalBytes: total)
+            throw TusError(
+                .httpStatus, "the server answered \(status) to \(action)\(text.isEmpty ? "" : ": \(text)")",
+                uploadURL: where_, status: status, offset: offset, totalBytes: total)
         }
     }
 

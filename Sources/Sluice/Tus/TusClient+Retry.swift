@@ -38,31 +38,37 @@ struct TusRetrier {
         case is CancellationError:
             throw TusError(.cancelled, "cancelled during \(action)", uploadURL: uploadURL, offset: offset, totalBytes: length)
         case let error as UploadError where error.code == .cancelled:
-            throw TusError(.cancelled, "cancelled during \(action)", uploadURL: uploadURL, offset: offset, totalBytes: length,
-                           underlying: error)
+            throw TusError(
+                .cancelled, "cancelled during \(action)", uploadURL: uploadURL, offset: offset, totalBytes: length,
+                underlying: error)
         case let error as UploadError where error.isTransient:
             cause = error.message
         case let error as TusTransientStatus:
             cause = "the server answered \(error.status) to \(error.action)"
         case let error as UploadError where error.code == .sourceFailed:
-            throw TusError(.source, "\(action) failed: \(error.message)", uploadURL: uploadURL, offset: offset, totalBytes: length,
-                           underlying: error)
+            throw TusError(
+                .source, "\(action) failed: \(error.message)", uploadURL: uploadURL, offset: offset, totalBytes: length,
+                underlying: error)
         case let error as ByteSourceError:
-            throw TusError(.source, "\(action) failed: \(error)", uploadURL: uploadURL, offset: offset, totalBytes: length,
-                           underlying: error)
+            throw TusError(
+                .source, "\(action) failed: \(error)", uploadURL: uploadURL, offset: offset, totalBytes: length,
+                underlying: error)
         default:
-            throw TusError(.transport, "\(action) failed: \(error)", uploadURL: uploadURL, offset: offset, totalBytes: length,
-                           underlying: error)
+            throw TusError(
+                .transport, "\(action) failed: \(error)", uploadURL: uploadURL, offset: offset, totalBytes: length,
+                underlying: error)
         }
         switch budget.failed() {
         case .failure(let exhausted):
             let highest = highest > 0 ? " (the highest offset it confirmed: \(highest))" : ""
-            throw TusError(.retriesExhausted, "\(action) failed \(exhausted), last: \(cause)\(highest)",
-                           uploadURL: uploadURL, offset: offset, totalBytes: length, underlying: error)
+            throw TusError(
+                .retriesExhausted, "\(action) failed \(exhausted), last: \(cause)\(highest)",
+                uploadURL: uploadURL, offset: offset, totalBytes: length, underlying: error)
         case .success(let delay):
             do { try await Task.sleep(for: delay) } catch {
-                throw TusError(.cancelled, "cancelled while waiting to retry \(action)", uploadURL: uploadURL, offset: offset,
-                               totalBytes: length)
+                throw TusError(
+                    .cancelled, "cancelled while waiting to retry \(action)", uploadURL: uploadURL, offset: offset,
+                    totalBytes: length)
             }
         }
     }

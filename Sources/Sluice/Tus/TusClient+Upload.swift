@@ -32,8 +32,10 @@ final class TusUploadJob {
     /// once the final upload exists).
     private let keepsRecord: Bool
 
-    init(client: TusClient, source: TusSource, endpoint: URL, creationHeaders: [(String, String)] = [], keepsRecord: Bool = false,
-         progress: (@Sendable (UploadProgress) -> Void)?) {
+    init(
+        client: TusClient, source: TusSource, endpoint: URL, creationHeaders: [(String, String)] = [], keepsRecord: Bool = false,
+        progress: (@Sendable (UploadProgress) -> Void)?
+    ) {
         self.creationHeaders = creationHeaders
         self.keepsRecord = keepsRecord
         self.client = client
@@ -61,8 +63,9 @@ final class TusUploadJob {
         try store?.prepare()
         let server = try await client.discover(endpoint)
         if let maximum = server.maximumSize, length > maximum {
-            throw TusError(.tooLarge, "the source is \(length) bytes, more than the server's Tus-Max-Size of \(maximum)",
-                           totalBytes: length)
+            throw TusError(
+                .tooLarge, "the source is \(length) bytes, more than the server's Tus-Max-Size of \(maximum)",
+                totalBytes: length)
         }
         usesChecksums = options.usesChecksums && server.supports("checksum") && server.checksumAlgorithms.contains("sha1")
         let fingerprint = store == nil ? nil : try TusFingerprint(of: source)
@@ -115,12 +118,14 @@ final class TusUploadJob {
             return
         }
         if let serverLength = status.length, serverLength != length {
-            throw TusError(.sourceChanged, "the upload \(record.uploadURL) is \(serverLength) bytes long at the server but the source is \(length); refusing to resume",
-                           uploadURL: record.uploadURL, offset: status.offset, totalBytes: length)
+            throw TusError(
+                .sourceChanged, "the upload \(record.uploadURL) is \(serverLength) bytes long at the server but the source is \(length); refusing to resume",
+                uploadURL: record.uploadURL, offset: status.offset, totalBytes: length)
         }
         guard status.offset <= length else {
-            throw TusError(.protocolViolation, "the server's offset \(status.offset) is past the source's end", uploadURL: record.uploadURL,
-                           offset: status.offset, totalBytes: length)
+            throw TusError(
+                .protocolViolation, "the server's offset \(status.offset) is past the source's end", uploadURL: record.uploadURL,
+                offset: status.offset, totalBytes: length)
         }
         uploadURL = url
         offset = status.offset
@@ -153,20 +158,25 @@ final class TusUploadJob {
                 let response = try await sendCounting(request, body: body) { meter.update($0) }
                 if firstCount > 0 { dataRequests += 1 }
                 if [404, 405, 410].contains(response.status) {
-                    throw TusError(.httpStatus, "\(endpointKey) answered \(response.status) to the creation POST: is it a tus creation URL?",
-                                   status: response.status)
+                    throw TusError(
+                        .httpStatus, "\(endpointKey) answered \(response.status) to the creation POST: is it a tus creation URL?",
+                        status: response.status)
                 }
                 try client.check(response, url: endpoint, action: "POST (creation)")
                 guard let location = response.header("Location"),
-                      let url = URL(string: location, relativeTo: endpoint)?.absoluteURL else {
-                    throw TusError(.protocolViolation, "the server's answer \(response.status) to the creation POST has no valid Location",
-                                   status: response.status)
+                    let url = URL(string: location, relativeTo: endpoint)?.absoluteURL
+                else {
+                    throw TusError(
+                        .protocolViolation, "the server's answer \(response.status) to the creation POST has no valid Location",
+                        status: response.status)
                 }
                 uploadURL = url
                 created = true
                 if let store, let fingerprint {
-                    try store.save(TusRecord(endpoint: endpointKey, identity: source.identity, uploadURL: url.absoluteString,
-                                             fingerprint: fingerprint, createdAt: Date().timeIntervalSince1970))
+                    try store.save(
+                        TusRecord(
+                            endpoint: endpointKey, identity: source.identity, uploadURL: url.absoluteString,
+                            fingerprint: fingerprint, createdAt: Date().timeIntervalSince1970))
                 }
                 if firstCount > 0 {
                     if let text = response.header("Upload-Offset"), let confirmed = Int64(text), (0...length).contains(confirmed) {
@@ -185,8 +195,10 @@ final class TusUploadJob {
 
     /// Sends one request and adds the body bytes it handed to the connection to
     /// `bytesSent`, whether it got an answer or failed mid-way.
-    private func sendCounting(_ request: UploadRequest, body: UploadBody?,
-                              progress: @escaping @Sendable (Int64) -> Void) async throws -> UploadResponse {
+    private func sendCounting(
+        _ request: UploadRequest, body: UploadBody?,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> UploadResponse {
         do {
             let response = try await client.send(request, body: body, inFlight: inFlight, progress: progress)
             bytesSent += response.bytesSent
@@ -215,8 +227,9 @@ final class TusUploadJob {
             var headers = [("Upload-Offset", "\(base)"), ("Content-Type", TusClient.offsetContentType)]
             if usesChecksums {
                 do { headers.append(("Upload-Checksum", "sha1 \(try TusClient.sha1Base64(slice))")) } catch {
-                    throw TusError(.source, "cannot read the source at \(base) to checksum it: \(error)",
-                                   uploadURL: url.absoluteString, offset: base, totalBytes: length, underlying: error)
+                    throw TusError(
+                        .source, "cannot read the source at \(base) to checksum it: \(error)",
+                        uploadURL: url.absoluteString, offset: base, totalBytes: length, underlying: error)
                 }
             }
             let request = try client.makeRequest(url, method: "PATCH", headers: headers)
@@ -227,16 +240,18 @@ final class TusUploadJob {
                 case 409:
                     // Offset mismatch: the server holds something else than we thought.
                     offsetConflicts += 1
-                    try await retrier.absorb(TusTransientStatus(status: 409, action: "PATCH at \(base)"), action: "PATCH",
-                                             uploadURL: url.absoluteString, offset: base, total: length)
+                    try await retrier.absorb(
+                        TusTransientStatus(status: 409, action: "PATCH at \(base)"), action: "PATCH",
+                        uploadURL: url.absoluteString, offset: base, total: length)
                     offset = try await recoverOffset(url)
                     continue
                 case 460:
                     checksumMismatches += 1
                     if mismatchOffset == base { mismatchCount += 1 } else { mismatchOffset = base; mismatchCount = 1 }
                     guard mismatchCount <= options.checksumRetries else {
-                        throw TusError(.checksumMismatch, "the server rejected the checksum of bytes \(base)..<\(end) \(mismatchCount) times",
-                                       uploadURL: url.absoluteString, status: 460, offset: base, totalBytes: length)
+                        throw TusError(
+                            .checksumMismatch, "the server rejected the checksum of bytes \(base)..<\(end) \(mismatchCount) times",
+                            uploadURL: url.absoluteString, status: 460, offset: base, totalBytes: length)
                     }
                     continue
                 default:
@@ -249,12 +264,14 @@ final class TusUploadJob {
                     confirmed = try await recoverOffset(url)
                 }
                 guard confirmed >= base, confirmed <= length else {
-                    throw TusError(.protocolViolation, "the server answered PATCH at \(base) with Upload-Offset \(confirmed)",
-                                   uploadURL: url.absoluteString, status: response.status, offset: base, totalBytes: length)
+                    throw TusError(
+                        .protocolViolation, "the server answered PATCH at \(base) with Upload-Offset \(confirmed)",
+                        uploadURL: url.absoluteString, status: response.status, offset: base, totalBytes: length)
                 }
                 if confirmed == base {
-                    try await retrier.absorb(TusTransientStatus(status: response.status, action: "PATCH at \(base) (no bytes taken)"),
-                                             action: "PATCH", uploadURL: url.absoluteString, offset: base, total: length)
+                    try await retrier.absorb(
+                        TusTransientStatus(status: response.status, action: "PATCH at \(base) (no bytes taken)"),
+                        action: "PATCH", uploadURL: url.absoluteString, offset: base, total: length)
                 } else {
                     retrier.confirmed(confirmed)
                 }
@@ -274,8 +291,9 @@ final class TusUploadJob {
             do {
                 let status = try await client.headOnce(url)
                 guard status.offset <= length else {
-                    throw TusError(.protocolViolation, "the server's offset \(status.offset) is past the source's end",
-                                   uploadURL: url.absoluteString, offset: status.offset, totalBytes: length)
+                    throw TusError(
+                        .protocolViolation, "the server's offset \(status.offset) is past the source's end",
+                        uploadURL: url.absoluteString, offset: status.offset, totalBytes: length)
                 }
                 retrier.confirmed(status.offset)
                 return status.offset

@@ -39,8 +39,10 @@ public struct TusSource: Sendable {
     ///   - device: With `inode`: when set, a different pair on a later run counts as a change.
     ///   - inode: See `device`.
     ///   - changeTime: When set, a different value on a later run counts as a change.
-    public init(_ bytes: any ByteSource, identity: String, name: String? = nil, modificationTime: Double? = nil,
-                device: UInt64? = nil, inode: UInt64? = nil, changeTime: Double? = nil) {
+    public init(
+        _ bytes: any ByteSource, identity: String, name: String? = nil, modificationTime: Double? = nil,
+        device: UInt64? = nil, inode: UInt64? = nil, changeTime: Double? = nil
+    ) {
         self.bytes = bytes
         self.identity = identity
         self.name = name ?? identity

@@ -70,8 +70,9 @@ public struct TusStateStore: Sendable {
         do {
             try store.save(record, at: path)
         } catch {
-            throw TusError(.state, "cannot write the resume state \(path): \(FileSystemReason.text(for: error))", uploadURL: record.uploadURL,
-                           underlying: error)
+            throw TusError(
+                .state, "cannot write the resume state \(path): \(FileSystemReason.text(for: error))", uploadURL: record.uploadURL,
+                underlying: error)
         }
     }
 

@@ -108,7 +108,8 @@ extension UploadResponse {
     @discardableResult
     public func requireSuccess(totalBytes: Int64? = nil) throws(UploadError) -> UploadResponse {
         guard isSuccess else {
-            let text = String(decoding: body.prefix(200), as: UTF8.self)
+            let text =
+                String(decoding: body.prefix(200), as: UTF8.self)
                 .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
             throw UploadError(
                 .httpStatus, "server answered \(status)\(text.isEmpty ? "" : ": \(text)")",

@@ -349,10 +349,12 @@ private final class Harness: NSObject, StreamDelegate, @unchecked Sendable {
 
     private func checkInvariants() throws {
         if failed { throw Failed() }
-        try check(pair.inputStream.streamStatus == model.inputStatus,
-                  "input status \(pair.inputStream.streamStatus.rawValue), model \(model.inputStatus.rawValue)")
-        try check(pair.outputStream.streamStatus == model.outputStatus,
-                  "output status \(pair.outputStream.streamStatus.rawValue), model \(model.outputStatus.rawValue)")
+        try check(
+            pair.inputStream.streamStatus == model.inputStatus,
+            "input status \(pair.inputStream.streamStatus.rawValue), model \(model.inputStatus.rawValue)")
+        try check(
+            pair.outputStream.streamStatus == model.outputStatus,
+            "output status \(pair.outputStream.streamStatus.rawValue), model \(model.outputStatus.rawValue)")
         try check(pair.outputStream.hasSpaceAvailable == (model.streaming && model.free > 0), "hasSpaceAvailable disagrees")
         if model.streaming && model.owed && model.free >= model.threshold {
             try check(!queued.withLock { $0.isEmpty }, "the writer is owed hasSpaceAvailable, \(model.free) bytes are free, and none is queued")

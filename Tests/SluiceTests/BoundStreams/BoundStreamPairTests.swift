@@ -113,10 +113,12 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
     /// under the lock every waker takes).
     private func startRead(from pair: BoundStreamPair) async -> Task<Int, Never> {
         let waitsBefore = pair.core.readerWaits.load(ordering: .relaxed)
-        let reader = Task { await onThread { () -> Int in
-            var buffer = [UInt8](repeating: 0, count: 8)
-            return buffer.withUnsafeMutableBufferPointer { pair.inputStream.read($0.baseAddress!, maxLength: 8) }
-        } }
+        let reader = Task {
+            await onThread { () -> Int in
+                var buffer = [UInt8](repeating: 0, count: 8)
+                return buffer.withUnsafeMutableBufferPointer { pair.inputStream.read($0.baseAddress!, maxLength: 8) }
+            }
+        }
         let blocked = await onThread { () -> Bool in
             let deadline = DispatchTime.now() + 30
             while pair.core.readerWaits.load(ordering: .relaxed) == waitsBefore {

@@ -25,7 +25,9 @@ import Testing
         let pair = BoundStreamPair(capacity: capacity)
         let writer = SeedWriter(output: pair.outputStream, source: source, bufferSize: writeBuffer)
         let outcome = await drainWithWatchdog(pair, writer: writer)
-        #expect(outcome.error == nil, "capacity \(capacity), one write of up to \(writeBuffer) per event: stalled after \(outcome.bytes.count) of \(length) bytes: \(String(describing: outcome.error))")
+        #expect(
+            outcome.error == nil,
+            "capacity \(capacity), one write of up to \(writeBuffer) per event: stalled after \(outcome.bytes.count) of \(length) bytes: \(String(describing: outcome.error))")
         #expect(outcome.bytes.count == Int(length))
         #expect(outcome.bytes == (try source.bytes(in: 0..<length)))
         #expect(try await writer.result().get() == length)
@@ -59,7 +61,8 @@ import Testing
                     last = now
                     quietSince = .now()
                 } else if DispatchTime.now().uptimeNanoseconds - quietSince.uptimeNanoseconds > UInt64(stuckAfter * 1e9) {
-                    let stalled = Stalled(state: pair.core.lock.withLock { "\($0.state), \($0.ring.freeSpace) of \($0.ring.capacity) free, \($0.totalWritten) written, \($0.totalRead) read" })
+                    let stalled = Stalled(
+                        state: pair.core.lock.withLock { "\($0.state), \($0.ring.freeSpace) of \($0.ring.capacity) free, \($0.totalWritten) written, \($0.totalRead) read" })
                     writer.stop(stalled)
                     pair.fail(stalled)
                     return

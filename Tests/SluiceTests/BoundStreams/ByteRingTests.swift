@@ -16,10 +16,14 @@ import Testing
                             var ring = ByteRing(storage: storage, head: start)
                             var model: [UInt8] = []
                             var next: UInt8 = 1
-                            let first = (0..<fill).map { _ in defer { next &+= 1 }; return next }
+                            let first = (0..<fill).map { _ in
+                                defer { next &+= 1 }; return next
+                            }
                             #expect(first.withUnsafeBytes { ring.write($0) } == fill)
                             model += first
-                            let more = (0..<writeSize).map { _ in defer { next &+= 1 }; return next }
+                            let more = (0..<writeSize).map { _ in
+                                defer { next &+= 1 }; return next
+                            }
                             let wrote = more.withUnsafeBytes { ring.write($0) }
                             #expect(wrote == min(writeSize, capacity - fill))
                             model += more.prefix(wrote)

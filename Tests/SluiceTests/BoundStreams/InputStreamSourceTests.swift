@@ -32,8 +32,9 @@ import Testing
             iss.start()
             let result = await onThread { drain(iss.inputStream, chunk: readChunk) }
             #expect(result.error == nil)
-            #expect(result.bytes == (try source.bytes(in: start..<length)),
-                    "seed \(seed): length \(length) start \(start) buffer \(bufferSize) read \(readChunk) short \(shortChunk)")
+            #expect(
+                result.bytes == (try source.bytes(in: start..<length)),
+                "seed \(seed): length \(length) start \(start) buffer \(bufferSize) read \(readChunk) short \(shortChunk)")
         }
     }
 
@@ -162,8 +163,9 @@ import Testing
         #expect(bytes.withUnsafeBytes { write(fds[1], $0.baseAddress, count) } == count)
         close(fds[1])
         defer { close(fds[0]) }
-        let iss = InputStreamSource(filler: .sequential(FileDescriptorStream(fd: fds[0], length: .known(5000), name: "pipe")),
-                                    bufferSize: 300, queue: nil, streams: streams)
+        let iss = InputStreamSource(
+            filler: .sequential(FileDescriptorStream(fd: fds[0], length: .known(5000), name: "pipe")),
+            bufferSize: 300, queue: nil, streams: streams)
         iss.start()
         let drained = Task.detached { drain(iss.inputStream) }
         let outcome = await iss.result

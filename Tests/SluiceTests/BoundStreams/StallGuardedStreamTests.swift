@@ -18,7 +18,9 @@ struct StallGuardedStreamTests {
 
         var timer: StallGuardedStream.Timer {
             { [armed] delay, fire in
-                let index = armed.withLockBroadcasting { $0.append(Armed(delay: delay, fire: fire)); return $0.count - 1 }
+                let index = armed.withLockBroadcasting {
+                    $0.append(Armed(delay: delay, fire: fire)); return $0.count - 1
+                }
                 return { armed.withLock { $0[index].cancelled = true } }
             }
         }
@@ -52,8 +54,9 @@ struct StallGuardedStreamTests {
     @Test func aTimerFiredAfterItsReadReturnedChangesNothing() throws {
         let timers = ManualTimers()
         let interrupted = Lock(0)
-        let guarded = StallGuardedStream(SyntheticStream(length: 5, seed: 1), timeout: .milliseconds(50),
-                                         interrupt: { interrupted.withLock { $0 += 1 } }, timer: timers.timer)
+        let guarded = StallGuardedStream(
+            SyntheticStream(length: 5, seed: 1), timeout: .milliseconds(50),
+            interrupt: { interrupted.withLock { $0 += 1 } }, timer: timers.timer)
         var buffer = [UInt8](repeating: 0, count: 16)
         #expect(try buffer.withUnsafeMutableBytes { try guarded.read(into: $0) } == 5)
         // The first read's timer fires late, after its read returned: no interrupt, no stall.

@@ -119,7 +119,9 @@ import Testing
         let payload = try SyntheticByteSource(length: 50_000, seed: 3).bytes(in: 0..<50_000)
         let writeEnd = fds[1]
         let writer = Thread {
-            payload.withUnsafeBytes { var done = 0; while done < $0.count { done += write(writeEnd, $0.baseAddress! + done, $0.count - done) } }
+            payload.withUnsafeBytes {
+                var done = 0; while done < $0.count { done += write(writeEnd, $0.baseAddress! + done, $0.count - done) }
+            }
             close(writeEnd)
         }
         writer.start()

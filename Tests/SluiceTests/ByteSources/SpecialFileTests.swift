@@ -119,7 +119,9 @@ struct SpecialFileTests {
         // The writer starts only after the reader was opened: the first read waits for it.
         let writer = Thread {
             let fd = open(path, O_WRONLY)
-            payload.withUnsafeBytes { var done = 0; while done < $0.count { done += write(fd, $0.baseAddress! + done, $0.count - done) } }
+            payload.withUnsafeBytes {
+                var done = 0; while done < $0.count { done += write(fd, $0.baseAddress! + done, $0.count - done) }
+            }
             close(fd)
         }
         writer.start()

@@ -5,8 +5,9 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 
-@Suite("curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",
-       .serialized, .hangGuard)
+@Suite(
+    "curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",
+    .serialized, .hangGuard)
 struct CurlProducerTests {
     @Test("a producer that goes quiet is named as the cause of the stall timeout, not the server")
     func quietSourceNamed() async throws {
@@ -28,9 +29,9 @@ struct CurlProducerTests {
     func classifiedByCode() async throws {
         func transport(_ code: Int32) -> UploadError { UploadError(.transport, "x", underlying: CurlError(code: code)) }
         #expect(transport(SLUICE_CURLE_RECV_ERROR_VALUE).isTransient)
-        #expect(transport(16).isTransient) // HTTP2
-        #expect(!transport(48).isTransient) // UNKNOWN_OPTION
-        #expect(!transport(43).isTransient) // BAD_FUNCTION_ARGUMENT
+        #expect(transport(16).isTransient)  // HTTP2
+        #expect(!transport(48).isTransient)  // UNKNOWN_OPTION
+        #expect(!transport(43).isTransient)  // BAD_FUNCTION_ARGUMENT
         #expect(!UploadError(.transport, "no code").isTransient)
         #expect(!UploadError(.tls, "x", underlying: CurlError(code: 60)).isTransient)
         #expect(CurlError(code: 60).isTLS && CurlError(code: 35).isTLS && !CurlError(code: 56).isTLS)

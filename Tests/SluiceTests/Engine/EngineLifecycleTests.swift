@@ -28,8 +28,9 @@ struct EngineLifecycleTests {
         }
     }
 
-    @Test("a loop stopped twice, then handed a transfer and poked: the transfer fails at once, nothing touches a freed handle",
-          .enabled(if: !Isolated.inChild))
+    @Test(
+        "a loop stopped twice, then handed a transfer and poked: the transfer fails at once, nothing touches a freed handle",
+        .enabled(if: !Isolated.inChild))
     func stoppedLoop() async throws {
         // In a child: before the fix this reached a freed multi handle (a crash) or hung.
         try await Self.expectIsolatedRunPasses("stoppedLoopChild")
@@ -64,8 +65,9 @@ struct EngineLifecycleTests {
         #expect(await Self.returns(within: 10) { engine.shutdown() })
     }
 
-    @Test("200 engines created, used and dropped without shutdown leave no thread or descriptor",
-          .enabled(if: !Isolated.inChild))
+    @Test(
+        "200 engines created, used and dropped without shutdown leave no thread or descriptor",
+        .enabled(if: !Isolated.inChild))
     func droppedEngines() async throws {
         try await Self.expectIsolatedRunPasses("droppedEnginesChild")
     }
@@ -93,8 +95,9 @@ struct EngineLifecycleTests {
         #expect(response.status == 200)
     }
 
-    @Test("shutdown while 8 parts are in flight: the upload fails at once naming the shutdown; no thread, descriptor or waiter is left",
-          .enabled(if: !Isolated.inChild))
+    @Test(
+        "shutdown while 8 parts are in flight: the upload fails at once naming the shutdown; no thread, descriptor or waiter is left",
+        .enabled(if: !Isolated.inChild))
     func shutdownWithPartsInFlight() async throws {
         try await Self.expectIsolatedRunPasses("shutdownInFlightChild")
     }

@@ -111,7 +111,9 @@ struct TransferEngineTests {
         for task in tasks { task.cancel() }
         for task in tasks {
             let result = await task.result
-            if case .failure(let error as UploadError) = result { #expect(error.code == .cancelled) } else {
+            if case .failure(let error as UploadError) = result {
+                #expect(error.code == .cancelled)
+            } else {
                 Issue.record("expected .cancelled, got \(result)")
             }
         }

@@ -50,10 +50,11 @@ struct DirectoryWalkTests {
         let scratch = try Scratch()
         try makeTree(scratch)
         let walk = try DirectoryWalk(root: scratch.path)
-        #expect(files(walk) == [
-            "Zeta.JPG", "a.txt", "b-c/one", "b.txt", "b/ü%+#.txt", "empty", "file-link", "link/ü%+#.txt",
-            "sub dir/deeper/z", "sub dir/x y.txt", "日本/語.jpg",
-        ])
+        #expect(
+            files(walk) == [
+                "Zeta.JPG", "a.txt", "b-c/one", "b.txt", "b/ü%+#.txt", "empty", "file-link", "link/ü%+#.txt",
+                "sub dir/deeper/z", "sub dir/x y.txt", "日本/語.jpg",
+            ])
         for case .file(let file) in try DirectoryWalk(root: scratch.path) {
             #expect(file.path == scratch.path + "/" + file.relativePath)
             var info = stat()
@@ -142,9 +143,12 @@ struct DirectoryWalkTests {
         let scratch = try Scratch()
         try makeTree(scratch)
         #expect(mkfifo(scratch.path + "/fifo", 0o600) == 0)
-        let answer = try #require(try await runPythonPeer("awscli_walk_peer.py", input: [
-            "root": scratch.path, "destination": "s3://bucket/prefix/", "filters": filters,
-        ]) as? [String: Any])
+        let answer = try #require(
+            try await runPythonPeer(
+                "awscli_walk_peer.py",
+                input: [
+                    "root": scratch.path, "destination": "s3://bucket/prefix/", "filters": filters,
+                ]) as? [String: Any])
         let expected = try #require(answer["uploads"] as? [[String]])
         let filter = PathFilter(filters.map { $0[0] == "include" ? .include(GlobPattern($0[1])) : .exclude(GlobPattern($0[1])) })
         var uploads: [[String]] = []

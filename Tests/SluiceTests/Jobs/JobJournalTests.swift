@@ -75,8 +75,10 @@ struct JobJournalTests {
             try #require(descriptor >= 0)
             _ = write(descriptor, "new bytes", 9)
             close(descriptor)
-            var times = [timespec(tv_sec: Int(sent.modified / 1_000_000_000), tv_nsec: Int(sent.modified % 1_000_000_000)),
-                         timespec(tv_sec: Int(sent.modified / 1_000_000_000), tv_nsec: Int(sent.modified % 1_000_000_000))]
+            var times = [
+                timespec(tv_sec: Int(sent.modified / 1_000_000_000), tv_nsec: Int(sent.modified % 1_000_000_000)),
+                timespec(tv_sec: Int(sent.modified / 1_000_000_000), tv_nsec: Int(sent.modified % 1_000_000_000)),
+            ]
             try #require(utimensat(AT_FDCWD, path, &times, 0) == 0)
             now = try walked()
         }
@@ -91,11 +93,13 @@ struct JobJournalTests {
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let composed = "caf\u{E9}"
         let decomposed = "cafe\u{301}"
-        #expect(composed == decomposed)   // Swift's == would merge them
+        #expect(composed == decomposed)  // Swift's == would merge them
         let journal = try JobJournal(path: path, job: "job A")
         for (index, name) in [composed, decomposed].enumerated() {
-            try journal.append(JobJournal.Entry(name: name, size: Int64(index), device: 1, inode: UInt64(index), modified: 1, changed: 1,
-                                                result: "\"\(index)\""))
+            try journal.append(
+                JobJournal.Entry(
+                    name: name, size: Int64(index), device: 1, inode: UInt64(index), modified: 1, changed: 1,
+                    result: "\"\(index)\""))
         }
         try journal.close()
         let again = try JobJournal(path: path, job: "job A")

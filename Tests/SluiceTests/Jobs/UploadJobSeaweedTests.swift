@@ -8,8 +8,9 @@ import Testing
 ///
 /// Over both transports: on URLSession (Linux) each request and part (5 MiB here) goes with a
 /// Content-Length, the body held in memory up to `URLSessionTransport.sizedBodyLimit`.
-@Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
-       .hangGuard)
+@Suite(
+    .enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
+    .hangGuard)
 struct UploadJobSeaweedTests {
     let peer = SeaweedPeer.current!
 
@@ -21,8 +22,9 @@ struct UploadJobSeaweedTests {
         for index in 0..<24 {
             let relative = "\(["a", "a/b", "c d", "é"][index % 4])/f \(index) %+#"
             let bytes = (0..<(index * 311 + 1)).map { _ in UInt8.random(in: 0...255, using: &random) }
-            try FileManager.default.createDirectory(atPath: root + "/" + (relative as NSString).deletingLastPathComponent,
-                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: root + "/" + (relative as NSString).deletingLastPathComponent,
+                withIntermediateDirectories: true)
             try Data(bytes).write(to: URL(fileURLWithPath: root + "/" + relative))
             files[relative] = try Digest.sha256(of: MemoryByteSource(bytes))
         }
@@ -97,8 +99,10 @@ struct UploadJobSeaweedTests {
             return
         }
         #expect(error is CancellationError, "\(error)")
-        let recorded = try JobJournal(path: job.journalPath(root: DirectoryWalk.absolutePath(root), destination: destination),
-                                      job: "\(DirectoryWalk.absolutePath(root)) -> \(destination.jobIdentity)").count
+        let recorded = try JobJournal(
+            path: job.journalPath(root: DirectoryWalk.absolutePath(root), destination: destination),
+            job: "\(DirectoryWalk.absolutePath(root)) -> \(destination.jobIdentity)"
+        ).count
         #expect(recorded == 5)
         let second = try await job.run(to: destination)
         #expect(second.unchanged == recorded)
@@ -150,8 +154,9 @@ struct UploadJobSeaweedTests {
         #expect(result.failures.isEmpty, "\(result.failures)")
         #expect(try await peer.stored(under: destination.prefix) == ["big.bin": now])
         // The upload that began from the old bytes is gone, and so is its record.
-        #expect(store.records(endpoint: client.configuration.endpointIdentity, bucket: location.bucket, key: location.key)
-            .allSatisfy { $0.uploadID != recorded.uploadID })
+        #expect(
+            store.records(endpoint: client.configuration.endpointIdentity, bucket: location.bucket, key: location.key)
+                .allSatisfy { $0.uploadID != recorded.uploadID })
         #expect(try await client.listMultipartUploads(location).allSatisfy { $0.uploadID != recorded.uploadID })
     }
 }

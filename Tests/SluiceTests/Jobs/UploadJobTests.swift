@@ -48,9 +48,9 @@ struct UploadJobLockTests {
         let first = job
         let running = Task { try await first.run(to: destination) }
         var waiter = arrived.stream.makeAsyncIterator()
-        _ = await waiter.next()   // the first run holds its record and is sending
+        _ = await waiter.next()  // the first run holds its record and is sending
         var second = job
-        second.restart = restart   // a restart does not forget a record another run holds
+        second.restart = restart  // a restart does not forget a record another run holds
         let path = job.journalPath(root: DirectoryWalk.absolutePath(job.root), destination: destination)
         await #expect(throws: JobJournalError(path: path, problem: .locked(.held(pid: getpid())))) {
             try await second.run(to: destination)
@@ -90,7 +90,7 @@ struct UploadJobCancelTests {
             }
         }
         var waiter = arrived.stream.makeAsyncIterator()
-        for _ in 0..<4 { _ = await waiter.next() }   // all four in flight
+        for _ in 0..<4 { _ = await waiter.next() }  // all four in flight
         running.cancel()
         let result = await running.result
         guard case .failure(let error) = result else {

@@ -48,8 +48,9 @@ import Testing
 
     @Test func textFieldParameters() throws {
         try Self.check("z=abc  ;  filename=  x y  ", Expected(name: "z", value: .text("abc"), filename: "x y"))
-        try Self.check("n=v;type=text/plain; charset=utf-8",
-                       Expected(name: "n", value: .text("v"), type: "text/plain; charset=utf-8"))
+        try Self.check(
+            "n=v;type=text/plain; charset=utf-8",
+            Expected(name: "n", value: .text("v"), type: "text/plain; charset=utf-8"))
         try Self.check("n=v;filename=x.pdf", Expected(name: "n", value: .text("v"), filename: "x.pdf", type: "application/pdf"))
         try Self.check("l=v;type=a/b ; q=1 ;filename=y", Expected(name: "l", value: .text("v"), filename: "y", type: "a/b ; q=1"))
         try Self.check("k=v;filename=x.pdf;type=a/b", Expected(name: "k", value: .text("v"), filename: "x.pdf", type: "a/b"))
@@ -63,15 +64,18 @@ import Testing
     @Test func fileParts() throws {
         try Self.check("f=@/data/a.txt", Expected(name: "f", value: .file("/data/a.txt"), filename: "a.txt", type: "text/plain"))
         try Self.check("f=@blob.bin", Expected(name: "f", value: .file("blob.bin"), filename: "blob.bin", type: "application/octet-stream"))
-        try Self.check("f=@p.bin;type=image/png;filename=NAME",
-                       Expected(name: "f", value: .file("p.bin"), filename: "NAME", type: "image/png"))
+        try Self.check(
+            "f=@p.bin;type=image/png;filename=NAME",
+            Expected(name: "f", value: .file("p.bin"), filename: "NAME", type: "image/png"))
         try Self.check("f=@\"a;b,c.txt\"", Expected(name: "f", value: .file("a;b,c.txt"), filename: "a;b,c.txt", type: "text/plain"))
-        try Self.check("f=@blob.bin;filename=\"a;b\\\"c\"",
-                       Expected(name: "f", value: .file("blob.bin"), filename: "a;b\"c", type: "application/octet-stream"))
+        try Self.check(
+            "f=@blob.bin;filename=\"a;b\\\"c\"",
+            Expected(name: "f", value: .file("blob.bin"), filename: "a;b\"c", type: "application/octet-stream"))
         try Self.check("f=@a.txt;filename=x.png", Expected(name: "f", value: .file("a.txt"), filename: "x.png", type: "image/png"))
         try Self.check("f=@a.txt;filename=", Expected(name: "f", value: .file("a.txt"), filename: "", type: "text/plain"))
-        try Self.check("f=@a.txt;headers=\"X-A: b\";headers=X-C: d",
-                       Expected(name: "f", value: .file("a.txt"), filename: "a.txt", type: "text/plain", headers: ["X-A: b", "X-C: d"]))
+        try Self.check(
+            "f=@a.txt;headers=\"X-A: b\";headers=X-C: d",
+            Expected(name: "f", value: .file("a.txt"), filename: "a.txt", type: "text/plain", headers: ["X-A: b", "X-C: d"]))
     }
 
     @Test func valueFromFile() throws {

@@ -8,36 +8,39 @@ import Testing
     typealias Support = MultipartTestSupport
 
     @Test func exactBytesForFieldsAndFiles() throws {
-        let body = try MultipartBody(parts: [
-            .field("title", "Holiday\r\nphotos"),
-            .bytes("photo", Array("PNGDATA".utf8), filename: "a.png", contentType: "image/png"),
-            .source("blob", SyntheticByteSource(length: 4), filename: "blob.bin"),
-            MultipartPart(name: "note", content: .bytes([]), contentType: "text/plain; charset=utf-8",
-                          headers: [HTTPHeader(name: "X-Extra", value: "1")]),
-        ], boundary: Support.boundary)
+        let body = try MultipartBody(
+            parts: [
+                .field("title", "Holiday\r\nphotos"),
+                .bytes("photo", Array("PNGDATA".utf8), filename: "a.png", contentType: "image/png"),
+                .source("blob", SyntheticByteSource(length: 4), filename: "blob.bin"),
+                MultipartPart(
+                    name: "note", content: .bytes([]), contentType: "text/plain; charset=utf-8",
+                    headers: [HTTPHeader(name: "X-Extra", value: "1")]),
+            ], boundary: Support.boundary)
         let b = Support.boundary
-        let expected = Array((
-            "--\(b)\r\n"
-            + "Content-Disposition: form-data; name=\"title\"\r\n"
-            + "\r\n"
-            + "Holiday\r\nphotos\r\n"
-            + "--\(b)\r\n"
-            + "Content-Disposition: form-data; name=\"photo\"; filename=\"a.png\"\r\n"
-            + "Content-Type: image/png\r\n"
-            + "\r\n"
-            + "PNGDATA\r\n"
-            + "--\(b)\r\n"
-            + "Content-Disposition: form-data; name=\"blob\"; filename=\"blob.bin\"\r\n"
-            + "Content-Type: application/octet-stream\r\n"
-            + "\r\n").utf8)
+        let expected =
+            Array(
+                ("--\(b)\r\n"
+                    + "Content-Disposition: form-data; name=\"title\"\r\n"
+                    + "\r\n"
+                    + "Holiday\r\nphotos\r\n"
+                    + "--\(b)\r\n"
+                    + "Content-Disposition: form-data; name=\"photo\"; filename=\"a.png\"\r\n"
+                    + "Content-Type: image/png\r\n"
+                    + "\r\n"
+                    + "PNGDATA\r\n"
+                    + "--\(b)\r\n"
+                    + "Content-Disposition: form-data; name=\"blob\"; filename=\"blob.bin\"\r\n"
+                    + "Content-Type: application/octet-stream\r\n"
+                    + "\r\n").utf8)
             + [0xAF, 0xCD, 0x1D, 0x7B]
-            + Array((
-                "\r\n--\(b)\r\n"
-                + "Content-Disposition: form-data; name=\"note\"\r\n"
-                + "Content-Type: text/plain; charset=utf-8\r\n"
-                + "X-Extra: 1\r\n"
-                + "\r\n"
-                + "\r\n--\(b)--\r\n").utf8)
+            + Array(
+                ("\r\n--\(b)\r\n"
+                    + "Content-Disposition: form-data; name=\"note\"\r\n"
+                    + "Content-Type: text/plain; charset=utf-8\r\n"
+                    + "X-Extra: 1\r\n"
+                    + "\r\n"
+                    + "\r\n--\(b)--\r\n").utf8)
         let produced = try Support.readAll(body)
         #expect(produced == expected)
         #expect(body.length == Int64(expected.count))
@@ -79,7 +82,8 @@ import Testing
         #expect(part.contentType == "text/plain")
         let body = try MultipartBody(parts: [part], boundary: Support.boundary)
         defer { body.close() }
-        let expected = "--\(Support.boundary)\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"notes.TXT\"\r\n"
+        let expected =
+            "--\(Support.boundary)\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"notes.TXT\"\r\n"
             + "Content-Type: text/plain\r\n\r\nfile contents\r\n--\(Support.boundary)--\r\n"
         #expect(Support.text(try Support.readAll(body)) == expected)
     }

@@ -50,26 +50,38 @@ import Testing
         try #require(answer.parts.count == parts.count, "\(answer.parts)")
         let largeHash = try Digest.sha256(of: large)
         let smallHash = try Digest.sha256(of: small)
-        #expect(answer.parts[0] == MultipartPeer.Part(
-            name: "title", filename: nil, content_type: nil,
-            headers: [["Content-Disposition", "form-data; name=\"title\""]],
-            size: 32, sha256: Self.sha256("Holiday photos\r\n--not a boundary")))
-        #expect(answer.parts[1] == MultipartPeer.Part(
-            name: "archive", filename: "big.bin", content_type: "application/octet-stream",
-            headers: [["Content-Disposition", "form-data; name=\"archive\"; filename=\"big.bin\""],
-                      ["Content-Type", "application/octet-stream"]],
-            size: large.length, sha256: largeHash))
+        #expect(
+            answer.parts[0]
+                == MultipartPeer.Part(
+                    name: "title", filename: nil, content_type: nil,
+                    headers: [["Content-Disposition", "form-data; name=\"title\""]],
+                    size: 32, sha256: Self.sha256("Holiday photos\r\n--not a boundary")))
+        #expect(
+            answer.parts[1]
+                == MultipartPeer.Part(
+                    name: "archive", filename: "big.bin", content_type: "application/octet-stream",
+                    headers: [
+                        ["Content-Disposition", "form-data; name=\"archive\"; filename=\"big.bin\""],
+                        ["Content-Type", "application/octet-stream"],
+                    ],
+                    size: large.length, sha256: largeHash))
         for (index, name) in Self.hostileNames.enumerated() {
             let value = "value \(index)"
-            #expect(answer.parts[2 + 2 * index] == MultipartPeer.Part(
-                name: name.parsed, filename: nil, content_type: nil,
-                headers: [["Content-Disposition", "form-data; name=\"\(name.parsed)\""]],
-                size: Int64(value.utf8.count), sha256: Self.sha256(value)))
-            #expect(answer.parts[3 + 2 * index] == MultipartPeer.Part(
-                name: "file\(index)", filename: name.parsed, content_type: "application/x-test; n=\(index)",
-                headers: [["Content-Disposition", "form-data; name=\"file\(index)\"; filename=\"\(name.parsed)\""],
-                          ["Content-Type", "application/x-test; n=\(index)"]],
-                size: small.length, sha256: smallHash))
+            #expect(
+                answer.parts[2 + 2 * index]
+                    == MultipartPeer.Part(
+                        name: name.parsed, filename: nil, content_type: nil,
+                        headers: [["Content-Disposition", "form-data; name=\"\(name.parsed)\""]],
+                        size: Int64(value.utf8.count), sha256: Self.sha256(value)))
+            #expect(
+                answer.parts[3 + 2 * index]
+                    == MultipartPeer.Part(
+                        name: "file\(index)", filename: name.parsed, content_type: "application/x-test; n=\(index)",
+                        headers: [
+                            ["Content-Disposition", "form-data; name=\"file\(index)\"; filename=\"\(name.parsed)\""],
+                            ["Content-Type", "application/x-test; n=\(index)"],
+                        ],
+                        size: small.length, sha256: smallHash))
         }
     }
 
@@ -126,8 +138,8 @@ import Testing
     /// This process's peak resident set (`VmHWM`), where /proc has it.
     static func peakResidentBytes() -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
         else { return nil }
         return kilobytes * 1024
     }

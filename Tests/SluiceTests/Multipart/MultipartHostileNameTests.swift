@@ -26,15 +26,17 @@ import Testing
 
     @Test(arguments: hostile)
     func namesAndFilenamesStayOnTheirLine(raw: String, escaped: String) throws {
-        let body = try MultipartBody(parts: [
-            .field(raw, "value"),
-            .bytes("f", [1, 2, 3], filename: raw),
-        ], boundary: Support.boundary)
+        let body = try MultipartBody(
+            parts: [
+                .field(raw, "value"),
+                .bytes("f", [1, 2, 3], filename: raw),
+            ], boundary: Support.boundary)
         let lines = Support.headerLines(of: try Support.readAll(body), boundary: Support.boundary)
-        #expect(lines == [
-            ["Content-Disposition: form-data; name=\"\(escaped)\""],
-            ["Content-Disposition: form-data; name=\"f\"; filename=\"\(escaped)\"", "Content-Type: application/octet-stream"],
-        ])
+        #expect(
+            lines == [
+                ["Content-Disposition: form-data; name=\"\(escaped)\""],
+                ["Content-Disposition: form-data; name=\"f\"; filename=\"\(escaped)\"", "Content-Type: application/octet-stream"],
+            ])
         // No CR or LF survives inside the quoted values.
         for line in lines.joined() {
             #expect(!line.contains("\r") && !line.contains("\n"))

@@ -103,4 +103,3 @@ final class MultipartPeer {
         return try JSONDecoder().decode(Answer.self, from: response.body)
     }
 }
-

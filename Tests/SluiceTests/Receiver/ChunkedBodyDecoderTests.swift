@@ -13,7 +13,7 @@ import Testing
         var offset = 0
         while offset < wire.count && !decoder.isFinished {
             let end = min(wire.count, offset + piece)
-            let consumed = try wire[offset ..< end].withUnsafeBytes { raw in
+            let consumed = try wire[offset..<end].withUnsafeBytes { raw in
                 try decoder.consume(raw) { data += $0 }
             }
             offset += consumed
@@ -23,17 +23,16 @@ import Testing
         return (data, offset, decoder.trailers)
     }
 
-    private static let valid = Array((
-        "5\r\nhello\r\n"
+    private static let valid = Array(
+        ("5\r\nhello\r\n"
             + "00009 ; ext ; name=value;q=\"a \\\" b\" \r\n world, 1\r\n"
             + "1a\r\nabcdefghijklmnopqrstuvwxyz\r\n"
             + "0;last\r\nX-Trailer: one\r\nOther:two  \r\n\r\n"
-            + "NEXT REQUEST"
-    ).utf8)
+            + "NEXT REQUEST").utf8)
 
     @Test func decodesAtEverySplitSize() throws {
         let bodyEnd = Self.valid.count - "NEXT REQUEST".utf8.count
-        for piece in 1 ... Self.valid.count {
+        for piece in 1...Self.valid.count {
             let (data, consumed, trailers) = try Self.decode(Self.valid, piece: piece)
             #expect(String(decoding: data, as: UTF8.self) == "hello world, 1abcdefghijklmnopqrstuvwxyz", "piece \(piece)")
             #expect(consumed == bodyEnd, "piece \(piece)")

@@ -122,7 +122,9 @@ private typealias Support = ReceiverTestSupport
         )
         let responses = client.readToEnd()
         #expect(responses.components(separatedBy: "HTTP/1.1 200 OK").count == 4, "\(responses)")
-        #expect(responses.hasSuffix("\"content_length\":null,\"method\":\"GET\",\"path\":\"/c\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\"}"), "\(responses)")
+        #expect(
+            responses.hasSuffix("\"content_length\":null,\"method\":\"GET\",\"path\":\"/c\",\"sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\"}"),
+            "\(responses)")
         let uploads = receiver.completed
         try #require(uploads.count == 3)
         #expect(uploads.map(\.bytes) == [3, 3, 0])

@@ -23,8 +23,9 @@ final class SyntheticStream: SequentialByteSource {
 }
 
 /// `S3Client` in the library against the SeaweedFS scripts/test.sh starts, read back by boto3.
-@Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
-       .hangGuard)
+@Suite(
+    .enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
+    .hangGuard)
 struct S3ClientSeaweedTests {
     let peer = SeaweedPeer.current!
 
@@ -50,13 +51,17 @@ struct S3ClientSeaweedTests {
             let curl = CurlTransport()
             /// Body length -> (x-amz-content-sha256, x-amz-checksum-crc32c, Content-Encoding).
             let seen = Mutex<[Int64: (String?, String?, String?)]>([:])
-            func send(_ request: UploadRequest, body: UploadBody, options: UploadOptions,
-                      progress: @escaping @Sendable (Int64) -> Void) async throws -> UploadResponse {
+            func send(
+                _ request: UploadRequest, body: UploadBody, options: UploadOptions,
+                progress: @escaping @Sendable (Int64) -> Void
+            ) async throws -> UploadResponse {
                 if request.method == "PUT" {
                     let decoded = request.header("x-amz-decoded-content-length").flatMap { Int64($0) } ?? body.length.value ?? -1
                     seen.withLock {
-                        $0[decoded] = (request.header("x-amz-content-sha256"), request.header("x-amz-checksum-crc32c"),
-                                       request.header("Content-Encoding"))
+                        $0[decoded] = (
+                            request.header("x-amz-content-sha256"), request.header("x-amz-checksum-crc32c"),
+                            request.header("Content-Encoding")
+                        )
                     }
                 }
                 return try await curl.send(request, body: body, options: options, progress: progress)
@@ -70,8 +75,9 @@ struct S3ClientSeaweedTests {
         for (index, length) in [0, 1, 16 << 10, limit - 1, limit, limit + 70_001].enumerated() {
             let source = SyntheticByteSource(length: length, seed: UInt64(40 + index))
             let target = try location()
-            let result = try await client.upload(S3Source(source, identity: "mem:\(index)", fingerprint: S3SourceFingerprint(size: length)),
-                                                 to: target)
+            let result = try await client.upload(
+                S3Source(source, identity: "mem:\(index)", fingerprint: S3SourceFingerprint(size: length)),
+                to: target)
             let expectedCRC = try ChecksumHasher.checksum(.crc32c, of: source).base64
             #expect(result.checksum == "CRC32C \(expectedCRC)", "\(length) bytes")
             let stored = try await peer.stored(key: target.key)
@@ -178,20 +184,25 @@ struct S3ClientSeaweedTests {
             #expect(error.message.contains("part 3"), "\(error.message)")
         }
         let store = S3StateStore(directory: client.options.stateDirectory)
-        let record = try #require(try store.load(endpoint: client.configuration.endpointIdentity, bucket: target.bucket,
-                                                 key: target.key, source: "synthetic-8"))
+        let record = try #require(
+            try store.load(
+                endpoint: client.configuration.endpointIdentity, bucket: target.bucket,
+                key: target.key, source: "synthetic-8"))
         // Another source under the same identity is refused.
         await #expect(throws: S3Error.self) {
-            _ = try await client.upload(S3Source(good, identity: "synthetic-8", fingerprint: S3SourceFingerprint(size: length, inode: 1)),
-                                        to: target)
+            _ = try await client.upload(
+                S3Source(good, identity: "synthetic-8", fingerprint: S3SourceFingerprint(size: length, inode: 1)),
+                to: target)
         }
         let result = try await client.upload(S3Source(good, identity: "synthetic-8", fingerprint: fingerprint), to: target)
         #expect(result.resumed && result.uploadID == record.uploadID)
         #expect(result.partsSkipped == 2)
         #expect(result.partCount == 5)
         #expect(result.bytesSent < length - (10 << 20) + (1 << 20), "the two parts at the server were not sent again")
-        #expect(try store.load(endpoint: client.configuration.endpointIdentity, bucket: target.bucket, key: target.key,
-                               source: "synthetic-8") == nil)
+        #expect(
+            try store.load(
+                endpoint: client.configuration.endpointIdentity, bucket: target.bucket, key: target.key,
+                source: "synthetic-8") == nil)
         let stored = try await peer.stored(key: target.key)
         #expect(stored.sha256 == (try Digest.sha256(of: good)))
     }

@@ -23,45 +23,45 @@ struct S3ConfigurationTests {
     }
 
     let config = """
-    [default]
-    region = us-west-2
-    aws_access_key_id = CONFIGDEFAULT
-    aws_secret_access_key = configdefaultsecret
+        [default]
+        region = us-west-2
+        aws_access_key_id = CONFIGDEFAULT
+        aws_secret_access_key = configdefaultsecret
 
-    [profile dev]
-    region = eu-central-1
-    endpoint_url = http://127.0.0.1:9000
-    s3 =
-      addressing_style = virtual
-      signature_version = s3v4
+        [profile dev]
+        region = eu-central-1
+        endpoint_url = http://127.0.0.1:9000
+        s3 =
+          addressing_style = virtual
+          signature_version = s3v4
 
-    [profile svc]
-    services = local
-    endpoint_url = http://127.0.0.1:1111
+        [profile svc]
+        services = local
+        endpoint_url = http://127.0.0.1:1111
 
-    [services local]
-    s3 =
-      endpoint_url = http://127.0.0.1:2222
+        [services local]
+        s3 =
+          endpoint_url = http://127.0.0.1:2222
 
-    [profile onlyconfig]
-    aws_access_key_id = ONLYCONFIG
-    aws_secret_access_key = onlyconfigsecret
-    aws_session_token = onlyconfigtoken
+        [profile onlyconfig]
+        aws_access_key_id = ONLYCONFIG
+        aws_secret_access_key = onlyconfigsecret
+        aws_session_token = onlyconfigtoken
 
-    [profile half]
-    aws_access_key_id = HALF
-    """
+        [profile half]
+        aws_access_key_id = HALF
+        """
 
     let credentials = """
-    [default]
-    aws_access_key_id = CREDDEFAULT
-    aws_secret_access_key = creddefaultsecret
+        [default]
+        aws_access_key_id = CREDDEFAULT
+        aws_secret_access_key = creddefaultsecret
 
-    [dev]
-    aws_access_key_id=DEVKEY
-    aws_secret_access_key : dev/secret+with=odd
-    aws_session_token = devtoken
-    """
+        [dev]
+        aws_access_key_id=DEVKEY
+        aws_secret_access_key : dev/secret+with=odd
+        aws_session_token = devtoken
+        """
 
     @Test func environmentWinsOverFilesUnlessAProfileIsGiven() throws {
         var environment = try files(config: config, credentials: credentials)

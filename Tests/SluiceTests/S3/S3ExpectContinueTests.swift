@@ -12,8 +12,10 @@ struct S3ExpectContinueTests {
         /// (method, is a part, body length, expects continue) per request.
         let seen = Mutex<[(String, Bool, Int64, Bool)]>([])
 
-        func send(_ request: UploadRequest, body: UploadBody, options: UploadOptions,
-                  progress: @escaping @Sendable (Int64) -> Void) async throws -> UploadResponse {
+        func send(
+            _ request: UploadRequest, body: UploadBody, options: UploadOptions,
+            progress: @escaping @Sendable (Int64) -> Void
+        ) async throws -> UploadResponse {
             let length = body.length.value ?? -1
             let part = (request.url.query ?? "").contains("partNumber=")
             seen.withLock { $0.append((request.method, part, length, options.expectsContinue)) }
@@ -27,8 +29,9 @@ struct S3ExpectContinueTests {
             } else {
                 xml = ""
             }
-            return UploadResponse(status: 200, headers: [HTTPHeader(name: "ETag", value: "\"e\"")], body: Data(xml.utf8),
-                                  bytesSent: length, url: request.url)
+            return UploadResponse(
+                status: 200, headers: [HTTPHeader(name: "ETag", value: "\"e\"")], body: Data(xml.utf8),
+                bytesSent: length, url: request.url)
         }
     }
 
@@ -38,13 +41,16 @@ struct S3ExpectContinueTests {
         options.partSize = 5 << 20
         options.stateDirectory = NSTemporaryDirectory() + "sluice-expect-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: options.stateDirectory!) }
-        let client = S3Client(configuration: S3Configuration(credentials: S3Credentials(accessKeyID: "A", secretAccessKey: "S"),
-                                                             endpoint: URL(string: "http://127.0.0.1:9")!),
-                              options: options, transport: recorder)
+        let client = S3Client(
+            configuration: S3Configuration(
+                credentials: S3Credentials(accessKeyID: "A", secretAccessKey: "S"),
+                endpoint: URL(string: "http://127.0.0.1:9")!),
+            options: options, transport: recorder)
         let small = S3Source(SyntheticByteSource(length: 16 << 10, seed: 1), identity: "small", fingerprint: S3SourceFingerprint(size: 16 << 10))
         _ = try await client.upload(small, to: S3Location(parsing: "s3://bucket/small"))
-        let large = S3Source(SyntheticByteSource(length: (5 << 20) + 123, seed: 2), identity: "large",
-                             fingerprint: S3SourceFingerprint(size: (5 << 20) + 123))
+        let large = S3Source(
+            SyntheticByteSource(length: (5 << 20) + 123, seed: 2), identity: "large",
+            fingerprint: S3SourceFingerprint(size: (5 << 20) + 123))
         _ = try await client.upload(large, to: S3Location(parsing: "s3://bucket/large"))
         let seen = recorder.seen.withLock { $0 }
         let puts = seen.filter { $0.0 == "PUT" }

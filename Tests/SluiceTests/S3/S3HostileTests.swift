@@ -13,8 +13,9 @@ struct S3HostileTests {
         options.partSize = 5 << 20
         options.retries = 0
         options.stateDirectory = NSTemporaryDirectory() + "sluice-hostile-\(UUID().uuidString.prefix(8))"
-        let configuration = S3Configuration(credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
-                                            endpoint: URL(string: receiver.url)!)
+        let configuration = S3Configuration(
+            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
+            endpoint: URL(string: receiver.url)!)
         return S3Client(configuration: configuration, options: options, transport: transport)
     }
 
@@ -27,8 +28,9 @@ struct S3HostileTests {
         let receiver = try LoopbackReceiver(log: { _ in })
         defer { receiver.stop() }
         let client = client(of: receiver, transport: .urlsession)
-        let source = S3Source(SyntheticByteSource(length: Int64(length), seed: 1), identity: "synthetic:\(length):1",
-                              fingerprint: S3SourceFingerprint(size: Int64(length)))
+        let source = S3Source(
+            SyntheticByteSource(length: Int64(length), seed: 1), identity: "synthetic:\(length):1",
+            fingerprint: S3SourceFingerprint(size: Int64(length)))
         let error = await #expect(throws: S3Error.self) {
             try await client.upload(source, to: S3Location(bucket: "bucket", key: key))
         }
@@ -73,8 +75,10 @@ struct S3HostileTests {
     /// Endpoints a user may mistype; each is refused when the configuration is resolved, before
     /// `s3 cp` connects or `s3 presign` prints a URL (before: a port of 99999 was presigned, and
     /// `user:pass@` went on to the request).
-    @Test(arguments: ["ftp://x", "http://[::1", "http://", "http://h:99999", "https://h:0", "http://user:pass@h", "http://user@h:9000",
-                      "http://h/a?x=1", "http://h#f", "127.0.0.1:9000"])
+    @Test(arguments: [
+        "ftp://x", "http://[::1", "http://", "http://h:99999", "https://h:0", "http://user:pass@h", "http://user@h:9000",
+        "http://h/a?x=1", "http://h#f", "127.0.0.1:9000",
+    ])
     func endpointsThatCannotBeRightAreConfigurationErrors(endpoint: String) {
         let error = #expect(throws: S3Error.self) {
             try S3Configuration.resolve(S3ConfigurationOverrides(endpointURL: endpoint), environment: [:], home: "/nonexistent")
@@ -102,10 +106,12 @@ struct S3HostileTests {
         }
         try store.save(record)
         #expect(try load() == record)
-        for (edit, text) in [({ (r: inout S3UploadRecord) in r.plan.partSize = 0 }, "part plan"),
-                             ({ (r: inout S3UploadRecord) in r.plan.partSize = 1 << 40 }, "part plan"),
-                             ({ (r: inout S3UploadRecord) in r.plan.length = 1 << 20 }, "part plan"),
-                             ({ (r: inout S3UploadRecord) in r.uploadID = "" }, "names no upload")] {
+        for (edit, text) in [
+            ({ (r: inout S3UploadRecord) in r.plan.partSize = 0 }, "part plan"),
+            ({ (r: inout S3UploadRecord) in r.plan.partSize = 1 << 40 }, "part plan"),
+            ({ (r: inout S3UploadRecord) in r.plan.length = 1 << 20 }, "part plan"),
+            ({ (r: inout S3UploadRecord) in r.uploadID = "" }, "names no upload"),
+        ] {
             var edited = record
             edit(&edited)
             try store.save(edited)
@@ -128,8 +134,9 @@ struct S3HostileTests {
         try Data("x".utf8).write(to: URL(fileURLWithPath: file))
         for path in [file, file + "/below", ""] {
             let error = #expect(throws: S3Error.self) { try S3StateStore(directory: path).prepare() }
-            #expect(error?.code == .stateDirectory && error?.message.hasPrefix("cannot use the resume state directory") == true,
-                    "\(String(describing: error))")
+            #expect(
+                error?.code == .stateDirectory && error?.message.hasPrefix("cannot use the resume state directory") == true,
+                "\(String(describing: error))")
         }
     }
 }

@@ -22,8 +22,10 @@ struct S3LocationTests {
         #expect(location.key == key)
     }
 
-    @Test(arguments: ["bucket/key", "S3://bucket/key", "s3:/bucket/key", "s3:///key", "s3://b/key", "s3://bad bucket/k",
-                      "s3://bucké/k", "https://bucket/key", ""])
+    @Test(arguments: [
+        "bucket/key", "S3://bucket/key", "s3:/bucket/key", "s3:///key", "s3://b/key", "s3://bad bucket/k",
+        "s3://bucké/k", "https://bucket/key", "",
+    ])
     func refuses(text: String) {
         #expect(throws: S3Error.self) { try S3Location(parsing: text) }
     }
@@ -53,8 +55,9 @@ struct S3LocationTests {
     }
 
     @Test func buildsPathStyleURLsForCustomEndpoints() throws {
-        let configuration = S3Configuration(credentials: nil, region: "us-east-1",
-                                            endpoint: URL(string: "http://127.0.0.1:8333")!)
+        let configuration = S3Configuration(
+            credentials: nil, region: "us-east-1",
+            endpoint: URL(string: "http://127.0.0.1:8333")!)
         let location = try S3Location(parsing: "s3://bucket/a b//c")
         #expect(configuration.url(for: location).absoluteString == "http://127.0.0.1:8333/bucket/a%20b//c")
         #expect(configuration.url(for: location, query: "uploads").absoluteString == "http://127.0.0.1:8333/bucket/a%20b//c?uploads")

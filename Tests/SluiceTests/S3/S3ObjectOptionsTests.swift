@@ -25,8 +25,10 @@ import Testing
         everything.object.objectLockMode = "GOVERNANCE"
         everything.object.objectLockRetainUntil = date
         everything.object.objectLockLegalHold = true
-        everything.object.encryption = .kms(S3KMSEncryption(keyID: "alias/data", context: Data(#"{"a":"b"}"#.utf8).base64EncodedString(),
-                                                            bucketKey: true))
+        everything.object.encryption = .kms(
+            S3KMSEncryption(
+                keyID: "alias/data", context: Data(#"{"a":"b"}"#.utf8).base64EncodedString(),
+                bucketKey: true))
         everything.object.condition = .noClobber
         let everythingBotocore: [String: Any] = [
             "ContentType": "text/html; charset=utf-8", "CacheControl": "max-age=60", "ContentDisposition": "attachment; filename=\"a b.txt\"",
@@ -60,10 +62,12 @@ import Testing
 
     /// botocore's members of each operation (the rest of a case's parameters are not in its model).
     static let members: [String: Set<String>] = {
-        let object: Set<String> = ["ContentType", "CacheControl", "ContentDisposition", "ContentEncoding", "ContentLanguage", "Expires",
-                                   "Metadata", "StorageClass", "Tagging", "ACL", "ExpectedBucketOwner", "ObjectLockMode",
-                                   "ObjectLockRetainUntilDate", "ObjectLockLegalHoldStatus", "ServerSideEncryption", "SSEKMSKeyId",
-                                   "SSEKMSEncryptionContext", "BucketKeyEnabled", "SSECustomerAlgorithm", "SSECustomerKey"]
+        let object: Set<String> = [
+            "ContentType", "CacheControl", "ContentDisposition", "ContentEncoding", "ContentLanguage", "Expires",
+            "Metadata", "StorageClass", "Tagging", "ACL", "ExpectedBucketOwner", "ObjectLockMode",
+            "ObjectLockRetainUntilDate", "ObjectLockLegalHoldStatus", "ServerSideEncryption", "SSEKMSKeyId",
+            "SSEKMSEncryptionContext", "BucketKeyEnabled", "SSECustomerAlgorithm", "SSECustomerKey",
+        ]
         let customer: Set<String> = ["SSECustomerAlgorithm", "SSECustomerKey", "ExpectedBucketOwner"]
         return [
             "PutObject": object.union(["IfNoneMatch", "IfMatch"]),
@@ -74,8 +78,9 @@ import Testing
     }()
 
     @Test(.hangGuard) func headersEqualBotocoresForTheSameCall() async throws {
-        let configuration = S3Configuration(credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "SECRET"), region: "us-east-1",
-                                            endpoint: URL(string: "http://127.0.0.1:9")!)
+        let configuration = S3Configuration(
+            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "SECRET"), region: "us-east-1",
+            endpoint: URL(string: "http://127.0.0.1:9")!)
         var requests: [[String: Any]] = []
         var ours: [[String: String]] = []
         // Complete of a two-part upload: the full-object checksum is the parts' combined.
@@ -141,13 +146,28 @@ import Testing
         #expect(try refusal { $0.object.acl = "public" } != nil)
         #expect(try refusal { $0.object.expectedBucketOwner = "12345" } != nil)
         #expect(try refusal { $0.object.objectLockMode = "GOVERNANCE" } != nil)
-        #expect(try refusal { $0.object.objectLockMode = "STRICT"; $0.object.objectLockRetainUntil = Self.date } != nil)
+        #expect(
+            try refusal {
+                $0.object.objectLockMode = "STRICT"; $0.object.objectLockRetainUntil = Self.date
+            } != nil)
         #expect(try refusal { $0.object.encryption = .kms(S3KMSEncryption(context: "not base64 json")) } != nil)
         #expect(try refusal { $0.object.condition = .ifMatch("") } != nil)
-        #expect(try refusal { $0.checksum = .crc64nvme; $0.checksumType = .composite }?.contains("full-object only") == true)
-        #expect(try refusal { $0.checksum = .sha256; $0.checksumType = .fullObject } != nil)
-        #expect(try refusal { $0.checksum = nil; $0.checksumType = .fullObject } != nil)
-        #expect(try refusal { $0.checksum = .crc32c; $0.checksumType = .fullObject } == nil)
+        #expect(
+            try refusal {
+                $0.checksum = .crc64nvme; $0.checksumType = .composite
+            }?.contains("full-object only") == true)
+        #expect(
+            try refusal {
+                $0.checksum = .sha256; $0.checksumType = .fullObject
+            } != nil)
+        #expect(
+            try refusal {
+                $0.checksum = nil; $0.checksumType = .fullObject
+            } != nil)
+        #expect(
+            try refusal {
+                $0.checksum = .crc32c; $0.checksumType = .fullObject
+            } == nil)
     }
 
     /// The key is never shown: its description and the record keep a keyed fingerprint only.
@@ -164,8 +184,9 @@ import Testing
 
 /// Object options against the SeaweedFS scripts/test.sh starts, read back by boto3
 /// (`Tests/Peers/s3_readback.py`).
-@Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
-       .hangGuard)
+@Suite(
+    .enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
+    .hangGuard)
 struct S3ObjectOptionsSeaweedTests {
     let peer = SeaweedPeer.current!
 
@@ -180,8 +201,9 @@ struct S3ObjectOptionsSeaweedTests {
 
     func upload(_ client: S3Client, length: Int64, seed: UInt64, to location: S3Location) async throws -> S3UploadResult {
         let bytes = SyntheticByteSource(length: length, seed: seed)
-        return try await client.upload(S3Source(bytes, identity: "synthetic:\(length):\(seed)", fingerprint: S3SourceFingerprint(size: length)),
-                                       to: location)
+        return try await client.upload(
+            S3Source(bytes, identity: "synthetic:\(length):\(seed)", fingerprint: S3SourceFingerprint(size: length)),
+            to: location)
     }
 
     func readBack(_ location: S3Location, customerKey: [UInt8]? = nil) async throws -> [String: Any] {

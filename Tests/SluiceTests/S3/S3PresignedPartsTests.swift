@@ -5,8 +5,9 @@ import Testing
 /// Presigned multipart uploads: the backend half (`S3Client`, with credentials) and the client
 /// half (`S3PresignedPartsUpload`, with none) against the SeaweedFS scripts/test.sh starts,
 /// objects read back by boto3. The CLI's three commands are Tests/e2e/test_s3_presigned_parts.py.
-@Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
-       .hangGuard)
+@Suite(
+    .enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
+    .hangGuard)
 struct S3PresignedPartsSeaweedTests {
     let peer = SeaweedPeer.current!
 
@@ -27,8 +28,9 @@ struct S3PresignedPartsSeaweedTests {
         url: @escaping @Sendable (S3PresignedPartRequest) async throws -> S3PresignedURL
     ) throws -> S3PresignedPartsUpload {
         let identity = S3Source(source, identity: "synthetic:\(source.length)", fingerprint: S3SourceFingerprint(size: source.length))
-        var client = try S3PresignedPartsUpload(uploadID: upload.uploadID, source: identity, partSize: upload.plan.partSize,
-                                                checksum: upload.checksum.flatMap(ChecksumAlgorithm.init), url: url)
+        var client = try S3PresignedPartsUpload(
+            uploadID: upload.uploadID, source: identity, partSize: upload.plan.partSize,
+            checksum: upload.checksum.flatMap(ChecksumAlgorithm.init), url: url)
         client.stateDirectory = state
         client.concurrency = 3
         client.retryPolicy.baseDelay = .milliseconds(10)
@@ -69,8 +71,9 @@ struct S3PresignedPartsSeaweedTests {
 
         let completed = try await backend.completePresignedUpload(upload, parts: result.parts)
         #expect(completed.partCount == 4)
-        #expect(completed.checksum?.hasPrefix("CRC32C ") == true && completed.checksum?.hasSuffix("-4") == true,
-                "the composite checksum was returned and checked: \(String(describing: completed.checksum))")
+        #expect(
+            completed.checksum?.hasPrefix("CRC32C ") == true && completed.checksum?.hasSuffix("-4") == true,
+            "the composite checksum was returned and checked: \(String(describing: completed.checksum))")
         let stored = try await peer.stored(key: target.key)
         #expect(stored.size == source.length)
         #expect(stored.sha256 == (try Digest.sha256(of: source)))
@@ -201,8 +204,9 @@ struct S3PresignedPartsSeaweedTests {
 
         // A backend that only has expired URLs: the part fails in one line, asked twice.
         let stale = try clientUpload(upload, source: source, state: try s3TemporaryDirectory("presigned-stale")) { request in
-            try backend.presignPart(of: upload, number: request.partNumber, checksum: request.checksum, expires: 60,
-                                    at: SigV4Timestamp(Date().addingTimeInterval(-120)))
+            try backend.presignPart(
+                of: upload, number: request.partNumber, checksum: request.checksum, expires: 60,
+                at: SigV4Timestamp(Date().addingTimeInterval(-120)))
         }
         let error = await #expect(throws: S3Error.self) { try await stale.run() }
         #expect(error?.status == 403 && error?.serverCode == "AccessDenied")
@@ -217,14 +221,16 @@ struct S3PresignedPartsSeaweedTests {
         // The backend signs the checksum of other bytes: S3 compares it with what it receives.
         let client = try clientUpload(upload, source: source, state: try s3TemporaryDirectory("presigned-digest")) { request in
             let other = ChecksumHasher.checksum(.crc32c, of: Array(repeating: UInt8(0x61), count: 7))
-            return try backend.presignPart(of: upload, number: request.partNumber, checksum: request.partNumber == 2 ? other : request.checksum,
-                                           expires: 300)
+            return try backend.presignPart(
+                of: upload, number: request.partNumber, checksum: request.partNumber == 2 ? other : request.checksum,
+                expires: 300)
         }
         let error = await #expect(throws: S3Error.self) { try await client.run() }
         #expect(error?.code == .server && error?.status == 400 && error?.partNumber == 2, "\(String(describing: error))")
         #expect(["BadDigest", "InvalidDigest"].contains(error?.serverCode ?? ""), "\(String(describing: error))")
-        #expect(!(try await backend.listParts(target, uploadID: upload.uploadID, counters: S3Counters()).map(\.partNumber).contains(2)),
-                "the part was not stored")
+        #expect(
+            !(try await backend.listParts(target, uploadID: upload.uploadID, counters: S3Counters()).map(\.partNumber).contains(2)),
+            "the part was not stored")
     }
 
     @Test func aFileWrittenToWhileItIsSentGivesNoList() async throws {
@@ -249,10 +255,12 @@ struct S3PresignedPartsSeaweedTests {
         client.concurrency = 1
         let error = await #expect(throws: S3Error.self) { try await client.run() }
         #expect(error?.code == .sourceChanged, "\(String(describing: error))")
-        #expect(error?.message.contains("the source changed while it was sent (its modification time changed)") == true,
-                "\(String(describing: error))")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/state").filter { $0.hasSuffix(".journal") }.isEmpty,
-                "the parts of the changing file are not kept for a rerun")
+        #expect(
+            error?.message.contains("the source changed while it was sent (its modification time changed)") == true,
+            "\(String(describing: error))")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory + "/state").filter { $0.hasSuffix(".journal") }.isEmpty,
+            "the parts of the changing file are not kept for a rerun")
     }
 
     @Test func completeRefusesAListThatIsNotThePlanAndCompletesNothing() async throws {
@@ -293,13 +301,15 @@ struct S3PresignedPartsSeaweedTests {
 /// The plan document and URL expiry, without a server.
 @Suite struct S3PresignedPlanTests {
     func plan(size: Int64 = 12 << 20) throws -> S3PresignedPlan {
-        let configuration = S3Configuration(credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
-                                            endpoint: URL(string: "http://127.0.0.1:9000")!)
+        let configuration = S3Configuration(
+            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
+            endpoint: URL(string: "http://127.0.0.1:9000")!)
         var options = S3Options()
         options.partSize = 5 << 20
         let client = S3Client(configuration: configuration, options: options)
-        let upload = S3PresignedUpload(location: try S3Location(bucket: "bkt", key: "dir/k é"), uploadID: "up-1",
-                                       plan: try S3PartPlan(length: size, partSize: 5 << 20), checksum: .crc32c)
+        let upload = S3PresignedUpload(
+            location: try S3Location(bucket: "bkt", key: "dir/k é"), uploadID: "up-1",
+            plan: try S3PartPlan(length: size, partSize: 5 << 20), checksum: .crc32c)
         return try client.presignedPlan(upload, expires: 600)
     }
 
@@ -319,16 +329,24 @@ struct S3PresignedPartsSeaweedTests {
             ("has part 3 at bytes 10485760+2097153", { $0.parts[2].length += 1 }),
             ("lists part 2 where part 1 belongs", { $0.parts.swapAt(0, 1) }),
             ("lists 2 parts; 12582912 bytes in parts of 5242880 are 3", { $0.parts.removeLast() }),
-            ("has part 3 at bytes 10485760+2097152; the part size puts it at 10485760+2097153",
-             { $0.upload.plan = try S3PartPlan(length: 12 << 20 + 1, partSize: 5 << 20) }),
-            ("a URL for part 2 that is not UploadPart of part 2",
-             { $0.parts[1].url = good.parts[1].url.replacingOccurrences(of: "partNumber=2", with: "partNumber=3") }),
+            (
+                "has part 3 at bytes 10485760+2097152; the part size puts it at 10485760+2097153",
+                { $0.upload.plan = try S3PartPlan(length: 12 << 20 + 1, partSize: 5 << 20) }
+            ),
+            (
+                "a URL for part 2 that is not UploadPart of part 2",
+                { $0.parts[1].url = good.parts[1].url.replacingOccurrences(of: "partNumber=2", with: "partNumber=3") }
+            ),
             ("not UploadPart of part 1 of upload up-2", { $0.upload.uploadID = "up-2" }),
-            ("has a URL for part 3 to 127.0.0.1:9000/bkt/dir/other é, part 1's goes to 127.0.0.1:9000/bkt/dir/k é",
-             { $0.parts[2].url = good.parts[2].url.replacingOccurrences(of: "/bkt/dir/k", with: "/bkt/dir/other") }),
+            (
+                "has a URL for part 3 to 127.0.0.1:9000/bkt/dir/other é, part 1's goes to 127.0.0.1:9000/bkt/dir/k é",
+                { $0.parts[2].url = good.parts[2].url.replacingOccurrences(of: "/bkt/dir/k", with: "/bkt/dir/other") }
+            ),
             ("has a URL for part 1 to /bkt/dir/k é, not to this object", { $0.upload.location = try S3Location(bucket: "bkt", key: "dir/other") }),
-            ("has a URL for part 2 to 127.0.0.1:9000/bkt/dir/k é, part 1's goes to 127.0.0.1:9001/bkt/dir/k é",
-             { $0.parts[0].url = good.parts[0].url.replacingOccurrences(of: "127.0.0.1:9000", with: "127.0.0.1:9001") }),
+            (
+                "has a URL for part 2 to 127.0.0.1:9000/bkt/dir/k é, part 1's goes to 127.0.0.1:9001/bkt/dir/k é",
+                { $0.parts[0].url = good.parts[0].url.replacingOccurrences(of: "127.0.0.1:9000", with: "127.0.0.1:9001") }
+            ),
             ("is format version 2", { $0.version = 2 }),
         ]
         for (reason, edit) in edits {
@@ -342,9 +360,11 @@ struct S3PresignedPartsSeaweedTests {
 
     @Test func aPlanWhoseUploadS3WouldRefuseDoesNotDecode() throws {
         let text = String(decoding: try JSONEncoder().encode(try plan()), as: UTF8.self)
-        for (from, to, code) in [("\"partSize\":5242880", "\"partSize\":1048576", S3Error.Code.invalidOption),
-                                 ("\"bucket\":\"bkt\"", "\"bucket\":\"b\"", .invalidLocation),
-                                 ("\"size\":12582912", "\"size\":-1", .invalidOption)] {
+        for (from, to, code) in [
+            ("\"partSize\":5242880", "\"partSize\":1048576", S3Error.Code.invalidOption),
+            ("\"bucket\":\"bkt\"", "\"bucket\":\"b\"", .invalidLocation),
+            ("\"size\":12582912", "\"size\":-1", .invalidOption),
+        ] {
             #expect(text.contains(from))
             let error = #expect(throws: S3Error.self) {
                 try JSONDecoder().decode(S3PresignedPlan.self, from: Data(text.replacingOccurrences(of: from, with: to).utf8))

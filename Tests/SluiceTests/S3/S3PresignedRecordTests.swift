@@ -9,8 +9,10 @@ import Testing
 struct S3PresignedRecordTests {
     func upload(state: String) throws -> S3PresignedPartsUpload {
         let source = S3Source.synthetic(length: 10_000 * (5 << 20), seed: 3)
-        var upload = try S3PresignedPartsUpload(uploadID: "U-\(UUID().uuidString.prefix(8))", source: source, partSize: 5 << 20,
-                                                checksum: .crc32c) { _ in throw CancellationError() }
+        var upload = try S3PresignedPartsUpload(
+            uploadID: "U-\(UUID().uuidString.prefix(8))", source: source, partSize: 5 << 20,
+            checksum: .crc32c
+        ) { _ in throw CancellationError() }
         upload.stateDirectory = state
         return upload
     }

@@ -19,8 +19,9 @@ struct S3RequestBudgetTests {
         options.retryDelay = .seconds(600)
         options.maximumRetryDelay = .seconds(600)
         options.stateDirectory = try s3TemporaryDirectory("s3-budget")
-        let configuration = S3Configuration(credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
-                                            endpoint: URL(string: peer.url(""))!)
+        let configuration = S3Configuration(
+            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
+            endpoint: URL(string: peer.url(""))!)
         let client = S3Client(configuration: configuration, options: options, transport: .curl)
         // parts_server answers the first request for a /flaky/ path 503.
         let location = try S3Location(bucket: "flaky", key: "object")

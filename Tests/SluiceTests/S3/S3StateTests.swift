@@ -63,8 +63,9 @@ struct S3StateTests {
         var options = S3Options()
         options.partSize = 5 << 20
         options.stateDirectory = try s3TemporaryDirectory("s3-lock")
-        let configuration = S3Configuration(credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
-                                            endpoint: URL(string: "http://127.0.0.1:1")!)
+        let configuration = S3Configuration(
+            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
+            endpoint: URL(string: "http://127.0.0.1:1")!)
         let client = S3Client(configuration: configuration, options: options, transport: .curl)
         let source = S3Source.synthetic(length: 6 << 20, seed: 1)
         let location = try S3Location(bucket: "bucket", key: "k")

@@ -15,12 +15,14 @@ struct S3StreamCancelTests {
     /// within 45 s, or nil. (Alone it takes milliseconds; the bound is wide because the whole
     /// suite on two cores has been seen to hold every cooperative thread for half a minute.)
     func uploadSilentPipe(stallTimeout: Duration = .seconds(60), _ act: (Task<S3UploadResult, any Error>) -> Void = { _ in })
-        async throws -> Result<S3UploadResult, any Error>? {
+        async throws -> Result<S3UploadResult, any Error>?
+    {
         var fds: [Int32] = [-1, -1]
         #expect(pipe(&fds) == 0)
         defer { close(fds[0]); close(fds[1]) }
-        let configuration = S3Configuration(credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
-                                            endpoint: URL(string: "http://127.0.0.1:9")!)
+        let configuration = S3Configuration(
+            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"),
+            endpoint: URL(string: "http://127.0.0.1:9")!)
         var options = S3Options()
         options.stateDirectory = try s3TemporaryDirectory("stream-silent")
         options.transfer.stallTimeout = stallTimeout

@@ -22,8 +22,10 @@ final class CannedS3: UploadTransport {
     // under Synchronization's `Mutex` as a race.
     let seen = Lock(Seen())
 
-    func send(_ request: UploadRequest, body: UploadBody, options: UploadOptions,
-              progress: @escaping @Sendable (Int64) -> Void) async throws -> UploadResponse {
+    func send(
+        _ request: UploadRequest, body: UploadBody, options: UploadOptions,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> UploadResponse {
         let query = request.url.query ?? ""
         func answer(_ status: Int, _ xml: String = "", headers: [HTTPHeader] = []) -> UploadResponse {
             UploadResponse(status: status, headers: headers, body: Data(xml.utf8), bytesSent: body.length.value ?? 0, url: request.url)
@@ -38,8 +40,9 @@ final class CannedS3: UploadTransport {
         let chunked: AWSChunkedBody?
         if case .random(let source, _) = body.storage { chunked = source as? AWSChunkedBody } else { chunked = nil }
         guard request.method == "PUT", case .random(let source, _) = body.storage,
-              let buffer = (chunked?.source ?? source) as? S3PartBuffer,
-              let number = query.split(separator: "&").first(where: { $0.hasPrefix("partNumber=") }).flatMap({ Int($0.dropFirst(11)) }) else {
+            let buffer = (chunked?.source ?? source) as? S3PartBuffer,
+            let number = query.split(separator: "&").first(where: { $0.hasPrefix("partNumber=") }).flatMap({ Int($0.dropFirst(11)) })
+        else {
             return answer(400, "<Error><Code>Unexpected</Code></Error>")
         }
         seen.withLock { seen in
@@ -66,9 +69,11 @@ struct S3StreamPoolTests {
         options.partSize = 5 << 20
         options.concurrency = concurrency
         options.streamStepParts = 4
-        let client = S3Client(configuration: S3Configuration(credentials: S3Credentials(accessKeyID: "A", secretAccessKey: "S"),
-                                                             endpoint: URL(string: "http://127.0.0.1:9")!),
-                              options: options, transport: server)
+        let client = S3Client(
+            configuration: S3Configuration(
+                credentials: S3Credentials(accessKeyID: "A", secretAccessKey: "S"),
+                endpoint: URL(string: "http://127.0.0.1:9")!),
+            options: options, transport: server)
         // 5 MiB × 4, then 10 MiB × 4, then the rest: 22 parts' worth is too slow for a unit
         // test; 12 parts cover a size step and the pool's reuse.
         let length: Int64 = 4 * (5 << 20) + 4 * (10 << 20) + 3 * (20 << 20) + 12345

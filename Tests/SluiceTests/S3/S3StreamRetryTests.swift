@@ -24,8 +24,9 @@ struct S3StreamRetryTests {
         options.retries = 2
         options.retryDelay = .zero
         options.payloadSigning = .chunked
-        let configuration = S3Configuration(credentials: S3Credentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret"),
-                                            endpoint: URL(string: peer.url(""))!)
+        let configuration = S3Configuration(
+            credentials: S3Credentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret"),
+            endpoint: URL(string: peer.url(""))!)
         let client = S3Client(configuration: configuration, options: options)
         // The last part above the curl transport's inline limit (64 KiB): a request that small
         // goes out in one write, and libcurl itself sends it again when a reused connection

@@ -4,8 +4,9 @@ import Testing
 
 /// S3 over `URLSessionTransport` (the only transport on Apple platforms) against SeaweedFS:
 /// the same part scheduler as on libcurl, each object read back byte-exact.
-@Suite(.enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
-       .hangGuard)
+@Suite(
+    .enabled(if: SeaweedPeer.current != nil, "needs SLUICE_S3_URL (scripts/test.sh starts SeaweedFS)"), .serialized,
+    .hangGuard)
 struct S3URLSessionSeaweedTests {
     let peer = SeaweedPeer.current!
 
@@ -27,8 +28,10 @@ struct S3URLSessionSeaweedTests {
         let client = try client { $0.concurrency = 3 }
         let target = try location()
         let reports = Lock<[UploadProgress]>([])
-        let result = try await client.upload(S3Source(source, identity: "synthetic:41", fingerprint: S3SourceFingerprint(size: source.length)),
-                                             to: target) { progress in reports.withLock { $0.append(progress) } }
+        let result = try await client.upload(
+            S3Source(source, identity: "synthetic:41", fingerprint: S3SourceFingerprint(size: source.length)),
+            to: target
+        ) { progress in reports.withLock { $0.append(progress) } }
         #expect(result.partCount == 4)
         #expect(result.checksum != nil, "Complete's composite CRC32C was checked")
         let sent = reports.withLock { $0.map(\.bytesSent) }
@@ -62,11 +65,13 @@ struct S3URLSessionSeaweedTests {
         let source = SyntheticByteSource(length: 20 << 20, seed: 44)
         var options = S3Options()
         options.stateDirectory = try s3TemporaryDirectory("s3-urlsession-state")
-        let client = S3Client(configuration: peer.configuration,
-                              options: options, transport: URLSessionTransport())
+        let client = S3Client(
+            configuration: peer.configuration,
+            options: options, transport: URLSessionTransport())
         let target = try location()
-        let result = try await client.upload(S3Source(source, identity: "synthetic:44", fingerprint: S3SourceFingerprint(size: source.length)),
-                                             to: target)
+        let result = try await client.upload(
+            S3Source(source, identity: "synthetic:44", fingerprint: S3SourceFingerprint(size: source.length)),
+            to: target)
         #expect(result.partCount == 3)
         let stored = try await peer.stored(key: target.key)
         #expect(stored.sha256 == (try Digest.sha256(of: source)))
@@ -86,8 +91,9 @@ struct S3URLSessionSeaweedTests {
             if stream {
                 _ = try await client.uploadStream(SyntheticStream(length: source.length, seed: 43), to: target)
             } else {
-                _ = try await client.upload(S3Source(source, identity: "synthetic:43", fingerprint: S3SourceFingerprint(size: source.length)),
-                                            to: target)
+                _ = try await client.upload(
+                    S3Source(source, identity: "synthetic:43", fingerprint: S3SourceFingerprint(size: source.length)),
+                    to: target)
             }
         }
         #expect(error?.code == .invalidOption)

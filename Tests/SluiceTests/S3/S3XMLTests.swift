@@ -10,45 +10,45 @@ struct S3XMLTests {
     static let namespace = #"xmlns="http://s3.amazonaws.com/doc/2006-03-01/""#
 
     static let created = """
-    <?xml version="1.0" encoding="UTF-8"?>
-    <InitiateMultipartUploadResult \(namespace)><Bucket>bucket</Bucket><Key>a &amp; b/ü.bin</Key><UploadId>VXBsb2FkIElE-1</UploadId></InitiateMultipartUploadResult>
-    """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <InitiateMultipartUploadResult \(namespace)><Bucket>bucket</Bucket><Key>a &amp; b/ü.bin</Key><UploadId>VXBsb2FkIElE-1</UploadId></InitiateMultipartUploadResult>
+        """
 
     static let partsPage1 = """
-    <?xml version="1.0" encoding="UTF-8"?>
-    <ListPartsResult \(namespace)>
-      <Bucket>bucket</Bucket><Key>k</Key><UploadId>U</UploadId>
-      <PartNumberMarker>0</PartNumberMarker><NextPartNumberMarker>2</NextPartNumberMarker>
-      <MaxParts>2</MaxParts><IsTruncated>true</IsTruncated><ChecksumAlgorithm>CRC32C</ChecksumAlgorithm>
-      <Part><PartNumber>1</PartNumber><LastModified>2026-11-30T12:00:00.000Z</LastModified>
-        <ETag>&quot;7778aef83f66abc1fa1e8477f296d394&quot;</ETag><Size>8388608</Size><ChecksumCRC32C>yZRlqg==</ChecksumCRC32C></Part>
-      <Part><PartNumber>2</PartNumber><ETag>"aaaa"</ETag><Size>8388608</Size></Part>
-    </ListPartsResult>
-    """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <ListPartsResult \(namespace)>
+          <Bucket>bucket</Bucket><Key>k</Key><UploadId>U</UploadId>
+          <PartNumberMarker>0</PartNumberMarker><NextPartNumberMarker>2</NextPartNumberMarker>
+          <MaxParts>2</MaxParts><IsTruncated>true</IsTruncated><ChecksumAlgorithm>CRC32C</ChecksumAlgorithm>
+          <Part><PartNumber>1</PartNumber><LastModified>2026-11-30T12:00:00.000Z</LastModified>
+            <ETag>&quot;7778aef83f66abc1fa1e8477f296d394&quot;</ETag><Size>8388608</Size><ChecksumCRC32C>yZRlqg==</ChecksumCRC32C></Part>
+          <Part><PartNumber>2</PartNumber><ETag>"aaaa"</ETag><Size>8388608</Size></Part>
+        </ListPartsResult>
+        """
 
     static let partsPage2 = """
-    <ListPartsResult \(namespace)><IsTruncated>false</IsTruncated>
-      <Part><PartNumber>3</PartNumber><ETag>"bbbb"</ETag><Size>1</Size><ChecksumSHA256>n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=</ChecksumSHA256></Part>
-    </ListPartsResult>
-    """
+        <ListPartsResult \(namespace)><IsTruncated>false</IsTruncated>
+          <Part><PartNumber>3</PartNumber><ETag>"bbbb"</ETag><Size>1</Size><ChecksumSHA256>n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=</ChecksumSHA256></Part>
+        </ListPartsResult>
+        """
 
     static let completed = """
-    <?xml version="1.0" encoding="UTF-8"?>
-    <CompleteMultipartUploadResult \(namespace)><Location>http://127.0.0.1/bucket/k</Location><Bucket>bucket</Bucket><Key>k</Key>
-    <ETag>"3858f62230ac3c915f300c664312c11f-3"</ETag><ChecksumCRC32C>AAAAAA==-3</ChecksumCRC32C></CompleteMultipartUploadResult>
-    """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <CompleteMultipartUploadResult \(namespace)><Location>http://127.0.0.1/bucket/k</Location><Bucket>bucket</Bucket><Key>k</Key>
+        <ETag>"3858f62230ac3c915f300c664312c11f-3"</ETag><ChecksumCRC32C>AAAAAA==-3</ChecksumCRC32C></CompleteMultipartUploadResult>
+        """
 
     static let completedWithError = """
-    <?xml version="1.0" encoding="UTF-8"?>
-    <Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message><RequestId>R1</RequestId></Error>
-    """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message><RequestId>R1</RequestId></Error>
+        """
 
     static let uploads = """
-    <ListMultipartUploadsResult \(namespace)><Bucket>bucket</Bucket><IsTruncated>true</IsTruncated>
-    <NextKeyMarker> spaced key </NextKeyMarker><NextUploadIdMarker>U2</NextUploadIdMarker>
-    <Upload><Key> spaced key </Key><UploadId>U1</UploadId><Initiated>2026-11-30T12:00:00.000Z</Initiated></Upload>
-    <Upload><Key>other</Key><UploadId>U2</UploadId></Upload></ListMultipartUploadsResult>
-    """
+        <ListMultipartUploadsResult \(namespace)><Bucket>bucket</Bucket><IsTruncated>true</IsTruncated>
+        <NextKeyMarker> spaced key </NextKeyMarker><NextUploadIdMarker>U2</NextUploadIdMarker>
+        <Upload><Key> spaced key </Key><UploadId>U1</UploadId><Initiated>2026-11-30T12:00:00.000Z</Initiated></Upload>
+        <Upload><Key>other</Key><UploadId>U2</UploadId></Upload></ListMultipartUploadsResult>
+        """
 
     @Test func readsCreateMultipartUpload() throws {
         let created = try S3CreatedUpload(xml: Data(Self.created.utf8))
@@ -62,10 +62,11 @@ struct S3XMLTests {
         let first = try S3PartsPage(xml: Data(Self.partsPage1.utf8))
         #expect(first.isTruncated && first.nextPartNumberMarker == 2)
         #expect(first.checksumAlgorithm == .crc32c)
-        #expect(first.parts == [
-            S3ListedPart(partNumber: 1, eTag: "\"7778aef83f66abc1fa1e8477f296d394\"", size: 8_388_608, checksums: [.crc32c: "yZRlqg=="]),
-            S3ListedPart(partNumber: 2, eTag: "\"aaaa\"", size: 8_388_608),
-        ])
+        #expect(
+            first.parts == [
+                S3ListedPart(partNumber: 1, eTag: "\"7778aef83f66abc1fa1e8477f296d394\"", size: 8_388_608, checksums: [.crc32c: "yZRlqg=="]),
+                S3ListedPart(partNumber: 2, eTag: "\"aaaa\"", size: 8_388_608),
+            ])
         let second = try S3PartsPage(xml: Data(Self.partsPage2.utf8))
         #expect(!second.isTruncated && second.nextPartNumberMarker == nil)
         #expect(second.parts.first?.checksums[.sha256] == "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=")
@@ -104,7 +105,10 @@ struct S3XMLTests {
             S3CompletedPart(partNumber: 1, eTag: "\"a&<\"", checksums: [.crc32c: "AAAAAA==", .sha256: "x+/="]),
         ])
         let text = String(decoding: document, as: UTF8.self)
-        #expect(text.contains("<Part><ChecksumCRC32C>AAAAAA==</ChecksumCRC32C><ChecksumSHA256>x+/=</ChecksumSHA256><ETag>&quot;a&amp;&lt;&quot;</ETag><PartNumber>1</PartNumber></Part><Part><ChecksumCRC32C>AAAAAQ==</ChecksumCRC32C>"))
+        #expect(
+            text.contains(
+                "<Part><ChecksumCRC32C>AAAAAA==</ChecksumCRC32C><ChecksumSHA256>x+/=</ChecksumSHA256><ETag>&quot;a&amp;&lt;&quot;</ETag><PartNumber>1</PartNumber></Part><Part><ChecksumCRC32C>AAAAAQ==</ChecksumCRC32C>"
+            ))
         // It reads back as the parts it was made from.
         let root = try S3XMLElement.parse(document, what: "test")
         #expect(root.name == "CompleteMultipartUpload")

@@ -46,8 +46,9 @@ struct ParallelUploadTests {
         let source = SyntheticByteSource(length: 24 << 20 | 12_345, seed: 21)
         let base = peer.url("")
         var upload = ParallelUpload(source: source, partSize: 3 << 20) { part in
-            try UploadRequest(url: base + ("/part/\(part.number)?partNumber=\(part.number)"), method: "PUT",
-                              headers: [HTTPHeader(name: "X-Part", value: "\(part.number)")])
+            try UploadRequest(
+                url: base + ("/part/\(part.number)?partNumber=\(part.number)"), method: "PUT",
+                headers: [HTTPHeader(name: "X-Part", value: "\(part.number)")])
         }
         upload.concurrency = 4
         let last = Lock<ParallelProgress?>(nil)
@@ -141,7 +142,9 @@ struct ParallelUploadTests {
         // Prompt, not a hang: the suite's time limit is the bound; the latency (100 ms target)
         // is measured in Benchmarks/engine.sh, not under a shared machine's scheduling.
         let result = await task.result
-        if case .failure(let error as UploadError) = result { #expect(error.code == .cancelled) } else {
+        if case .failure(let error as UploadError) = result {
+            #expect(error.code == .cancelled)
+        } else {
             Issue.record("expected .cancelled, got \(result)")
         }
     }

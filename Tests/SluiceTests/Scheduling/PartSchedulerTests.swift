@@ -15,8 +15,9 @@ struct PartSchedulerTests {
         return upload
     }
 
-    @Test("a part reset mid-body and a part answered 503 are each retried alone from their start; progress never goes down unannounced",
-          arguments: [TransportKind.curl, .urlsession])
+    @Test(
+        "a part reset mid-body and a part answered 503 are each retried alone from their start; progress never goes down unannounced",
+        arguments: [TransportKind.curl, .urlsession])
     func failedPartsRetriedAlone(transport: TransportKind) async throws {
         let peer = try CurlSink(script: "parts_server.py")
         defer { peer.stop() }
@@ -44,7 +45,8 @@ struct PartSchedulerTests {
         #expect(state.reports.last?.retries == 2)
     }
 
-    @Test("a part's body as sent may be longer than the part (aws-chunked on URLSession counts its signatures): progress counts at most the part, and does not drop when it is done")
+    @Test(
+        "a part's body as sent may be longer than the part (aws-chunked on URLSession counts its signatures): progress counts at most the part, and does not drop when it is done")
     func progressCountsBytesOfTheSource() {
         let recorder = PartProgressTests.Recorder()
         let tracker = PartTracker(report: { recorder.record($0) })
@@ -59,8 +61,9 @@ struct PartSchedulerTests {
         #expect(state.reports.last?.totalBytes == 100 && state.reports.last?.partsTotal == 1)
     }
 
-    @Test("concurrency is what runs, exactly: 32 of 32 parts held at once, and 5 when 5 are asked for",
-          arguments: [TransportKind.curl, .urlsession], [32, 5])
+    @Test(
+        "concurrency is what runs, exactly: 32 of 32 parts held at once, and 5 when 5 are asked for",
+        arguments: [TransportKind.curl, .urlsession], [32, 5])
     func concurrencyHonouredExactly(transport: TransportKind, concurrency: Int) async throws {
         let peer = try CurlSink(script: "parts_server.py")
         defer { peer.stop() }
@@ -77,8 +80,9 @@ struct PartSchedulerTests {
         #expect(try await ParallelUploadTests.stats(peer).peak_held == concurrency)
     }
 
-    @Test("two uploads sharing a budget of 3 requests: 3 in flight at most, together, and the budget was used to its limit",
-          arguments: [TransportKind.curl, .urlsession])
+    @Test(
+        "two uploads sharing a budget of 3 requests: 3 in flight at most, together, and the budget was used to its limit",
+        arguments: [TransportKind.curl, .urlsession])
     func budgetShared(transport: TransportKind) async throws {
         let peer = try CurlSink(script: "parts_server.py")
         defer { peer.stop() }
@@ -102,8 +106,9 @@ struct PartSchedulerTests {
         #expect(budget.mostInFlight == 3)
     }
 
-    @Test("a part that fails for good: one line naming it once; the typed PartFailure carries the attempts and the protocol's own error",
-          arguments: [TransportKind.curl, .urlsession])
+    @Test(
+        "a part that fails for good: one line naming it once; the typed PartFailure carries the attempts and the protocol's own error",
+        arguments: [TransportKind.curl, .urlsession])
     func typedFailure(transport: TransportKind) async throws {
         struct ServerSaid: Error, Equatable { var code: String }
         let peer = try CurlSink(script: "parts_server.py")

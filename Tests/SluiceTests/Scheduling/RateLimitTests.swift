@@ -108,7 +108,8 @@ struct RateLimitTests {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         #expect(taken >= 8 * (256 << 10))
-        #expect(Double(taken) <= Double(limit.burst) + seconds * Double(limit.bytesPerSecond) + Double(limit.maximumGrant),
-                "\(taken) bytes in \(seconds) s")
+        #expect(
+            Double(taken) <= Double(limit.burst) + seconds * Double(limit.bytesPerSecond) + Double(limit.maximumGrant),
+            "\(taken) bytes in \(seconds) s")
     }
 }

@@ -13,7 +13,9 @@ struct RequestBudgetTests {
             for _ in 0..<40 {
                 group.addTask {
                     try await budget.withPermit {
-                        let now = inside.withLock { $0 += 1; return $0 }
+                        let now = inside.withLock {
+                            $0 += 1; return $0
+                        }
                         most.withLock { $0 = max($0, now) }
                         try await Task.sleep(for: .milliseconds(2))
                         inside.withLock { $0 -= 1 }
@@ -34,12 +36,13 @@ struct RequestBudgetTests {
         var tasks: [Task<Void, any Error>] = []
         var iterator = queued.stream.makeAsyncIterator()
         for index in 0..<4 {
-            tasks.append(Task {
-                queued.continuation.yield(index)
-                try await budget.acquire()
-                order.withLock { $0.append(index) }
-                budget.release()
-            })
+            tasks.append(
+                Task {
+                    queued.continuation.yield(index)
+                    try await budget.acquire()
+                    order.withLock { $0.append(index) }
+                    budget.release()
+                })
             // Each waiter is in line before the next one starts.
             _ = await iterator.next()
             while budget.waiting < index + 1 { await Task.yield() }

@@ -47,8 +47,10 @@ import Testing
         #expect(decoded.trailers.isEmpty)
         // Read in place (no read-ahead, a source not in memory) into one buffer: both
         // chunks hashed together, the same signatures.
-        let inPlace = try example.signer.signChunked(example.request, body: ShortReadSource(base: source, chunk: 1 << 20), mode: .signed,
-                                                     chunkSize: 65536, readAhead: 0, at: example.timestamp).body
+        let inPlace = try example.signer.signChunked(
+            example.request, body: ShortReadSource(base: source, chunk: 1 << 20), mode: .signed,
+            chunkSize: 65536, readAhead: 0, at: example.timestamp
+        ).body
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         let count = try buffer.withUnsafeMutableBytes { try inPlace.read(into: $0, at: 0) }
         #expect(count == 66824)
@@ -70,8 +72,10 @@ import Testing
             let whole = try reference.bytes(in: 0..<reference.length)
             #expect(Int64(whole.count) == reference.encoding.encodedLength)
             for readAhead in [AWSChunkedBody.defaultReadAhead, 0] {
-                let body = try example.signer.signChunked(example.request, body: ShortReadSource(base: source, chunk: 333), mode: mode,
-                                                          chunkSize: 1021, readAhead: readAhead, at: example.timestamp).body
+                let body = try example.signer.signChunked(
+                    example.request, body: ShortReadSource(base: source, chunk: 333), mode: mode,
+                    chunkSize: 1021, readAhead: readAhead, at: example.timestamp
+                ).body
                 // Unsigned modes never read ahead.
                 let ring = body.readAheadMemoryBytes > 0
                 let inPlace = !ring && readSize >= Int(body.encoding.encodedChunkLength(1021))
@@ -159,8 +163,10 @@ import Testing
         let whole = try example.signer.signChunked(example.request, body: source, mode: .signed, chunkSize: 8192, at: example.timestamp).body
         let expected = try whole.bytes(in: 0..<whole.length)
         for (limit, ring) in [(0, 0), (8191, 0), (16383, 0), (16384, 16384), (5 * 8192 + 1, 5 * 8192), (1 << 30, 16 * 8192)] {
-            let body = try example.signer.signChunked(example.request, body: source, mode: .signed, chunkSize: 8192, readAhead: limit,
-                                                      at: example.timestamp).body
+            let body = try example.signer.signChunked(
+                example.request, body: source, mode: .signed, chunkSize: 8192, readAhead: limit,
+                at: example.timestamp
+            ).body
             #expect(body.readAheadMemoryBytes == ring, "limit \(limit)")
             #expect(try body.bytes(in: 0..<body.length) == expected, "limit \(limit)")
         }
@@ -173,7 +179,8 @@ import Testing
             for length in [0, 1, 15, 16, 17, 255, 256, 257, 4095, 4096, 4097, 8191] {
                 let body = try example.signer.signChunked(
                     example.request, body: SyntheticByteSource(length: Int64(length), seed: 1), mode: mode, chunkSize: 16 * (length % 3 + 1),
-                    at: example.timestamp).body
+                    at: example.timestamp
+                ).body
                 let bytes = try body.bytes(in: 0..<body.length)
                 #expect(Int64(bytes.count) == body.length)
                 var probe = [UInt8](repeating: 0, count: 1)
@@ -241,7 +248,8 @@ import Testing
         let reference = try example.signer.signChunked(example.request, body: base, mode: .signed, chunkSize: 8192, at: example.timestamp).body
         let expected = try reference.bytes(in: 0..<reference.length)
         let body = try example.signer.signChunked(
-            example.request, body: FlakySource(base: base, failAt: 20 * 8192 + 3), mode: .signed, chunkSize: 8192, at: example.timestamp).body
+            example.request, body: FlakySource(base: base, failAt: 20 * 8192 + 3), mode: .signed, chunkSize: 8192, at: example.timestamp
+        ).body
         #expect(throws: FaultySource.Injected.self) { _ = try body.bytes(in: 0..<body.length) }
         #expect(try body.bytes(in: 0..<body.length) == expected)
     }
@@ -251,8 +259,10 @@ import Testing
         let faulty = FaultySource(base: SyntheticByteSource(length: 30_000, seed: 2), faultOffset: 17_000, fault: .endEarly)
         let body = try example.signer.signChunked(example.request, body: faulty, mode: .signed, chunkSize: 8192, at: example.timestamp).body
         #expect(throws: ByteSourceError.self) { _ = try body.bytes(in: 0..<body.length) }
-        let inPlace = try example.signer.signChunked(example.request, body: faulty, mode: .signed, chunkSize: 8192, readAhead: 0,
-                                                     at: example.timestamp).body
+        let inPlace = try example.signer.signChunked(
+            example.request, body: faulty, mode: .signed, chunkSize: 8192, readAhead: 0,
+            at: example.timestamp
+        ).body
         #expect(throws: ByteSourceError.self) { _ = try inPlace.bytes(in: 0..<inPlace.length) }
         let failing = FaultySource(base: SyntheticByteSource(length: 30_000, seed: 2), faultOffset: 17_000, fault: .fail)
         let other = try example.signer.signChunked(example.request, body: failing, mode: .signed, chunkSize: 8192, at: example.timestamp).body

@@ -8,8 +8,10 @@ import Testing
 /// identical canonical requests, strings to sign and Authorization headers; presigned URLs
 /// identical to `S3SigV4QueryAuth`'s. The seed is printed; `SLUICE_TEST_SEED` replays it.
 @Suite struct BotocoreSigV4Tests {
-    static let pathPieces = ["a", "Key", "x.y", "~t_-", "sp ace", "plus+sign", "pct%41", "amp&", "eq=", "semi;", "colon:", "at@",
-                             "bang!", "dollar$", "quote'", "paren()", "star*", "comma,", "é", "ሴ", "😀", "ü-ß", "", ".", ".."]
+    static let pathPieces = [
+        "a", "Key", "x.y", "~t_-", "sp ace", "plus+sign", "pct%41", "amp&", "eq=", "semi;", "colon:", "at@",
+        "bang!", "dollar$", "quote'", "paren()", "star*", "comma,", "é", "ሴ", "😀", "ü-ß", "", ".", "..",
+    ]
     static let s3OnlyPieces = ["q?", "hash#", "back\\slash", "br[]"]
     static let queryPieces = ["a", "B", "", "+", "a+b", "x y", "=", "&", "é", "~", "-_.", "%", "/", "ሴ=+", "1"]
     static let headerNames = ["My-Header", "X-Custom", "content-type", "X-Amz-Meta-Name", "Accept", "x-MIXED-case", "Range"]
@@ -37,8 +39,9 @@ import Testing
         if Bool.random(using: &generator) { path += "/" }
         if Int.random(in: 0..<4, using: &generator) == 0 { path = path.replacingOccurrences(of: "/", with: "//") }
         let query = (0..<Int.random(in: 0...5, using: &generator)).map { _ in
-            SigV4QueryItem(queryPieces.randomElement(using: &generator)! + queryPieces.randomElement(using: &generator)!,
-                           Int.random(in: 0..<4, using: &generator) == 0 ? "" : queryPieces.randomElement(using: &generator)!)
+            SigV4QueryItem(
+                queryPieces.randomElement(using: &generator)! + queryPieces.randomElement(using: &generator)!,
+                Int.random(in: 0..<4, using: &generator) == 0 ? "" : queryPieces.randomElement(using: &generator)!)
         }
         // Repeated keys with different values.
         let repeated = query.first.map { [SigV4QueryItem($0.name, "second+" + $0.value)] } ?? []
@@ -50,16 +53,19 @@ import Testing
         let request = SigV4Request(method: method, scheme: "http", host: host, path: path, query: query + repeated, headers: headers)
         let token = Bool.random(using: &generator) ? "FQoGZXIvYXdzE//token+/=" : nil
         let signer = SigV4Signer(
-            credentials: S3Credentials(accessKeyID: "AKID\(Int.random(in: 0...999, using: &generator))", secretAccessKey: "secret/+\(Int.random(in: 0...9, using: &generator))", sessionToken: token),
+            credentials: S3Credentials(
+                accessKeyID: "AKID\(Int.random(in: 0...999, using: &generator))", secretAccessKey: "secret/+\(Int.random(in: 0...9, using: &generator))", sessionToken: token),
             region: ["us-east-1", "eu-central-1", "auto"].randomElement(using: &generator)!,
             service: rules == .s3 ? "s3" : "service", rules: rules)
-        let payloads: [SigV4Payload] = rules == .s3
+        let payloads: [SigV4Payload] =
+            rules == .s3
             ? [.unsigned, .empty, .sha256(of: Array("body".utf8)), .streamingSigned, .streamingUnsignedTrailer, .streamingSignedTrailer]
             : [.empty]
         let seconds = Double(Int.random(in: 1_400_000_000...1_900_000_000, using: &generator))
         let botocorePath = rules == .s3 ? pythonQuote(path) : path
-        return Case(rules: rules, request: request, payload: payloads.randomElement(using: &generator)!, signer: signer,
-                    timestamp: SigV4Timestamp(Date(timeIntervalSince1970: seconds)), botocoreURL: "http://\(host)\(botocorePath)")
+        return Case(
+            rules: rules, request: request, payload: payloads.randomElement(using: &generator)!, signer: signer,
+            timestamp: SigV4Timestamp(Date(timeIntervalSince1970: seconds)), botocoreURL: "http://\(host)\(botocorePath)")
     }
 
     /// Python's `urllib.parse.quote(path, safe='/~')`, as botocore's serializer encodes S3 keys.
@@ -89,11 +95,14 @@ import Testing
         var mismatches = 0
         for (testCase, answer) in zip(cases, answers) {
             let signed = testCase.signer.sign(testCase.request, payload: testCase.payload, at: testCase.timestamp)
-            let same = signed.canonicalRequest == answer["canonical_request"] && signed.stringToSign == answer["string_to_sign"]
+            let same =
+                signed.canonicalRequest == answer["canonical_request"] && signed.stringToSign == answer["string_to_sign"]
                 && signed.authorization == answer["authorization"]
             if !same, mismatches < 3 {
                 mismatches += 1
-                Issue.record("seed \(seed): \(testCase.request.method) \(testCase.botocoreURL) differs:\nsluice:\n\(signed.canonicalRequest)\nbotocore:\n\(answer["canonical_request"] ?? "-")")
+                Issue.record(
+                    "seed \(seed): \(testCase.request.method) \(testCase.botocoreURL) differs:\nsluice:\n\(signed.canonicalRequest)\nbotocore:\n\(answer["canonical_request"] ?? "-")"
+                )
             }
         }
     }

@@ -26,8 +26,9 @@ import Testing
         var generator = SeededGenerator(seed: testSeed("crc32c hardware vs tables"))
         let data = (0..<(3 * 8192 * 2 + 777)).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let lengths = [0, 1, 7, 8, 9, 767, 768, 769, 3 * 256, 3 * 8192 - 1, 3 * 8192, 3 * 8192 + 1, data.count - 3]
-        expectSameCRC(data, lengths: lengths, starts: [0, 1, 3], pieces: 30_000, using: &generator,
-                      fast: { UInt64(CRC.crc32c(UInt32($0), $1)) }, tables: { UInt64(CRC.crc32cSoftware(UInt32($0), $1)) })
+        expectSameCRC(
+            data, lengths: lengths, starts: [0, 1, 3], pieces: 30_000, using: &generator,
+            fast: { UInt64(CRC.crc32c(UInt32($0), $1)) }, tables: { UInt64(CRC.crc32cSoftware(UInt32($0), $1)) })
         print("crc32c uses the CPU instruction: \(CRC.crc32cUsesHardware)")
     }
 
@@ -61,15 +62,17 @@ import Testing
         var generator = SeededGenerator(seed: seed)
         var blobs: [[UInt8]] = [[], [0], [UInt8](repeating: 0xFF, count: 32)]
         for _ in 0..<40 {
-            let length = [Int.random(in: 0...64, using: &generator), Int.random(in: 0...70_000, using: &generator), Int.random(in: 0...300_000, using: &generator)].randomElement(using: &generator)!
+            let length = [Int.random(in: 0...64, using: &generator), Int.random(in: 0...70_000, using: &generator), Int.random(in: 0...300_000, using: &generator)].randomElement(
+                using: &generator)!
             blobs.append((0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) })
         }
         let answers = try #require(try await runPythonPeer("checksum_peer.py", input: blobs.map { Data($0).base64EncodedString() }) as? [[String: Any]])
         #expect(answers.count == blobs.count)
         for (blob, answer) in zip(blobs, answers) {
             for algorithm in [ChecksumAlgorithm.crc64nvme, .crc32c, .crc32] {
-                #expect(ChecksumHasher.checksum(algorithm, of: blob).crcValue == (answer[algorithm.rawValue] as? NSNumber)?.uint64Value,
-                        "\(algorithm) of \(blob.count) bytes")
+                #expect(
+                    ChecksumHasher.checksum(algorithm, of: blob).crcValue == (answer[algorithm.rawValue] as? NSNumber)?.uint64Value,
+                    "\(algorithm) of \(blob.count) bytes")
             }
             for algorithm in [ChecksumAlgorithm.sha1, .sha256] {
                 #expect(ChecksumHasher.checksum(algorithm, of: blob).hex == answer[algorithm.rawValue] as? String, "\(algorithm) of \(blob.count) bytes")
@@ -134,8 +137,9 @@ import Testing
     @Test func crc64nvmeFoldingAndTablesAgree() {
         var generator = SeededGenerator(seed: testSeed("crc64nvme folding vs tables"))
         let data = (0..<(300_000 + 16)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        expectSameCRC(data, lengths: Array(0...600) + [4095, 4096, 4097, 65_535, 65_536, 299_999], starts: Array(0..<9), pieces: 20_000,
-                      using: &generator, fast: CRC.crc64nvme, tables: CRC.crc64nvmeSoftware)
+        expectSameCRC(
+            data, lengths: Array(0...600) + [4095, 4096, 4097, 65_535, 65_536, 299_999], starts: Array(0..<9), pieces: 20_000,
+            using: &generator, fast: CRC.crc64nvme, tables: CRC.crc64nvmeSoftware)
         print("crc64nvme uses carry-less multiply: \(CRC.crc64nvmeUsesHardware)")
     }
 
@@ -153,13 +157,16 @@ import Testing
             let length = [Int.random(in: 0...256, using: &generator), Int.random(in: 0...size, using: &generator)].randomElement(using: &generator)!
             ranges.append((Int.random(in: 0...63, using: &generator), length))
         }
-        let answers = try #require(try await runPythonPeer("checksum_peer.py", input: ["file": path, "ranges": ranges.map { [$0.0, $0.1] }],
-                                                           timeout: 110) as? [[String: Any]])
+        let answers = try #require(
+            try await runPythonPeer(
+                "checksum_peer.py", input: ["file": path, "ranges": ranges.map { [$0.0, $0.1] }],
+                timeout: 110) as? [[String: Any]])
         #expect(answers.count == ranges.count)
         for ((offset, length), answer) in zip(ranges, answers) {
             let slice = Array(bytes[offset..<offset + length])
-            #expect(ChecksumHasher.checksum(.crc64nvme, of: slice).crcValue == (answer["crc64nvme"] as? NSNumber)?.uint64Value,
-                    "\(length) bytes at \(offset)")
+            #expect(
+                ChecksumHasher.checksum(.crc64nvme, of: slice).crcValue == (answer["crc64nvme"] as? NSNumber)?.uint64Value,
+                "\(length) bytes at \(offset)")
         }
     }
 

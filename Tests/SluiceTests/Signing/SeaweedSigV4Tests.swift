@@ -18,9 +18,11 @@ struct SeaweedPeer {
     static let current: SeaweedPeer? = {
         let environment = ProcessInfo.processInfo.environment
         guard let url = environment["SLUICE_S3_URL"].flatMap(URL.init(string:)), let key = environment["SLUICE_S3_ACCESS_KEY"],
-              let secret = environment["SLUICE_S3_SECRET_KEY"], let bucket = environment["SLUICE_S3_BUCKET"] else { return nil }
-        return SeaweedPeer(endpoint: url, credentials: S3Credentials(accessKeyID: key, secretAccessKey: secret), bucket: bucket,
-                           region: environment["SLUICE_S3_REGION"] ?? "us-east-1")
+            let secret = environment["SLUICE_S3_SECRET_KEY"], let bucket = environment["SLUICE_S3_BUCKET"]
+        else { return nil }
+        return SeaweedPeer(
+            endpoint: url, credentials: S3Credentials(accessKeyID: key, secretAccessKey: secret), bucket: bucket,
+            region: environment["SLUICE_S3_REGION"] ?? "us-east-1")
     }()
 
     var signer: SigV4Signer { SigV4Signer(credentials: credentials, region: region) }
@@ -33,19 +35,25 @@ struct SeaweedPeer {
 
     /// What is stored under `key`, read back by boto3 (`Tests/Peers/s3_object.py`).
     func stored(key: String) async throws -> (status: Int, sha256: String?, size: Int64?) {
-        let answer = try await runPythonPeer("s3_object.py", input: [
-            "endpoint": endpoint.absoluteString, "region": region, "access_key": credentials.accessKeyID,
-            "secret_key": credentials.secretAccessKey, "bucket": bucket, "key": key,
-        ]) as? [String: Any] ?? [:]
+        let answer =
+            try await runPythonPeer(
+                "s3_object.py",
+                input: [
+                    "endpoint": endpoint.absoluteString, "region": region, "access_key": credentials.accessKeyID,
+                    "secret_key": credentials.secretAccessKey, "bucket": bucket, "key": key,
+                ]) as? [String: Any] ?? [:]
         return ((answer["status"] as? Int) ?? -1, answer["sha256"] as? String, (answer["size"] as? NSNumber)?.int64Value)
     }
 
     /// The SHA-256 of every object under `prefix`, by key below it, read back by boto3 in one process.
     func stored(under prefix: String) async throws -> [String: String] {
-        let answer = try await runPythonPeer("s3_object.py", input: [
-            "endpoint": endpoint.absoluteString, "region": region, "access_key": credentials.accessKeyID,
-            "secret_key": credentials.secretAccessKey, "bucket": bucket, "prefix": prefix,
-        ]) as? [String: Any] ?? [:]
+        let answer =
+            try await runPythonPeer(
+                "s3_object.py",
+                input: [
+                    "endpoint": endpoint.absoluteString, "region": region, "access_key": credentials.accessKeyID,
+                    "secret_key": credentials.secretAccessKey, "bucket": bucket, "prefix": prefix,
+                ]) as? [String: Any] ?? [:]
         return answer["objects"] as? [String: String] ?? [:]
     }
 

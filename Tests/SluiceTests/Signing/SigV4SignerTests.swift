@@ -56,9 +56,11 @@ import CSluiceCrypto
     }
 
     @Test func headerValuesAreTrimmedAndFolded() {
-        let request = SigV4Request(method: "POST", host: "h", path: "/", headers: [
-            SigV4Header("My-Header", "  a   b \t c  "), SigV4Header("my-header", "second"), SigV4Header("User-Agent", "x"),
-        ])
+        let request = SigV4Request(
+            method: "POST", host: "h", path: "/",
+            headers: [
+                SigV4Header("My-Header", "  a   b \t c  "), SigV4Header("my-header", "second"), SigV4Header("User-Agent", "x"),
+            ])
         let signed = Self.signer.sign(request, payload: .empty, at: Self.timestamp)
         #expect(signed.canonicalRequest.contains("\nmy-header:a b c,second\n"))
         #expect(!signed.signedHeaders.contains("user-agent"))
@@ -77,8 +79,13 @@ import CSluiceCrypto
             let key = (0..<keyLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let message = (0..<Int.random(in: 0...300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
             var expected = [UInt8](repeating: 0, count: 32)
-            _ = key.withUnsafeBytes { k in message.withUnsafeBytes { m in expected.withUnsafeMutableBufferPointer {
-                sluice_hmac_sha256(k.baseAddress, k.count, m.baseAddress, m.count, $0.baseAddress) } } }
+            _ = key.withUnsafeBytes { k in
+                message.withUnsafeBytes { m in
+                    expected.withUnsafeMutableBufferPointer {
+                        sluice_hmac_sha256(k.baseAddress, k.count, m.baseAddress, m.count, $0.baseAddress)
+                    }
+                }
+            }
             #expect(message.withUnsafeBytes { SigningCrypto.hmacSHA256(key: key, $0) } == expected, "key \(keyLength) bytes")
         }
         #endif

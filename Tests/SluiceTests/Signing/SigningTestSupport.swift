@@ -37,7 +37,9 @@ func runPythonPeer(_ script: String, input: Any, timeout: Double = 60) async thr
     process.standardOutput = try FileHandle(forWritingTo: outputURL)
     process.standardError = try FileHandle(forWritingTo: errorURL)
     let (ended, continuation) = AsyncStream<Int32>.makeStream()
-    process.terminationHandler = { continuation.yield($0.terminationStatus); continuation.finish() }
+    process.terminationHandler = {
+        continuation.yield($0.terminationStatus); continuation.finish()
+    }
     try process.run()
     let pid = process.processIdentifier
     let watchdog = Task {

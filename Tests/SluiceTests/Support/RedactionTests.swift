@@ -5,8 +5,10 @@ import Testing
 /// description uses for URLs that carry a password.
 struct RedactionTests {
     @Test(arguments: [
-        ("server answered 307 to http://user:SECRETPW@127.0.0.1:8080/sink after 3 bytes",
-         "server answered 307 to http://user:***@127.0.0.1:8080/sink after 3 bytes"),
+        (
+            "server answered 307 to http://user:SECRETPW@127.0.0.1:8080/sink after 3 bytes",
+            "server answered 307 to http://user:***@127.0.0.1:8080/sink after 3 bytes"
+        ),
         ("more than 10 redirects, the last to https://a:b@h", "more than 10 redirects, the last to https://a:***@h"),
         // A password holding '@' and ':': the authority's last '@' ends the user information.
         ("http://u:p@ss:w@rd@host/x?y=http://v:q@other/", "http://u:***@host/x?y=http://v:***@other/"),
@@ -54,7 +56,8 @@ struct RedactionTests {
 
     /// A refused redirect's `Location` during `upload --parts` carried a usable presigned URL.
     @Test func signaturesAndTokensInQueriesAreShownAsStars() {
-        let line = "server answered 307 to http://127.0.0.1:9/b/k?partNumber=2&uploadId=U&X-Amz-Algorithm=AWS4-HMAC-SHA256"
+        let line =
+            "server answered 307 to http://127.0.0.1:9/b/k?partNumber=2&uploadId=U&X-Amz-Algorithm=AWS4-HMAC-SHA256"
             + "&X-Amz-Credential=AKID%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20260101T000000Z"
             + "&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Security-Token=SESSIONTOKEN&X-Amz-Signature=abcdef0123 (5 bytes sent)"
         let shown = Redaction.secrets(in: line)
@@ -69,11 +72,14 @@ struct RedactionTests {
     /// A `~/.aws/credentials` line without `=` (a secret key or a token pasted alone) was
     /// echoed whole by `s3 cp`, `s3 presign` and `s3 abort`.
     @Test func credentialFileLinesAreNotEchoed() {
-        for text in ["[default]\nwJalrXUtnFEMIK7MDENGbPxRfiCYSECRET\n", "wJalrXUtnFEMIK7MDENGbPxRfiCYSECRET\n[default]\n",
-                     "[default]\ns3 =\n  wJalrXUtnFEMIK7MDENGbPxRfiCYSECRET\n"] {
+        for text in [
+            "[default]\nwJalrXUtnFEMIK7MDENGbPxRfiCYSECRET\n", "wJalrXUtnFEMIK7MDENGbPxRfiCYSECRET\n[default]\n",
+            "[default]\ns3 =\n  wJalrXUtnFEMIK7MDENGbPxRfiCYSECRET\n",
+        ] {
             let error = #expect(throws: S3Error.self) { _ = try S3ConfigFile(parsing: text, path: "/home/me/.aws/credentials") }
-            #expect(error.map { !"\($0)".contains("SECRET") && "\($0)".contains("/home/me/.aws/credentials") } == true,
-                    "\(String(describing: error))")
+            #expect(
+                error.map { !"\($0)".contains("SECRET") && "\($0)".contains("/home/me/.aws/credentials") } == true,
+                "\(String(describing: error))")
         }
     }
 }

@@ -26,8 +26,9 @@ struct AnswerPaceTests {
         paced.received(10 * 1_024)
         #expect(paced.check(at: start + .seconds(10)) == nil, "1 KiB/s over the window keeps the pace")
         paced.received(10 * 1_024 - 1)
-        #expect(paced.check(at: start + .seconds(20)) == .tooSlow(bytes: 10 * 1_024 - 1, window: .seconds(10)),
-                "each window is judged on its own bytes")
+        #expect(
+            paced.check(at: start + .seconds(20)) == .tooSlow(bytes: 10 * 1_024 - 1, window: .seconds(10)),
+            "each window is judged on its own bytes")
 
         var silent = AnswerPace(stallTimeout: .seconds(10))
         silent.begin(at: start)
@@ -45,7 +46,8 @@ struct AnswerPaceTests {
         }
         pace.received(1 << 20)
         #expect(pace.check(at: start + .seconds(40)) == .tooLong(limit: .seconds(40)))
-        #expect(AnswerPace.Violation.tooLong(limit: .seconds(40)).describe(host: "h:1")
+        #expect(
+            AnswerPace.Violation.tooLong(limit: .seconds(40)).describe(host: "h:1")
                 == "timed out: the answer from h:1 took longer than 40 s (4 x the stall timeout)")
     }
 

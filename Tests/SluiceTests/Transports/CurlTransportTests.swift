@@ -53,8 +53,9 @@ struct CurlTransportTests {
             #expect(response.bytesSent == source.length)
             #expect(last.withLock { $0 } == source.length)
         }
-        let typed = try UploadRequest(url: sink.url("/sink"), method: "PATCH",
-                                      headers: [HTTPHeader(name: "Content-Type", value: "application/offset+octet-stream")])
+        let typed = try UploadRequest(
+            url: sink.url("/sink"), method: "PATCH",
+            headers: [HTTPHeader(name: "Content-Type", value: "application/offset+octet-stream")])
         let report = try CurlSink.report(try await transport.send(typed, body: .bytes(source, from: 1_000), options: UploadOptions()) { _ in })
         #expect(report.headers["content-type"] == "application/offset+octet-stream")
         #expect(report.sha256 == (try Digest.sha256(of: try SliceByteSource(source, range: 1_000..<source.length))))
@@ -328,11 +329,13 @@ struct CurlTransportTests {
     func headers() async throws {
         let sink = try CurlSink()
         defer { sink.stop() }
-        let request = try UploadRequest(url: sink.url("/sink"), method: "PUT", headers: [
-            HTTPHeader(name: "Content-Length", value: "5"),
-            HTTPHeader(name: "Transfer-Encoding", value: "chunked"),
-            HTTPHeader(name: "X-Sluice", value: "yes"),
-        ])
+        let request = try UploadRequest(
+            url: sink.url("/sink"), method: "PUT",
+            headers: [
+                HTTPHeader(name: "Content-Length", value: "5"),
+                HTTPHeader(name: "Transfer-Encoding", value: "chunked"),
+                HTTPHeader(name: "X-Sluice", value: "yes"),
+            ])
         let response = try await transport.send(request, body: .bytes(SyntheticByteSource(length: 1234)), options: UploadOptions()) { _ in }
         let report = try CurlSink.report(response)
         #expect(report.headers["content-length"] == "1234")

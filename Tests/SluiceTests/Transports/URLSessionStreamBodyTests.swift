@@ -107,7 +107,8 @@ import Testing
         Task {
             try await URLSessionTransport().send(
                 try UploadRequest(url: receiver.url + "other", method: "PUT"),
-                body: .bytes(MemoryByteSource([UInt8](repeating: 1, count: 300_000))), options: UploadOptions()) { _ in }
+                body: .bytes(MemoryByteSource([UInt8](repeating: 1, count: 300_000))), options: UploadOptions()
+            ) { _ in }
         }
     }
 }

@@ -198,9 +198,10 @@ struct TusClientTests {
         let state = try tusTemporaryDirectory("tus-state")
         let source = TusSource(SyntheticByteSource(length: 3 << 20, seed: 9), identity: "synthetic:gone")
         let gone = peer.endpoint.appendingPathComponent("0000000000000000000000000000dead").absoluteString
-        try TusStateStore(directory: state).save(TusRecord(
-            endpoint: peer.endpoint.absoluteString, identity: source.identity, uploadURL: gone,
-            fingerprint: try TusFingerprint(of: source), createdAt: 0))
+        try TusStateStore(directory: state).save(
+            TusRecord(
+                endpoint: peer.endpoint.absoluteString, identity: source.identity, uploadURL: gone,
+                fingerprint: try TusFingerprint(of: source), createdAt: 0))
         let result = try await TusClient(options: options(state: state)).upload(source, to: peer.endpoint)
         #expect(result.previousUploadGone == gone)
         #expect(result.created)
@@ -292,8 +293,9 @@ struct TusClientTests {
         let path = try tusWriteFile(bytes, in: directory, name: "cross.bin")
         let source = try TusSource.open(.file(path: path))
         defer { source.close() }
-        let cancelled = try await startAndStop(options(state: try tusTemporaryDirectory("tus-state"), chunk: 3 << 20), source,
-                                               to: peer.endpoint, beforePatch: 3)
+        let cancelled = try await startAndStop(
+            options(state: try tusTemporaryDirectory("tus-state"), chunk: 3 << 20), source,
+            to: peer.endpoint, beforePatch: 3)
         let url = try #require(cancelled.uploadURL)
 
         let finisher = Process()

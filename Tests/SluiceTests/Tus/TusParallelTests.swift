@@ -45,7 +45,8 @@ struct TusParallelTests {
         options.parallelUploads = 4
         let last = Lock<Int64>(0)
         let result = try await TusClient(options: options).upload(
-            TusSource(source, identity: "synthetic:parallel:\(UUID())"), to: peer.endpoint) { progress in
+            TusSource(source, identity: "synthetic:parallel:\(UUID())"), to: peer.endpoint
+        ) { progress in
             last.withLock { $0 = max($0, progress.bytesSent) }
         }
         #expect(result.length == source.length)

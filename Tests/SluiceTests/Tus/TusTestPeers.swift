@@ -49,7 +49,8 @@ final class TusPeerProcess: @unchecked Sendable {
                 if data.isEmpty { break }
                 pending += String(decoding: data, as: UTF8.self)
                 if !signalled, let match = regex.firstMatch(in: pending, range: NSRange(pending.startIndex..., in: pending)),
-                   let range = Range(match.range(at: 1), in: pending), let port = Int(pending[range]) {
+                    let range = Range(match.range(at: 1), in: pending), let port = Int(pending[range])
+                {
                     found.withLock { $0 = port }
                     signalled = true
                     ready.signal()
@@ -96,8 +97,10 @@ struct TusPeer: Sendable {
         }
         let store = try tusTemporaryDirectory("tus-store")
         let process = try TusPeerProcess(
-            ["python3", "-m", "uvicorn", "--app-dir", tusPeersDirectory, "--host", "127.0.0.1", "--port", "0",
-             "--no-access-log", "--timeout-keep-alive", "75", "tus_app:app"],
+            [
+                "python3", "-m", "uvicorn", "--app-dir", tusPeersDirectory, "--host", "127.0.0.1", "--port", "0",
+                "--no-access-log", "--timeout-keep-alive", "75", "tus_app:app",
+            ],
             environment: ["SLUICE_TUS_STORE": store],
             portPattern: #"Uvicorn running on http://127\.0\.0\.1:(\d+)"#)
         let endpoint = URL(string: "http://127.0.0.1:\(process.port)/files/")!
@@ -144,8 +147,10 @@ struct ChecksumStub: Sendable {
     static func start(patchStatuses: [Int] = [], maximumSize: Int64 = 1 << 40) async throws -> ChecksumStub {
         let store = try tusTemporaryDirectory("tus-stub")
         let process = try TusPeerProcess(
-            ["python3", tusPeersDirectory + "/tus_checksum_stub.py", "--store", store,
-             "--patch-statuses", patchStatuses.map(String.init).joined(separator: ","), "--max-size", "\(maximumSize)"],
+            [
+                "python3", tusPeersDirectory + "/tus_checksum_stub.py", "--store", store,
+                "--patch-statuses", patchStatuses.map(String.init).joined(separator: ","), "--max-size", "\(maximumSize)",
+            ],
             portPattern: #"PORT (\d+)"#)
         let endpoint = URL(string: "http://127.0.0.1:\(process.port)/files/")!
         try await tusWaitForOptions(endpoint)
@@ -175,8 +180,10 @@ struct FaultProxy: Sendable {
 
     static func start(target: URL, resetAfter: Int64) throws -> FaultProxy {
         let process = try TusPeerProcess(
-            ["python3", tusPeersDirectory + "/tus_fault_proxy.py", "--target", "127.0.0.1:\(target.port ?? 80)",
-             "--reset-after", "\(resetAfter)"],
+            [
+                "python3", tusPeersDirectory + "/tus_fault_proxy.py", "--target", "127.0.0.1:\(target.port ?? 80)",
+                "--reset-after", "\(resetAfter)",
+            ],
             portPattern: #"PORT (\d+)"#)
         return FaultProxy(port: process.port, process: process)
     }
@@ -200,7 +207,8 @@ func tusWaitForOptions(_ endpoint: URL, timeout: Double = 20) async throws {
     request.timeoutInterval = 2
     while Date() < deadline {
         if let (_, response) = try? await URLSession.shared.data(for: request),
-           let http = response as? HTTPURLResponse, http.value(forHTTPHeaderField: "Tus-Version") != nil {
+            let http = response as? HTTPURLResponse, http.value(forHTTPHeaderField: "Tus-Version") != nil
+        {
             return
         }
         try await Task.sleep(for: .milliseconds(50))

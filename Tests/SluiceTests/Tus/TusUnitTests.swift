@@ -7,8 +7,9 @@ import Testing
 /// tus pieces that need no server: metadata, fingerprints, the state store.
 struct TusUnitTests {
     @Test func encodesMetadataSortedInBase64() {
-        #expect(TusClient.encodeMetadata(["filename": "a b.txt", "empty": "", "filetype": "text/plain"])
-            == "empty,filename YSBiLnR4dA==,filetype dGV4dC9wbGFpbg==")
+        #expect(
+            TusClient.encodeMetadata(["filename": "a b.txt", "empty": "", "filetype": "text/plain"])
+                == "empty,filename YSBiLnR4dA==,filetype dGV4dC9wbGFpbg==")
     }
 
     @Test func parsesMetadataArguments() throws {
@@ -36,8 +37,9 @@ struct TusUnitTests {
         let directory = try tusTemporaryDirectory("tus-unit-state") + "/nested"
         let store = TusStateStore(directory: directory)
         let fingerprint = try TusFingerprint(of: TusSource(MemoryByteSource("abc"), identity: "m"))
-        let record = TusRecord(endpoint: "http://127.0.0.1:1/files/", identity: "m", uploadURL: "http://127.0.0.1:1/files/u1",
-                               fingerprint: fingerprint, createdAt: 1)
+        let record = TusRecord(
+            endpoint: "http://127.0.0.1:1/files/", identity: "m", uploadURL: "http://127.0.0.1:1/files/u1",
+            fingerprint: fingerprint, createdAt: 1)
         #expect(try store.load(endpoint: record.endpoint, identity: "m") == nil)
         try store.save(record)
         #expect(try store.load(endpoint: record.endpoint, identity: "m") == record)

@@ -32,8 +32,9 @@ struct RedirectCredentialTests {
         first.url("/redirect307?to=" + target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
     }
 
-    @Test("another port: Authorization, Cookie and Proxy-Authorization are dropped, other headers kept",
-          arguments: TransportKind.allCases)
+    @Test(
+        "another port: Authorization, Cookie and Proxy-Authorization are dropped, other headers kept",
+        arguments: TransportKind.allCases)
     func crossOriginDropsCredentialHeaders(transport: TransportKind) async throws {
         let first = try CurlSink(), second = try CurlSink()
         defer { first.stop(); second.stop() }

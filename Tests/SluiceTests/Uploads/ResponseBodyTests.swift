@@ -119,8 +119,10 @@ struct ResponseBodyTests {
 
     @Test("timeouts and limits out of range are invalidOption, never a trap")
     func absurdOptions() async throws {
-        let absurd: [Duration] = [.seconds(Int64.max), .seconds(1e15), .seconds(-1), .nanoseconds(-1), .zero,
-                                  UploadOptions.maximumTimeout * 2, UploadOptions.maximumTimeout + .nanoseconds(1)]
+        let absurd: [Duration] = [
+            .seconds(Int64.max), .seconds(1e15), .seconds(-1), .nanoseconds(-1), .zero,
+            UploadOptions.maximumTimeout * 2, UploadOptions.maximumTimeout + .nanoseconds(1),
+        ]
         for timeout in absurd {
             var options = UploadOptions()
             options.stallTimeout = timeout

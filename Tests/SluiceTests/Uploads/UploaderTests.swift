@@ -110,8 +110,10 @@ import Testing
 
     /// A header value loses the leading and trailing whitespace Foundation's `.whitespaces`
     /// names (ASCII blanks cut byte by byte, Unicode spaces at the ends by Foundation), nothing else.
-    @Test(arguments: ["", " ", "\t \t", "v", " v", "v ", "\tv\t", "  a b  ", "a\u{00A0}", "\u{3000}a b\u{2003}",
-                      " é ", "ü", " \u{0301}x", "a\r", "\u{0B}a", "x\u{1F600} "])
+    @Test(arguments: [
+        "", " ", "\t \t", "v", " v", "v ", "\tv\t", "  a b  ", "a\u{00A0}", "\u{3000}a b\u{2003}",
+        " é ", "ü", " \u{0301}x", "a\r", "\u{0B}a", "x\u{1F600} ",
+    ])
     func headerValuesAreTrimmedAsFoundationTrims(_ value: String) {
         #expect(HTTPHeader(name: "X", value: value).value == value.trimmingCharacters(in: .whitespaces))
     }
@@ -122,8 +124,10 @@ import Testing
     func headersThatCouldInjectAreRefusedAtSendTime(_ kind: TransportKind) async throws {
         let receiver = try LoopbackReceiver()
         defer { receiver.stop() }
-        for header in [HTTPHeader(name: "X", value: "a\r\nInjected: 1"), HTTPHeader(name: "Bad Name", value: "1"),
-                       HTTPHeader(name: "X-Nul", value: "a\u{0}b")] {
+        for header in [
+            HTTPHeader(name: "X", value: "a\r\nInjected: 1"), HTTPHeader(name: "Bad Name", value: "1"),
+            HTTPHeader(name: "X-Nul", value: "a\u{0}b"),
+        ] {
             let request = try UploadRequest(url: "\(receiver.url)/put/x", method: "PUT", headers: [header])
             let error = await #expect(throws: UploadError.self) {
                 try await Uploader(transport: kind).upload(request, body: .bytes(MemoryByteSource("body")))
@@ -143,8 +147,10 @@ import Testing
         let method = #expect(throws: UploadError.self) { try UploadRequest(url: "http://127.0.0.1/x", method: "GE T") }
         #expect(method?.code == .invalidOption)
         #expect(method?.message.hasPrefix("method 'GE T'") == true)
-        for url in ["http://127.0.0.1:99999/x", "http://127.0.0.1:0/x", "http://127.0.0.1/x\r\nX-Injected: 1",
-                    "http://127.0.0.1/a b", "", "http://127.0.0.1/\u{0}"] {
+        for url in [
+            "http://127.0.0.1:99999/x", "http://127.0.0.1:0/x", "http://127.0.0.1/x\r\nX-Injected: 1",
+            "http://127.0.0.1/a b", "", "http://127.0.0.1/\u{0}",
+        ] {
             let error = #expect(throws: UploadError.self) { try UploadRequest(url: url) }
             #expect(error?.code == .invalidURL, "\(url.debugDescription)")
         }
