@@ -173,11 +173,13 @@ def bash_completion(script, words):
 # words and a TAB. Nothing more is sent until the list is on the screen (the line drawn again
 # after it): with input pending, the line editor may skip drawing the list. Then the line is
 # cleared (^U) and DONE42 printed (never typed as such) to mark the end.
+# The pty is made 500 rows tall and no list-prompt style is set: a list taller than the screen
+# (s3 cp offers about 50 options) would otherwise stop at zsh's pager prompt and never end.
 ZSH_DRIVER = r"""
 zmodload zsh/zpty
 zpty -b z 'zsh -f -i'
 zpty -w z "PS1='> '; autoload -Uz compinit; compinit -u -D; source ${(q)1}"
-zpty -w z 'zstyle ":completion:*" list-prompt ""; zstyle ":completion:*" menu no; LISTMAX=0; unsetopt beep listambiguous; print READ$((6*7))'
+zpty -w z 'zstyle ":completion:*" menu no; LISTMAX=100000; stty rows 500 columns 200; unsetopt beep listambiguous; print READ$((6*7))'
 zpty -r -m z ready '*READ42*'
 zpty -n -w z "$2"$'\t'
 typed=${2% }

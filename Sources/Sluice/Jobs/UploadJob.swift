@@ -188,6 +188,7 @@ enum UploadJobOutcome: Sendable {
 /// What a destination throws for a file it did not write because what it holds is to be kept
 /// (`s3 cp -r --no-clobber` over an existing object): counted as kept, not as a failure.
 public struct UploadJobKept: Error, Sendable {
+    /// The file was kept back: a destination throws this instead of writing it.
     public init() {}
 }
 
