@@ -18,9 +18,9 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
         signal.signal()
     }
 
-    /// Waits until an event matching `predicate` has arrived, or 5 seconds pass.
+    /// Waits until an event matching `predicate` has arrived, or `patience` passes.
     func wait(for event: Stream.Event) -> Bool {
-        let deadline = DispatchTime.now() + 5
+        let deadline = DispatchTime.afterPatience
         while true {
             if events.withLock({ $0.contains(event) }) { return true }
             if signal.wait(timeout: deadline) == .timedOut { return events.withLock { $0.contains(event) } }

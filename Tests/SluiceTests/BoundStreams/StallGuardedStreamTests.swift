@@ -27,7 +27,7 @@ struct StallGuardedStreamTests {
 
         /// Waits until `count` timers were armed (bounded), then fires the one at `index`.
         func fire(_ index: Int) {
-            let fire = armed.wait(timeout: 30) { $0.count > index ? $0[index].fire : nil }
+            let fire = armed.wait(timeout: patienceSeconds) { $0.count > index ? $0[index].fire : nil }
             fire?()
         }
     }

@@ -49,7 +49,7 @@ struct CurlProducerTests {
 private let SLUICE_CURLE_RECV_ERROR_VALUE: Int32 = 56
 
 /// Polls `condition` every 20 ms for up to `seconds`; whether it became true.
-func waitUntil(seconds: Double = 20, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+func waitUntil(seconds: Double = patienceSeconds, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < deadline {
         if condition() { return true }

@@ -15,8 +15,8 @@ struct EngineLifecycleTests {
         let engine = TransferEngine(configuration: .init(loops: 2))
         let request = try UploadRequest(url: sink.url("/sink"), method: "PUT")
         #expect(try await engine.send(request, body: .bytes(SyntheticByteSource(length: 100_000))).status == 200)
-        #expect(await Self.returns(within: 10) { engine.shutdown() }, "the first shutdown did not return")
-        #expect(await Self.returns(within: 10) { engine.shutdown() }, "the second shutdown did not return")
+        #expect(await Self.returns(within: patienceSeconds) { engine.shutdown() }, "the first shutdown did not return")
+        #expect(await Self.returns(within: patienceSeconds) { engine.shutdown() }, "the second shutdown did not return")
         await engine.shutdownGracefully()
         await #expect(throws: UploadError.self) {
             try await engine.send(request, body: .bytes(SyntheticByteSource(length: 10)))
@@ -42,8 +42,8 @@ struct EngineLifecycleTests {
         defer { sink.stop() }
         let engine = TransferEngine(configuration: .init(loops: 1))
         let loop = engine.loops[0]
-        #expect(await Self.returns(within: 10) { loop.stop() })
-        #expect(await Self.returns(within: 10) { loop.stop() })
+        #expect(await Self.returns(within: patienceSeconds) { loop.stop() })
+        #expect(await Self.returns(within: patienceSeconds) { loop.stop() })
         // The engine itself was not shut down: the scheduler hands the transfer to the stopped
         // loop (`start`), and cancelling the task pokes it.
         let request = try UploadRequest(url: sink.url("/sink"), method: "PUT")
@@ -55,14 +55,14 @@ struct EngineLifecycleTests {
             }
             result.withLockBroadcasting { $0 = outcome }
         }
-        let first = await onThread { result.wait(timeout: 10) { $0 } }
+        let first = await onThread { result.wait(timeout: patienceSeconds) { $0 } }
         task.cancel()
         switch first {
         case .failure(let error as UploadError)?: #expect(error.message.contains("shut down"), "\(error)")
         case nil: Issue.record("the transfer handed to a stopped loop was never completed")
         default: Issue.record("expected a shutdown error, got \(String(describing: first))")
         }
-        #expect(await Self.returns(within: 10) { engine.shutdown() })
+        #expect(await Self.returns(within: patienceSeconds) { engine.shutdown() })
     }
 
     @Test(
@@ -82,10 +82,10 @@ struct EngineLifecycleTests {
         let threads = sluiceThreadCount()
         let descriptors = Self.socketsAndPipes().count
         for _ in 0..<200 { try await Self.useAndDrop(request) }
-        let threadsBack = await waitUntil(seconds: 10) { sluiceThreadCount() <= threads }
+        let threadsBack = await waitUntil { sluiceThreadCount() <= threads }
         #expect(threadsBack, "Sluice threads: \(sluiceThreadCount() - threads) above baseline after 200 dropped engines")
         // Sockets and pipes (connections, wake-up pipes): the runtime's own timerfds come and go.
-        let descriptorsBack = await waitUntil(seconds: 10) { Self.socketsAndPipes().count <= descriptors }
+        let descriptorsBack = await waitUntil { Self.socketsAndPipes().count <= descriptors }
         #expect(descriptorsBack, "sockets and pipes: \(Self.socketsAndPipes().count - descriptors) above baseline after 200 dropped engines")
     }
 
@@ -122,7 +122,7 @@ struct EngineLifecycleTests {
         // Gate: every part's whole body is out, and all 8 wait for the server's answer.
         let sent = Lock<Int64>(0)
         let task = Task { try await engine.send(upload) { progress in sent.withLock { $0 = max($0, progress.bytesSent) } } }
-        let allOut = await waitUntil(seconds: 20) { sent.withLock { $0 } == source.length }
+        let allOut = await waitUntil { sent.withLock { $0 } == source.length }
         #expect(allOut, "the 8 parts were not all sent")
         // /hold never answers: only the shutdown can end the parts (the error says which).
         await engine.shutdownGracefully()
@@ -131,10 +131,10 @@ struct EngineLifecycleTests {
         case .failure(let error as UploadError): #expect(error.message.contains("shut down"), "\(error)")
         default: Issue.record("expected the shutdown's error, got \(result)")
         }
-        let threadsBack = await waitUntil(seconds: 10) { sluiceThreadCount() <= threads }
+        let threadsBack = await waitUntil { sluiceThreadCount() <= threads }
         #expect(threadsBack, "Sluice threads: \(sluiceThreadCount() - threads) above baseline")
         // Sockets and pipes: the runtime's own timerfds come and go with its timers.
-        let descriptorsBack = await waitUntil(seconds: 10) { Self.socketsAndPipes().count <= descriptors }
+        let descriptorsBack = await waitUntil { Self.socketsAndPipes().count <= descriptors }
         #expect(descriptorsBack, "sockets and pipes: \(Self.socketsAndPipes().count - descriptors) above baseline")
     }
 

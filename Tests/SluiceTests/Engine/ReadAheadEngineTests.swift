@@ -71,10 +71,10 @@ struct ReadAheadEngineTests {
         let (request, body) = try Self.signedBody(source, to: sink.url("/sink/gated"))
         let gated = Task { try await engine.send(request, body: .bytes(body)) }
         // Gate: the read-ahead is held at chunk 4, so the transfer waits for it.
-        #expect(await onThread { source.state.wait(timeout: 60) { $0.reachedFirst ? true : nil } } ?? false)
+        #expect(await onThread { source.state.wait(timeout: patienceSeconds) { $0.reachedFirst ? true : nil } } ?? false)
         let other = try UploadRequest(url: sink.url("/sink/other"), method: "PUT")
         let otherTask = Task { try await engine.send(other, body: .bytes(SyntheticByteSource(length: 100_000))) }
-        let otherDone = await Self.result(of: otherTask, within: 60)
+        let otherDone = await Self.result(of: otherTask, within: patienceSeconds)
         #expect(otherDone != nil, "a transfer on the loop could not run while another waited for its read-ahead")
         source.open(first: true)
         let response = try await gated.value
@@ -94,15 +94,15 @@ struct ReadAheadEngineTests {
         defer { source.open(first: true, second: true) }
         let (request, body) = try Self.signedBody(source, to: sink.url("/sink/cancelled"))
         let task = Task { try await engine.send(request, body: .bytes(body)) }
-        #expect(await onThread { source.state.wait(timeout: 60) { $0.reachedFirst ? true : nil } } ?? false)
+        #expect(await onThread { source.state.wait(timeout: patienceSeconds) { $0.reachedFirst ? true : nil } } ?? false)
         task.cancel()
         // Gate: the loop saw the cancel and ended the read-ahead, which is inside its read of
         // chunk 4. That read may finish now; chunk 5 and later wait for the second gate, opened
         // only once the request has ended: a read-ahead still running then would be inside it.
-        let ended = await waitUntil(seconds: 10) { body.isReadAheadEnded }
+        let ended = await waitUntil { body.isReadAheadEnded }
         #expect(ended, "the request's end did not end its read-ahead")
         source.open(first: true)
-        let result = await Self.result(of: task, within: 60)
+        let result = await Self.result(of: task, within: patienceSeconds)
         let inFlight = source.state.withLock { $0.inFlight }
         let running = body.isReadingAhead
         source.open(second: true)

@@ -83,7 +83,7 @@ struct TransferEngineTests {
         #expect(pipe(&warmupPipe) == 0)
         let warmupBody = UploadBody.sequential(FileDescriptorStream(fd: warmupPipe[0], name: "pipe"))
         let warmupTask = Task { try await warmup.send(request, body: warmupBody) }
-        _ = await waitUntil(seconds: 5) { warmup.statistics.connectionsOpened >= 2 }
+        _ = await waitUntil { warmup.statistics.connectionsOpened >= 2 }
         warmupTask.cancel()
         _ = await warmupTask.result
         warmup.shutdown()
@@ -121,9 +121,9 @@ struct TransferEngineTests {
         // Checked while the pipes are still open with nobody writing: a producer still blocked
         // in its read would stay there.
         // Alone in this process: back to the baseline exactly, with only the test's own pipes open.
-        let threadsBack = await waitUntil(seconds: 5) { sluiceThreadCount() <= baselineThreads }
+        let threadsBack = await waitUntil { sluiceThreadCount() <= baselineThreads }
         #expect(threadsBack, "Sluice threads: \(sluiceThreadCount() - baselineThreads) above baseline after 100 cancelled uploads")
-        let descriptorsBack = await waitUntil(seconds: 5) { openFileDescriptorCount() <= baselineDescriptors + 2 * count }
+        let descriptorsBack = await waitUntil { openFileDescriptorCount() <= baselineDescriptors + 2 * count }
         #expect(descriptorsBack, "descriptors: \(openFileDescriptorCount() - baselineDescriptors - 2 * count) above baseline and the test's pipes")
         for (readEnd, writeEnd) in pipes {
             close(readEnd)

@@ -48,7 +48,7 @@ private typealias Support = ReceiverTestSupport
 
         let result = try Support.curl(["-T", file, "\(receiver.url)up/cl.bin?x=1"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(receiver.waitForUploads(1, timeout: .seconds(10)))
+        #expect(receiver.waitForUploads(1, timeout: patience))
         let upload = try #require(receiver.completed.first)
         try Self.expectUpload(try Support.json(result.stdout), upload, length: length, seed: 7, path: "/up/cl.bin", chunked: false)
         #expect(upload.target == "/up/cl.bin?x=1")
@@ -66,7 +66,7 @@ private typealias Support = ReceiverTestSupport
 
         let result = try Support.curl(["-T", file, "-H", "Transfer-Encoding: chunked", "\(receiver.url)chunked"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(receiver.waitForUploads(1, timeout: .seconds(10)))
+        #expect(receiver.waitForUploads(1, timeout: patience))
         let upload = try #require(receiver.completed.first)
         try Self.expectUpload(try Support.json(result.stdout), upload, length: length, seed: 11, path: "/chunked", chunked: true)
         #expect(upload.header("content-length") == nil)
@@ -98,7 +98,7 @@ private typealias Support = ReceiverTestSupport
             "-sS", "-T", files[2], "\(receiver.url)k2",
         ])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(receiver.waitForUploads(3, timeout: .seconds(10)))
+        #expect(receiver.waitForUploads(3, timeout: patience))
         let uploads = receiver.completed
         try #require(uploads.count == 3)
         #expect(Set(uploads.map(\.connection)).count == 1, "curl reused one connection")
@@ -158,7 +158,7 @@ private typealias Support = ReceiverTestSupport
         client.send("PUT /short HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "s", count: 500))
         client.finishSending()
         #expect(client.readToEnd() == "")
-        #expect(receiver.waitForFailures(1, timeout: .seconds(10)))
+        #expect(receiver.waitForFailures(1, timeout: patience))
         let failure = try #require(receiver.failures.first)
         #expect(failure.bytesReceived == 500)
         #expect(failure.expectedBytes == 1000)
@@ -174,7 +174,7 @@ private typealias Support = ReceiverTestSupport
         client.send("PUT /cut HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789")
         client.finishSending()
         #expect(client.readToEnd() == "")
-        #expect(receiver.waitForFailures(1, timeout: .seconds(10)))
+        #expect(receiver.waitForFailures(1, timeout: patience))
         #expect(receiver.failures.first?.bytesReceived == 10)
         #expect(receiver.completed.isEmpty)
     }
@@ -217,7 +217,7 @@ private typealias Support = ReceiverTestSupport
             let result = try Support.curl(["-X", "PUT", "--data-binary", "@\(file)", "\(receiver.url)\(target)"])
             #expect(result.status == 0, "\(result.stderr)")
         }
-        #expect(receiver.waitForUploads(3, timeout: .seconds(10)))
+        #expect(receiver.waitForUploads(3, timeout: patience))
         let names = try FileManager.default.contentsOfDirectory(atPath: store).sorted()
         #expect(names == ["My_File.bin", "_._.._etc", "upload-1"], "\(names)")
         let expected = try Digest.sha256(of: SyntheticByteSource(length: 300_001, seed: 5))

@@ -46,7 +46,7 @@ struct URLSessionReplayTests {
                 attempt.urlSession(session, task: task, needNewBodyStream: second.take)
                 done.signal()
             }
-            let returned = done.wait(timeout: .now() + 5) == .success
+            let returned = done.wait(timeout: .afterPatience) == .success
             guard let stream = second.stream else { return (returned, false, false) }
             stream.open()
             var byte: UInt8 = 0
@@ -55,7 +55,7 @@ struct URLSessionReplayTests {
         #expect(outcome.returned, "needNewBodyStream waited for the task's cancel")
         #expect(outcome.handed, "a stream, never nil (nil would send an empty body)")
         #expect(outcome.fails, "the stream fails instead of sending something else")
-        #expect(await onThread { task.cancelled.wait(timeout: .now() + 5) == .success }, "the task is still cancelled")
+        #expect(await onThread { task.cancelled.wait(timeout: .afterPatience) == .success }, "the task is still cancelled")
     }
 }
 

@@ -34,7 +34,7 @@ import Testing
         let response = try await URLSessionTransport().send(request, body: body, options: options) { _ in }
         #expect(response.isSuccess)
         #expect(response.bytesSent == source.length)
-        #expect(await onThread { receiver.waitForUploads(1, timeout: .seconds(10)) })
+        #expect(await onThread { receiver.waitForUploads(1, timeout: patience) })
         let received = try #require(receiver.completed.first)
         #expect(received.bytes == source.length)
         #expect(received.sha256 == (await onThread { try? Digest.sha256(of: source) }))
@@ -51,15 +51,15 @@ import Testing
         defer { gate.signal() }
         let other = Self.startSmallUpload(to: receiver)
         stuck.cancel()
-        switch await taskResult(of: stuck, within: 20) {
+        switch await taskResult(of: stuck) {
         case nil:
-            Issue.record("cancelling an upload whose body stream blocks did not end it within 20 s")
+            Issue.record("cancelling an upload whose body stream blocks did not end it within the test's patience")
         case .success(let response)?:
             Issue.record("a cancelled upload succeeded: \(response.status)")
         case .failure(let error)?:
             #expect((error as? UploadError)?.code == .cancelled, "\(error)")
         }
-        let otherResult = await taskResult(of: other, within: 20)
+        let otherResult = await taskResult(of: other)
         #expect((try? otherResult?.get())?.bytesSent == 300_000, "the other upload: \(String(describing: otherResult))")
     }
 
@@ -71,9 +71,9 @@ import Testing
         let (stuck, gate) = try await Self.startBlockedUpload(to: receiver, stallTimeout: .seconds(1))
         defer { gate.signal() }
         let other = Self.startSmallUpload(to: receiver)
-        switch await taskResult(of: stuck, within: 30) {
+        switch await taskResult(of: stuck) {
         case nil:
-            Issue.record("an upload whose body stream blocks did not time out within 30 s (stall timeout 1 s)")
+            Issue.record("an upload whose body stream blocks did not time out within the test's patience (stall timeout 1 s)")
         case .success(let response)?:
             Issue.record("a stalled upload succeeded: \(response.status)")
         case .failure(let error)?:
@@ -81,7 +81,7 @@ import Testing
             #expect(uploadError?.code == .timedOut, "\(error)")
             #expect("\(error)".contains("body source produced nothing for 1 s"), "\(error)")
         }
-        let otherResult = await taskResult(of: other, within: 20)
+        let otherResult = await taskResult(of: other)
         #expect((try? otherResult?.get())?.bytesSent == 300_000, "the other upload: \(String(describing: otherResult))")
     }
 
@@ -98,7 +98,7 @@ import Testing
         let request = try UploadRequest(url: receiver.url + "stuck", method: "PUT")
         let task = Task { try await URLSessionTransport().send(request, body: body, options: options) { _ in } }
         // Gate: the caller's stream is now blocked inside `read`.
-        let reached = await onThread { blocked.wait(timeout: .now() + 30) }
+        let reached = await onThread { blocked.wait(timeout: .afterPatience) }
         #expect(reached == .success, "the body stream was never read to its blocking point")
         return (task, gate)
     }

@@ -34,7 +34,7 @@ import Testing
             let request = try UploadRequest(url: receiver.url + "\(name).bin", method: "PUT")
             let response = try await Uploader(transport: transport, options: options).upload(request, body: body)
             #expect(response.isSuccess && response.bytesSent == source.length, "\(name) seed \(seed)")
-            #expect(await onThread { receiver.waitForUploads(index + 1, timeout: .seconds(20)) })
+            #expect(await onThread { receiver.waitForUploads(index + 1, timeout: patience) })
             let received = try #require(receiver.completed.last)
             #expect(received.path == "/\(name).bin")
             #expect(received.bytes == source.length && received.sha256 == expected, "\(name) seed \(seed)")
@@ -60,7 +60,7 @@ import Testing
             #expect(error.status.map { !(200..<300).contains($0) } ?? true, "\(error)")
             #expect("\(error)".contains("499000"), "names where it ended: \(error)")
         }
-        #expect(await onThread { receiver.waitForFailures(1, timeout: .seconds(20)) })
+        #expect(await onThread { receiver.waitForFailures(1, timeout: patience) })
         #expect(receiver.completed.isEmpty, "the receiver took a short body: \(receiver.completed)")
     }
 
@@ -110,7 +110,7 @@ import Testing
             request, body: .stream(chunks, length: .known(total))
         ) { progress in tracker.sent(progress.bytesSent) }
         #expect(response.isSuccess && response.bytesSent == total)
-        #expect(await onThread { receiver.waitForUploads(1, timeout: .seconds(30)) })
+        #expect(await onThread { receiver.waitForUploads(1, timeout: patience) })
         let received = try #require(receiver.completed.first)
         let expected = try #require(await onThread { try? Digest.sha256(of: RepeatedBlockSource(block: block, length: total)) })
         #expect(received.bytes == total && received.sha256 == expected)
