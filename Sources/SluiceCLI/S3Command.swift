@@ -5,7 +5,7 @@ import Sluice
 struct S3Command {
     static let specification = CommandSpec(
         path: ["s3"],
-        synopses: [Synopsis("SUBCOMMAND [options]", "S3 and S3-compatible stores: cp, abort, presign, complete")],
+        synopses: [Synopsis("SUBCOMMAND [options]", "S3 and S3-compatible stores: cp, sync, abort, presign, complete")],
         about: """
             Credentials and endpoint as the AWS CLI reads them: AWS_ACCESS_KEY_ID,
             AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
@@ -18,7 +18,7 @@ struct S3Command {
 
     static var specifications: [CommandSpec] {
         [
-            specification, S3CopyCommand.specification, S3AbortCommand.specification, S3PresignCommand.specification,
+            specification, S3CopyCommand.specification, S3SyncCommand.specification, S3AbortCommand.specification, S3PresignCommand.specification,
             S3PresignPartsCommand.specification, S3CompleteCommand.specification,
         ]
     }
@@ -27,19 +27,20 @@ struct S3Command {
 
     func run() async throws -> Int32 {
         try Self.refuseArgumentsThatAreNotUTF8()
-        guard let subcommand = arguments.first else { throw UsageError("s3 needs a subcommand: cp, abort, presign or complete (see sluice help)") }
+        guard let subcommand = arguments.first else { throw UsageError("s3 needs a subcommand: cp, sync, abort, presign or complete (see sluice help)") }
         let rest = Array(arguments.dropFirst())
         if rest.contains("--help") || rest.contains("-h"), let help = CommandLineDescription.help(for: ["s3", subcommand], arguments: rest) {
             return printHelp(help)
         }
         switch subcommand {
         case "cp": return try await S3CopyCommand(arguments: rest).run()
+        case "sync": return try await S3SyncCommand(arguments: rest).run()
         case "abort": return try await S3AbortCommand(arguments: rest).run()
         case "presign" where Arguments.mentions(S3PresignPartsCommand.specification.selector!, in: rest):
             return try await S3PresignPartsCommand(arguments: rest).run()
         case "presign": return try S3PresignCommand(arguments: rest).run()
         case "complete": return try await S3CompleteCommand(arguments: rest).run()
-        default: throw UsageError("unknown s3 subcommand '\(subcommand)': use cp, abort, presign or complete")
+        default: throw UsageError("unknown s3 subcommand '\(subcommand)': use cp, sync, abort, presign or complete")
         }
     }
 }

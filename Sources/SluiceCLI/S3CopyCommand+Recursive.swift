@@ -4,17 +4,19 @@ import Sluice
 /// `sluice s3 cp --recursive DIR s3://BUCKET/PREFIX/`: the files below DIR as one `UploadJob`.
 extension S3CopyCommand {
     /// A usage error unless `path` is a directory that can be listed.
-    static func checkDirectory(_ path: String) throws {
+    static func checkDirectory(_ path: String, command: String = "s3 cp --recursive") throws {
         do { _ = try DirectoryWalk(root: path) } catch {
-            throw UsageError("s3 cp --recursive needs a directory: \(error)")
+            throw UsageError("\(command) needs a directory: \(error)")
         }
     }
 
-    func runRecursive() async -> Int32 {
+    /// The destination and the job of `-r` (and of `s3 sync`, named `command` in messages); nil
+    /// after one line saying why not (exit 2: nothing was sent).
+    func prepareJob(command: String) -> (destination: S3JobDestination, job: UploadJob)? {
         let configuration: S3Configuration
         do { configuration = try S3Configuration.resolve(common.overrides) } catch {
-            Terminal.error("sluice: s3 cp: \(error)")
-            return 2
+            Terminal.error("sluice: \(command): \(error)")
+            return nil
         }
         var options = self.options
         // One number of requests in flight for the whole job: small files and parts alike.
@@ -22,38 +24,58 @@ extension S3CopyCommand {
         let client = S3Client(configuration: configuration, options: options, transport: transport)
         // No credentials (or options S3 cannot take): one line before any journal or request.
         do { try client.checkBeforeAnyEffect() } catch {
-            Terminal.error("sluice: s3 cp: \(error)")
-            return 2
+            Terminal.error("sluice: \(command): \(error)")
+            return nil
         }
-        let destination = S3JobDestination(client: client, location: location)
         var job = UploadJob(root: source)
         job.filter = PathFilter(walk.filters)
         job.followsSymlinks = walk.followsSymlinks
         job.concurrency = options.concurrency
         job.restart = options.restart
         if let state = options.stateDirectory { job.stateDirectory = state + "/jobs" }
+        return (S3JobDestination(client: client, location: location), job)
+    }
+
+    /// A job's progress for `printer`: drawn at most every 100 ms (reports come from every
+    /// part's progress), and the last one.
+    static func jobReporter(_ printer: ProgressPrinter) -> @Sendable (UploadJobProgress) -> Void {
         let started = ContinuousClock.now
-        let configured = job
-        // Reports come from every part's progress: drawn at most every 100 ms, and the last one.
         let lastDrawn = Lock<ContinuousClock.Instant?>(nil)
-        let result = await ProgressPrinter.runReporting(style: progress) { printer in
-            try await configured.run(to: destination) { job in
-                let now = ContinuousClock.now
-                let finished = job.walkEnded && job.filesDone + job.filesFailed == job.filesFound
-                let due = lastDrawn.withLock { last -> Bool in
-                    if !finished, let last, now - last < .milliseconds(100) { return false }
-                    last = now
-                    return true
-                }
-                guard due else { return }
-                let elapsed = (now - started) / .seconds(1)
-                let sent = job.bytesDone - job.bytesAlreadyDone
-                printer.report(
-                    UploadProgress(
-                        bytesSent: job.bytesDone, totalBytes: job.walkEnded ? job.bytesFound : nil,
-                        bytesPerSecond: elapsed > 0 ? Double(sent) / elapsed : 0, elapsed: elapsed),
-                    files: (job.filesDone, job.walkEnded ? job.filesFound : nil))
+        return { job in
+            let now = ContinuousClock.now
+            let finished = job.walkEnded && job.filesDone + job.filesFailed == job.filesFound
+            let due = lastDrawn.withLock { last -> Bool in
+                if !finished, let last, now - last < .milliseconds(100) { return false }
+                last = now
+                return true
             }
+            guard due else { return }
+            let elapsed = (now - started) / .seconds(1)
+            let sent = job.bytesDone - job.bytesAlreadyDone
+            printer.report(
+                UploadProgress(
+                    bytesSent: job.bytesDone, totalBytes: job.walkEnded ? job.bytesFound : nil,
+                    bytesPerSecond: elapsed > 0 ? Double(sent) / elapsed : 0, elapsed: elapsed),
+                files: (job.filesDone, job.walkEnded ? job.filesFound : nil))
+        }
+    }
+
+    /// The exit status of a job that threw `error`, after one line saying what happened.
+    static func jobFailed(_ error: any Error, command: String) -> Int32 {
+        if error is CancellationError || (error as? S3Error)?.code == .cancelled {
+            Terminal.error("sluice: \(command): interrupted; run the same command again to resume the job")
+            return 130
+        }
+        // A record another run holds is not one to forget.
+        let hint = (error as? JobJournalError).map { if case .locked = $0.problem { "" } else { " (--restart forgets it)" } } ?? ""
+        Terminal.error("sluice: \(command): \(error)\(hint)")
+        return 1
+    }
+
+    func runRecursive() async -> Int32 {
+        guard let (destination, configured) = prepareJob(command: "s3 cp") else { return 2 }
+        let result = await ProgressPrinter.runReporting(style: progress) { printer in
+            try await configured.run(to: destination, progress: Self.jobReporter(printer))
         }
         switch result {
         case .success(let done):
@@ -74,14 +96,7 @@ extension S3CopyCommand {
             Terminal.error("sluice: s3 cp: \(summary): run the same command again to send the \(done.failures.count) that failed")
             return 1
         case .failure(let error):
-            if error is CancellationError || (error as? S3Error)?.code == .cancelled {
-                Terminal.error("sluice: s3 cp: interrupted; run the same command again to resume the job")
-                return 130
-            }
-            // A record another run holds is not one to forget.
-            let hint = (error as? JobJournalError).map { if case .locked = $0.problem { "" } else { " (--restart forgets it)" } } ?? ""
-            Terminal.error("sluice: s3 cp: \(error)\(hint)")
-            return 1
+            return Self.jobFailed(error, command: "s3 cp")
         }
     }
 }

@@ -59,13 +59,16 @@ struct S3CopyCommand {
         var followsSymlinks = true
     }
 
-    init(arguments: [String]) throws {
+    /// What the options of `s3 cp` set, gathered as they are scanned (`s3 sync` takes them too).
+    struct Settings {
         var options = S3Options()
         var progress = ProgressPrinter.Style.auto
         var walk = Walk()
         var transport = TransportKind.platformDefault
         var gathered = S3ObjectArguments.Gathered()
-        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
+
+        /// Takes option `name` of `s3 cp`'s specification (the common ones aside).
+        mutating func take(_ name: String, _ value: String) throws {
             switch name {
             case "--recursive": walk.recursive = true
             case "--include": walk.filters.append(.include(GlobPattern(value)))
@@ -93,7 +96,24 @@ struct S3CopyCommand {
                 guard try S3ObjectArguments.apply(name, value, to: &options, &gathered) else { throw UsageError.unhandled(name) }
             }
         }
-        try S3ObjectArguments.finish(gathered, &options)
+
+        /// Checks the object options together, once every option was taken.
+        mutating func finish(_ common: S3CommonOptions) throws {
+            try S3ObjectArguments.finish(gathered, &options)
+            options.transfer = common.transfer
+        }
+    }
+
+    init(arguments: [String]) throws {
+        var settings = Settings()
+        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in try settings.take(name, value) }
+        try self.init(settings: settings, parsed: parsed)
+    }
+
+    init(settings: Settings, parsed: S3Arguments) throws {
+        var settings = settings
+        try settings.finish(parsed.common)
+        let (options, progress, walk, transport) = (settings.options, settings.progress, settings.walk, settings.transport)
         guard parsed.positionals.count == 2 else { throw UsageError("s3 cp needs SOURCE and s3://BUCKET/KEY") }
         source = parsed.positionals[0]
         if walk.recursive {
@@ -105,7 +125,6 @@ struct S3CopyCommand {
             _ = try SourceSpecification(parsing: source)  // a malformed SOURCE is a usage error (2)
         }
         location = try parsed.location(at: 1)
-        options.transfer = parsed.common.transfer
         common = parsed.common
         self.transport = transport
         self.options = options

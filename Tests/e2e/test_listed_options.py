@@ -81,6 +81,8 @@ def invocation(command, tmp_path, server, env):
         return ["tus", str(source), server.url + "/files/", "--retries", "1", "--state", str(tmp_path / "tus")]
     if name == "s3 cp":
         return ["s3", "cp", str(source), "s3://bucket/k", "--retries", "1"]
+    if name == "s3 sync":
+        return ["s3", "sync", str(tmp_path), "s3://bucket/p/", "--retries", "1", "--state", str(tmp_path / "state")]
     if name == "s3 abort":
         return ["s3", "abort", "s3://bucket/k"]
     if name == "s3 presign":
@@ -104,7 +106,7 @@ def listed(command):
 
 def test_the_walk_finds_the_commands_that_talk_to_servers():
     commands = [" ".join(command) for command in commands_in_top_level_help()]
-    for expected in ("upload", "upload --parts", "tus", "s3 cp", "s3 abort", "s3 presign --multipart", "s3 complete"):
+    for expected in ("upload", "upload --parts", "tus", "s3 cp", "s3 sync", "s3 abort", "s3 presign --multipart", "s3 complete"):
         assert expected in commands, commands
         assert listed(expected.split()) == {"--stall-timeout", "--limit-rate"}, expected
 

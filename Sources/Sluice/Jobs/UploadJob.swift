@@ -52,6 +52,8 @@ public struct UploadJob: Sendable {
     public var stateDirectory: String?
     /// Forget a stored record of this job and send every file again.
     public var restart = false
+    /// Which files are sent, decided file by file (`s3 sync`); nil sends every file the filter takes.
+    public var planner: (any UploadJobPlanner)?
 
     /// A job that sends every regular file below `root`, with the defaults above.
     public init(root: String) {
@@ -116,6 +118,7 @@ public struct UploadJob: Sendable {
                             tracker.failed()
                             continue
                         }
+                        if let planner, try await !planner.shouldSend(file, as: name) { continue }
                         tracker.found(file.size)
                         if !restart, let done = journal.take(file.relativePath), done.matches(file) {
                             unchanged += 1

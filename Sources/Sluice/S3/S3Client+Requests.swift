@@ -11,6 +11,9 @@ struct S3Call: Sendable {
     var action: String
     var uploadID: String?
     var partNumber: Int?
+    /// The most bytes of the answer read, when more than `ResponseBodyHandling.answerLimit`
+    /// (a `ListObjectsV2` page of 1,000 URL-encoded keys of up to 1,024 bytes each).
+    var answerLimit: Int?
 }
 
 /// A request body and how it is protected.
@@ -196,6 +199,7 @@ extension S3Client {
         let sent = Atomic<Int64>(0)
         let response: UploadResponse
         var transfer = requestTransfer
+        if let limit = call.answerLimit { transfer.responseBody = .collectOrFail(limit: limit) }
         // A small object goes without `Expect: 100-continue`, as aws-sdk-go (s5cmd's SDK) sends
         // it only above 2 MiB: waiting for the server's go-ahead cost a round trip per object.
         // Parts keep it (only a last part is small): a part reset before any answer is then

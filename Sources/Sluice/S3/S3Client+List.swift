@@ -1,0 +1,119 @@
+import Foundation
+
+extension S3Client {
+    /// The most bytes of a `ListObjectsV2` or `DeleteObjects` answer read: 1,000 keys of
+    /// 1,024 bytes, each up to three times that URL-encoded, with their other fields.
+    static let listingAnswerLimit = 8 << 20
+
+    /// One page of `ListObjectsV2` of `prefix` in `bucket`, URL-encoded (any key comes through).
+    ///
+    /// - Parameter token: The previous page's `nextContinuationToken`; nil for the first page.
+    /// - Throws: `S3Error` (`.server` with `NoSuchBucket` for a bucket that does not exist).
+    public func listObjectsPage(bucket: String, prefix: String, token: String?) async throws -> S3ObjectsPage {
+        var query = [SigV4QueryItem("list-type", "2"), SigV4QueryItem("encoding-type", "url"), SigV4QueryItem("prefix", prefix)]
+        if let token { query.append(SigV4QueryItem("continuation-token", token)) }
+        let call = S3Call(
+            method: "GET", location: try S3Location(bucket: bucket, key: ""), query: query, action: "ListObjectsV2",
+            answerLimit: Self.listingAnswerLimit)
+        return try S3ObjectsPage(xml: try await send(call).response.body)
+    }
+
+    /// The objects under `prefix` in `bucket`, in key order, a page at a time (`S3ObjectListing`).
+    public func listObjects(bucket: String, prefix: String) -> S3ObjectListing {
+        S3ObjectListing(client: self, bucket: bucket, prefix: prefix)
+    }
+}
+
+/// The objects under a prefix, one at a time in key order: `ListObjectsV2` a page at a time,
+/// the next page asked for while this one is used.
+///
+/// Memory is two pages (1,000 keys each), whatever the number of objects. Keys must come in
+/// strictly ascending byte order (S3's order) and under the prefix: a listing that goes back, or
+/// whose pages do not advance, fails instead of being trusted (a merge-join against it would
+/// otherwise take present objects for missing ones).
+///
+/// - Important: One task at a time calls `next`; call `close` when done with it early, so the
+///   page asked for ahead is cancelled and joined.
+public struct S3ObjectListing: Sendable {
+    let client: S3Client
+    /// The bucket listed.
+    public let bucket: String
+    /// The prefix listed.
+    public let prefix: String
+
+    private var page: [S3ListedObject] = []
+    private var index = 0
+    private var ahead: Task<S3ObjectsPage, any Error>?
+    private var started = false
+    private var lastKey: [UInt8]?
+    private var lastToken: String?
+    /// Pages read so far.
+    public private(set) var pages = 0
+
+    init(client: S3Client, bucket: String, prefix: String) {
+        self.client = client
+        self.bucket = bucket
+        self.prefix = prefix
+    }
+
+    /// The next object, nil after the last.
+    ///
+    /// - Throws: `S3Error` from the request, or `.malformedResponse` for a listing out of order.
+    public mutating func next() async throws -> S3ListedObject? {
+        while index == page.count {
+            guard let task = nextRequest() else { return nil }
+            let answer = try await task.value
+            ahead = nil
+            pages += 1
+            page = answer.objects
+            index = 0
+            if answer.isTruncated, let token = answer.nextContinuationToken {
+                guard token != lastToken else {
+                    throw S3Error(.malformedResponse, "the server's ListObjectsV2 pages of s3://\(bucket)/\(prefix) do not advance (token \(token))")
+                }
+                lastToken = token
+                let (client, bucket, prefix) = (self.client, self.bucket, self.prefix)
+                ahead = Task { try await client.listObjectsPage(bucket: bucket, prefix: prefix, token: token) }
+            } else {
+                lastToken = nil
+            }
+        }
+        let object = page[index]
+        index += 1
+        let key = Array(object.key.utf8)
+        guard key.starts(with: prefix.utf8) else {
+            throw S3Error(.malformedResponse, "the server's ListObjectsV2 of s3://\(bucket)/\(prefix) lists \(object.key.debugDescription), which is not under the prefix")
+        }
+        if let lastKey, !lastKey.lexicographicallyPrecedes(key) {
+            throw S3Error(
+                .malformedResponse,
+                "the server's ListObjectsV2 of s3://\(bucket)/\(prefix) is not in key order (\(object.key.debugDescription) after \(String(decoding: lastKey, as: UTF8.self).debugDescription))"
+            )
+        }
+        lastKey = key
+        return object
+    }
+
+    /// The request for the page to read next: the first page's, the one asked for ahead, or nil
+    /// when the last page was read.
+    private mutating func nextRequest() -> Task<S3ObjectsPage, any Error>? {
+        if !started {
+            started = true
+            let (client, bucket, prefix) = (self.client, self.bucket, self.prefix)
+            return Task { try await client.listObjectsPage(bucket: bucket, prefix: prefix, token: nil) }
+        }
+        return ahead
+    }
+
+    /// Cancels and joins the page asked for ahead, if any; `next` returns nil afterwards.
+    public mutating func close() async {
+        if let ahead {
+            ahead.cancel()
+            _ = try? await ahead.value
+        }
+        ahead = nil
+        started = true
+        page = []
+        index = 0
+    }
+}

@@ -1,0 +1,127 @@
+/// `sluice s3 sync DIR s3://BUCKET/PREFIX/`: the files below a directory sent where their object
+/// is missing or differs (the AWS CLI's rules, `SyncComparison`), and with `deletes` the objects
+/// with no file deleted.
+///
+/// - The walk (already in key order) and the prefix's `ListObjectsV2` (paginated) are
+///   merge-joined in one pass (`S3SyncPlanner`): memory does not grow with the number of files
+///   or objects, and no request is made per object the listing decides.
+/// - The files to send go through `UploadJob` (one request budget, journal, resume, progress).
+/// - Objects with no file are deleted with `DeleteObjects`, 1,000 a request, only once the walk
+///   ended without an error (a directory that could not be read must not lose its objects),
+///   and not at all when there are more than `maximumDeletes`.
+public struct S3Sync: Sendable {
+    /// The job the files to send go through: root, filter, symlinks, concurrency, record.
+    public var job: UploadJob
+    /// When a file is sent over its object.
+    public var comparison = SyncComparison.sizeAndTime
+    /// Delete objects under the prefix that have no file (after the filter).
+    public var deletes = false
+    /// Delete nothing when more objects than this are to go; nil for no limit.
+    public var maximumDeletes: Int?
+
+    /// A sync of `job`'s tree, with the defaults above.
+    public init(job: UploadJob) {
+        self.job = job
+    }
+
+    /// Why objects with no file were not deleted.
+    public enum Withheld: Sendable, Equatable {
+        /// The walk could not read `count` paths: their objects would look like orphans.
+        case walkFailed(count: Int)
+        /// `found` objects were to go, more than `limit` (`--max-delete`).
+        case overLimit(found: Int, limit: Int)
+    }
+
+    /// What a sync did (or, for a dry run, would do).
+    public struct Result: Sendable {
+        /// The job's result; nil for a dry run.
+        public var job: UploadJobResult?
+        /// Files found to send.
+        public var toSend: Int
+        /// Files whose object holds them.
+        public var unchanged: Int
+        /// Paths the walk could not read (for a dry run; a job's are among its failures).
+        public var walkFailures: [WalkIssue]
+        /// What the walk passed over on purpose (for a dry run; a job's are in its notes).
+        public var notes: [WalkIssue]
+        /// Objects found with no file.
+        public var toDelete: Int
+        /// Objects deleted (for a dry run: that would be).
+        public var deleted: Int
+        /// Keys the server refused to delete.
+        public var deleteFailures: [S3DeleteFailure]
+        /// Why nothing was deleted, when objects were to go and were not.
+        public var withheld: Withheld?
+    }
+
+    /// Runs the sync to `destination`.
+    ///
+    /// - Parameters:
+    ///   - destination: The bucket and prefix, and the client every request goes through.
+    ///   - dryRun: Decide and tell, send nothing (no job, no record).
+    ///   - decided: Told each decision as it is made (uploads as the join reaches them,
+    ///     deletions once their request answered), from the calling task.
+    ///   - progress: The job's progress.
+    /// - Throws: `WalkIssue` for a root that cannot be walked, `S3Error` when the listing or a
+    ///   deletion request fails, the job's errors (`CancellationError` when cancelled).
+    public func run(
+        to destination: S3JobDestination, dryRun: Bool, decided: @escaping @Sendable (SyncDecision) -> Void,
+        progress: (@Sendable (UploadJobProgress) -> Void)? = nil
+    ) async throws -> Result {
+        // The root first: a path that is not a directory is reported before any request.
+        var walk = try DirectoryWalk(root: job.root, followsSymlinks: job.followsSymlinks)
+        let planner = try S3SyncPlanner(
+            listing: destination.client.listObjects(bucket: destination.bucket, prefix: destination.prefix),
+            prefix: destination.prefix, filter: job.filter, root: walk.root, comparison: comparison, deletes: deletes,
+            decided: decided)
+        var result = Result(
+            job: nil, toSend: 0, unchanged: 0, walkFailures: [], notes: [], toDelete: 0, deleted: 0, deleteFailures: [],
+            withheld: nil)
+        do {
+            try await planner.start()
+            if dryRun {
+                while let entry = walk.next() {
+                    try Task.checkCancellation()
+                    switch entry {
+                    case .issue(let issue) where issue.isDeliberate: result.notes.append(issue)
+                    case .issue(let issue): result.walkFailures.append(issue)
+                    case .file(let file):
+                        guard job.filter.includes(file.relativePath, root: walk.root),
+                            let name = try? destination.name(for: file)
+                        else { continue }
+                        _ = try await planner.shouldSend(file, as: name)
+                    }
+                }
+            } else {
+                var job = self.job
+                job.planner = planner
+                let done = try await job.run(to: destination, progress: progress)
+                result.job = done
+                result.walkFailures = done.failures.compactMap { $0.error as? WalkIssue }
+            }
+            try await planner.finish()
+        } catch {
+            await planner.close()
+            throw error
+        }
+        result.toSend = await planner.toSend
+        result.unchanged = await planner.unchanged
+        result.toDelete = await planner.toDelete
+        guard deletes, result.toDelete > 0 else {
+            await planner.close()
+            return result
+        }
+        if !result.walkFailures.isEmpty {
+            result.withheld = .walkFailed(count: result.walkFailures.count)
+        } else if let limit = maximumDeletes, result.toDelete > limit {
+            result.withheld = .overLimit(found: result.toDelete, limit: limit)
+        }
+        if result.withheld != nil {
+            await planner.close()
+            return result
+        }
+        (result.deleted, result.deleteFailures) = try await planner.delete(
+            with: destination.client, bucket: destination.bucket, dryRun: dryRun)
+        return result
+    }
+}

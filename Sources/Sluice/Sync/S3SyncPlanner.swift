@@ -1,0 +1,158 @@
+/// A decision of `s3 sync`, in the order it is made.
+public enum SyncDecision: Sendable, Equatable {
+    /// The file at `path` is sent as `key`.
+    case upload(path: String, key: String, reason: SyncComparison.Reason)
+    /// The object `key` has no file and is deleted (`--delete`).
+    case delete(key: String)
+}
+
+/// The merge-join of a sync: the walk's files (in key order, one call at a time) against the
+/// prefix's listing (in key order, a page at a time), each decided as the join reaches it.
+///
+/// Memory is the listing's two pages and the spool's buffer, whatever the number of files and
+/// objects: objects with no file go to a `KeySpool` on disk until the walk is known to have
+/// ended without an error.
+actor S3SyncPlanner: UploadJobPlanner {
+    private var listing: S3ObjectListing
+    /// The listing's next object not yet joined; read when `headRead` is false.
+    private var head: S3ListedObject?
+    private var headRead = false
+    private let prefix: String
+    private let filter: PathFilter
+    private let root: String
+    private let comparison: SyncComparison
+    private let spool: KeySpool?
+    private let decided: @Sendable (SyncDecision) -> Void
+    /// Files found to send.
+    private(set) var toSend = 0
+    /// Files whose object holds them.
+    private(set) var unchanged = 0
+
+    /// - Parameters:
+    ///   - listing: The prefix's objects.
+    ///   - prefix: The prefix (empty or ending in `/`): a key less it is an object's path.
+    ///   - filter: The job's filter, applied to the objects' paths as to the files'.
+    ///   - root: The walk's absolute root (for filter patterns that start with `/`).
+    ///   - comparison: When a file is sent over its object.
+    ///   - deletes: Whether objects with no file are kept for deletion.
+    ///   - decided: Told each upload decision as it is made.
+    init(
+        listing: S3ObjectListing, prefix: String, filter: PathFilter, root: String, comparison: SyncComparison, deletes: Bool,
+        decided: @escaping @Sendable (SyncDecision) -> Void
+    ) throws {
+        self.listing = listing
+        self.prefix = prefix
+        self.filter = filter
+        self.root = root
+        self.comparison = comparison
+        spool = deletes ? try KeySpool() : nil
+        self.decided = decided
+    }
+
+    /// Reads the listing's first page: a bucket that does not exist fails here, before any walk.
+    func start() async throws { _ = try await peek() }
+
+    private func peek() async throws -> S3ListedObject? {
+        if !headRead {
+            // An actor's property is not passed inout across a suspension: the listing is
+            // taken out for the call and put back on every path (its page asked for ahead with it).
+            var taken = listing
+            defer { listing = taken }
+            head = try await taken.next()
+            headRead = true
+        }
+        return head
+    }
+
+    private func advance() {
+        headRead = false
+        head = nil
+    }
+
+    func shouldSend(_ file: WalkedFile, as name: String) async throws -> Bool {
+        var match: S3ListedObject?
+        while let object = try await peek() {
+            if object.key.utf8.lexicographicallyPrecedes(name.utf8) {
+                try passOver(object)
+                advance()
+                continue
+            }
+            if object.key.utf8.elementsEqual(name.utf8) {
+                match = object
+                advance()
+            }
+            break
+        }
+        guard let reason = comparison.reason(toSend: file, over: match) else {
+            unchanged += 1
+            return false
+        }
+        toSend += 1
+        decided(.upload(path: file.path, key: name, reason: reason))
+        return true
+    }
+
+    /// An object the join passed with no file: kept for deletion unless the filter leaves its
+    /// path out (as the AWS CLI filters both sides) or it is a folder marker.
+    private func passOver(_ object: S3ListedObject) throws {
+        guard let spool, !object.isFolderMarker else { return }
+        let path = String(decoding: object.key.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
+        guard filter.includes(path, root: root) else { return }
+        try spool.append(object.key)
+    }
+
+    /// Joins the objects after the last file (the walk ended) and ends the listing.
+    func finish() async throws {
+        while let object = try await peek() {
+            try passOver(object)
+            advance()
+        }
+        await closeListing()
+    }
+
+    private func closeListing() async {
+        var taken = listing
+        await taken.close()
+        listing = taken
+    }
+
+    /// Ends the listing early (the job failed or was cancelled) and drops the spool.
+    func close() async {
+        await closeListing()
+        spool?.close()
+    }
+
+    /// Objects found with no file, to delete.
+    var toDelete: Int { spool?.count ?? 0 }
+
+    /// Deletes the objects found with no file, `S3Client.deleteBatchLimit` keys a request, each
+    /// key told to `decided` once its request answered (without it when `dryRun`: nothing sent).
+    ///
+    /// - Returns: The number deleted and the keys the server refused.
+    /// - Throws: `S3Error` when a request failed as a whole (the batches before it are deleted).
+    func delete(with client: S3Client, bucket: String, dryRun: Bool) async throws -> (deleted: Int, failures: [S3DeleteFailure]) {
+        guard let spool else { return (0, []) }
+        defer { spool.close() }
+        var deleted = 0
+        var failures: [S3DeleteFailure] = []
+        var batch: [String] = []
+        var ended = false
+        while !ended {
+            batch.removeAll(keepingCapacity: true)
+            while batch.count < S3Client.deleteBatchLimit {
+                guard let key = try spool.next() else {
+                    ended = true
+                    break
+                }
+                batch.append(key)
+            }
+            guard !batch.isEmpty else { break }
+            let refused = dryRun ? [] : try await client.deleteObjects(bucket: bucket, keys: batch)
+            let refusedKeys = Set(refused.map(\.key))
+            for key in batch where !refusedKeys.contains(key) { decided(.delete(key: key)) }
+            deleted += batch.count - refused.count
+            failures += refused
+        }
+        return (deleted, failures)
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Sluice
+
+/// `sluice s3 sync DIR s3://BUCKET/PREFIX/`: the files below DIR sent where their object is
+/// missing or differs, as `aws s3 sync` decides; `--delete` removes objects with no file.
+struct S3SyncCommand {
+    static let specification = CommandSpec(
+        path: ["s3", "sync"],
+        synopses: [Synopsis("DIR s3://BUCKET/PREFIX/ [options]", "send what is new or changed below DIR (aws s3 sync's rules)")],
+        about: """
+            The walk of DIR and the listing of PREFIX are joined in one pass (memory does not grow
+            with the number of files or objects); no request is made per object the listing decides.
+            A file is sent when its object is missing, the sizes differ, or the file is newer than the
+            object's LastModified (as aws s3 sync; --size-only: sizes alone). The files go as one job,
+            as with s3 cp -r: it resumes where it stopped.
+            """,
+        operands: [OperandSpec("DIR", completion: .directory), OperandSpec("s3://BUCKET/PREFIX/")],
+        options: S3CommonOptions.options + [
+            OptionSpec("--dryrun", help: "print each decision on stdout, as aws s3 sync --dryrun; send nothing"),
+            OptionSpec(
+                "--delete",
+                help: """
+                    delete objects under PREFIX with no file (after the filters),
+                    1,000 a request; never when the walk could not read a path
+                    """),
+            OptionSpec("--max-delete", value: "N", help: "with --delete: delete nothing when more than N objects are to go"),
+            OptionSpec("--size-only", help: "send a file only when its object is missing or of another size"),
+        ] + S3CopyCommand.specification.options.filter { !takenFromCopy.contains($0.name) && !S3CommonOptions.options.contains($0) },
+        notes: "An interrupted sync resumes when the same command runs again; what the listing shows sent is not sent again.")
+
+    /// The options of `s3 cp` that `s3 sync` does not take.
+    static let takenFromCopy: Set<String> = ["--recursive", "--equal-parts"]
+
+    var copy: S3CopyCommand
+    var dryRun = false
+    var deletes = false
+    var maximumDeletes: Int?
+    var comparison = SyncComparison.sizeAndTime
+
+    init(arguments: [String]) throws {
+        var settings = S3CopyCommand.Settings()
+        var dryRun = false
+        var deletes = false
+        var maximumDeletes: Int?
+        var comparison = SyncComparison.sizeAndTime
+        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
+            switch name {
+            case "--dryrun": dryRun = true
+            case "--delete": deletes = true
+            case "--max-delete": maximumDeletes = try Arguments.count(value, option: name, in: 0...Int.max)
+            case "--size-only": comparison = .sizeOnly
+            default: try settings.take(name, value)
+            }
+        }
+        guard parsed.positionals.count == 2 else { throw UsageError("s3 sync needs DIR and s3://BUCKET/PREFIX/") }
+        if maximumDeletes != nil, !deletes { throw UsageError("--max-delete goes with --delete") }
+        try S3CopyCommand.checkDirectory(parsed.positionals[0], command: "s3 sync")
+        settings.walk.recursive = true
+        copy = try S3CopyCommand(settings: settings, parsed: parsed)
+        self.dryRun = dryRun
+        self.deletes = deletes
+        self.maximumDeletes = maximumDeletes
+        self.comparison = comparison
+    }
+
+    func run() async -> Int32 {
+        guard let (destination, job) = copy.prepareJob(command: "s3 sync") else { return 2 }
+        var sync = S3Sync(job: job)
+        sync.comparison = comparison
+        sync.deletes = deletes
+        sync.maximumDeletes = maximumDeletes
+        let configured = sync
+        let dryRun = self.dryRun
+        let bucket = destination.bucket
+        let workingDirectory = FileManager.default.currentDirectoryPath + "/"
+        let output = Lock<(any Error)?>(nil)
+        let decided: @Sendable (SyncDecision) -> Void = { decision in
+            let line: String
+            switch decision {
+            case .upload(let path, let key, _):
+                // As the AWS CLI names the file: relative to the working directory when below it.
+                let shown = path.hasPrefix(workingDirectory) ? String(path.dropFirst(workingDirectory.count)) : path
+                guard dryRun else { return }
+                line = "(dryrun) upload: \(shown) to s3://\(bucket)/\(key)\n"
+            case .delete(let key):
+                line = "\(dryRun ? "(dryrun) " : "")delete: s3://\(bucket)/\(key)\n"
+            }
+            do { try Terminal.output(line) } catch { output.withLock { $0 = $0 ?? error } }
+        }
+        let result = await ProgressPrinter.runReporting(style: dryRun ? .none : copy.progress) { printer in
+            try await configured.run(to: destination, dryRun: dryRun, decided: decided, progress: S3CopyCommand.jobReporter(printer))
+        }
+        switch result {
+        case .success(let done):
+            return report(done, destination: destination, outputError: output.withLock { $0 })
+        case .failure(let error):
+            return S3CopyCommand.jobFailed(error, command: "s3 sync")
+        }
+    }
+
+    /// Prints what the sync did; the exit status.
+    func report(_ done: S3Sync.Result, destination: S3JobDestination, outputError: (any Error)?) -> Int32 {
+        let notes = done.job?.notes ?? done.notes
+        let failures: [String] = done.job.map { $0.failures.map(\.description) } ?? done.walkFailures.map(\.description)
+        for note in notes { Terminal.error("sluice: s3 sync: \(note)") }
+        for failure in failures { Terminal.error("sluice: s3 sync: \(failure)") }
+        for failure in done.deleteFailures { Terminal.error("sluice: s3 sync: s3://\(destination.bucket)/\(failure)") }
+        var withheld = false
+        switch done.withheld {
+        case .walkFailed(let count):
+            Terminal.error(
+                "sluice: s3 sync: \(counted(done.toDelete, "object")) with no file not deleted: the walk could not read \(counted(count, "path")), whose objects would look like objects with no file"
+            )
+            withheld = true
+        case .overLimit(let found, let limit):
+            Terminal.error("sluice: s3 sync: \(counted(found, "object")) with no file, more than --max-delete \(limit): none deleted")
+            withheld = true
+        case nil: break
+        }
+        if let outputError {
+            Terminal.error("sluice: \(outputError)")
+            return 1
+        }
+        let verb = dryRun ? "to send" : "sent"
+        let sent = done.job?.uploaded ?? done.toSend
+        var summary = "\(counted(sent, "file")) \(verb), \(done.unchanged) unchanged"
+        if deletes { summary += ", \(done.deleted) \(dryRun ? "to delete" : "deleted")" }
+        if let job = done.job {
+            if job.kept > 0 { summary += ", \(job.kept) exists, kept" }
+            summary += ", \(job.failures.count) failed; \(job.bytesSent) bytes in \(String(format: "%.2f", job.elapsed)) s"
+        } else if !failures.isEmpty {
+            summary += ", \(failures.count) could not be read"
+        }
+        Terminal.error("sluice: \(dryRun ? "s3 sync --dryrun: " : "")\(summary)")
+        return failures.isEmpty && done.deleteFailures.isEmpty && !withheld ? 0 : 1
+    }
+}
