@@ -68,7 +68,10 @@ import Testing
     @Test func aBlockingStreamEndsInAStallTimeoutNamingTheSource() async throws {
         let receiver = try LoopbackReceiver(log: { _ in })
         defer { receiver.stop() }
-        let (stuck, gate) = try await Self.startBlockedUpload(to: receiver, stallTimeout: .seconds(1))
+        // Blocked from its first read: with bytes still in the ring, a busy machine can keep
+        // URLSession's shared queue from reading them for the whole request timeout, and then
+        // the server side is rightly named instead of the source.
+        let (stuck, gate) = try await Self.startBlockedUpload(to: receiver, stallTimeout: .seconds(1), prefix: 0)
         defer { gate.signal() }
         let other = Self.startSmallUpload(to: receiver)
         switch await taskResult(of: stuck) {
@@ -85,14 +88,15 @@ import Testing
         #expect((try? otherResult?.get())?.bytesSent == 300_000, "the other upload: \(String(describing: otherResult))")
     }
 
-    /// Starts an upload whose `.stream` body yields 100,000 bytes and then blocks in `read`
-    /// until the returned gate is signalled; returns once it is blocked there.
+    /// Starts an upload whose `.stream` body yields `prefix` bytes (more than the pair's ring
+    /// holds by default) and then blocks in `read` until the returned gate is signalled;
+    /// returns once it is blocked there.
     private static func startBlockedUpload(
-        to receiver: LoopbackReceiver, stallTimeout: Duration
+        to receiver: LoopbackReceiver, stallTimeout: Duration, prefix: Int = 100_000
     ) async throws -> (Task<UploadResponse, any Error>, DispatchSemaphore) {
         let blocked = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
-        let body = UploadBody.stream(length: .unknown) { GatedInputStream(prefix: 100_000, blocked: blocked, gate: gate) }
+        let body = UploadBody.stream(length: .unknown) { GatedInputStream(prefix: prefix, blocked: blocked, gate: gate) }
         var options = UploadOptions()
         options.stallTimeout = stallTimeout
         let request = try UploadRequest(url: receiver.url + "stuck", method: "PUT")
