@@ -25,6 +25,8 @@ public final class RateLimit: Sendable {
     struct Bucket {
         var tokens: Double
         var refilled: ContinuousClock.Instant
+        /// Bytes granted less bytes given back, since the start.
+        var taken: Int64 = 0
     }
 
     private let bucket: Lock<Bucket>
@@ -78,6 +80,7 @@ public final class RateLimit: Sendable {
             }
             let granted = Int(min(Int64(wanted), Int64(bucket.tokens), maximumGrant))
             bucket.tokens -= Double(granted)
+            bucket.taken += Int64(granted)
             return .send(granted)
         }
     }
@@ -85,6 +88,36 @@ public final class RateLimit: Sendable {
     /// Returns bytes taken but not sent (a short read, the end of a body).
     public func giveBack(_ count: Int) {
         guard count > 0 else { return }
-        bucket.withLock { $0.tokens = min(Double(burst), $0.tokens + Double(count)) }
+        bucket.withLock {
+            $0.tokens = min(Double(burst), $0.tokens + Double(count))
+            $0.taken -= Int64(count)
+        }
+    }
+
+    /// Bytes granted less bytes given back since this cap was made: what its senders were let send.
+    var bytesTaken: Int64 { bucket.withLock { $0.taken } }
+
+    /// Takes `count` bytes, grant by grant, waiting as a sender over the cap waits, for a body
+    /// that goes out whole once taken (URLSession's sized bodies, handed over as data, which
+    /// no pump paces): the cap holds over the job, each such body going as one burst after its wait.
+    ///
+    /// - Parameter count: The body's length.
+    /// - Throws: `CancellationError` when the task is cancelled while it waits; what was taken
+    ///   is given back.
+    func takeWhole(_ count: Int64) async throws(CancellationError) {
+        var taken: Int64 = 0
+        while taken < count {
+            switch take(upTo: Int(min(count - taken, Int64(Int.max)))) {
+            case .send(let granted):
+                taken += Int64(granted)
+            case .wait(let delay):
+                do {
+                    try await Task.sleep(for: delay)
+                } catch {
+                    giveBack(Int(taken))
+                    throw CancellationError()
+                }
+            }
+        }
     }
 }

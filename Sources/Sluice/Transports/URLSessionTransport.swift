@@ -18,7 +18,8 @@ import FoundationNetworking
 /// When `options.prefersContentLength` asks (`TusClient` does), a random-access body of at most
 /// `sizedBodyLimit` bytes goes with `Content-Length` instead: read into memory and handed to
 /// URLSession as data (servers that need a length, such as tuspyserver's PATCH, take it);
-/// `TusClient` cuts its PATCHes to that size on this transport.
+/// `TusClient` cuts its PATCHes to that size on this transport. Under a rate limit such a body's
+/// bytes are drawn from the cap before it is handed over (`RateLimit.takeWhole`).
 ///
 /// - Important: Each `send` uses its own session, invalidated when it ends. Memory: the ring
 ///   (`options.bufferSize`) for a streamed body, the body itself for a sized one.
@@ -265,7 +266,16 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         let sizedBody = try readSizedBody()
-        if let sizedBody { state.withLock { $0.sized = (Int64(sizedBody.count), 0) } }
+        if let sizedBody {
+            state.withLock { $0.sized = (Int64(sizedBody.count), 0) }
+            // Handed over as data, it goes at whatever pace libcurl has: its bytes are drawn
+            // from the cap before it goes (before: sized bodies ran uncapped).
+            do {
+                try await options.rateLimit?.takeWhole(Int64(sizedBody.count))
+            } catch {
+                throw UploadError(.cancelled, "upload cancelled", bytesSent: 0, totalBytes: body.length.value)
+            }
+        }
         let queue = BoundedDelegateQueue(streaming: { if case .stream = options.responseBody { true } else { false } }())
         // On Linux, URLSession drives every task of the process from one shared queue, and
         // making a session or task, resume and invalidate wait for it (sync). While a body's
