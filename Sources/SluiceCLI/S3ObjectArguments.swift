@@ -11,7 +11,8 @@ enum S3ObjectArguments {
         OptionSpec.choice(
             "--checksum-type", among: ["full-object", "composite"],
             help: "a multipart object's checksum: of the whole object (CRCs; crc64nvme's only) or of the parts'"),
-        OptionSpec("--content-type", value: "T", help: "the object's Content-Type"),
+        OptionSpec("--content-type", value: "T", help: "the object's Content-Type (default: guessed from the file's name as the AWS CLI does)"),
+        OptionSpec("--no-guess-mime-type", help: "send no Content-Type unless --content-type gives one"),
         OptionSpec("--cache-control", value: "V", help: "the object's Cache-Control"),
         OptionSpec("--content-disposition", value: "V", help: "the object's Content-Disposition"),
         OptionSpec("--content-encoding", value: "V", help: "the object's Content-Encoding"),
@@ -44,6 +45,7 @@ enum S3ObjectArguments {
         var customerKeyFile: String?
         var noClobber = false
         var ifMatch: String?
+        var guessesContentType = true
     }
 
     /// Applies option `name` to `options`; false when it is not one of these.
@@ -62,6 +64,7 @@ enum S3ObjectArguments {
             guard let type = S3ChecksumType(name: value) else { throw UsageError("--checksum-type is full-object or composite, not '\(value)'") }
             options.checksumType = type
         case "--content-type": options.object.contentType = value
+        case "--no-guess-mime-type": gathered.guessesContentType = false
         case "--cache-control": options.object.cacheControl = value
         case "--content-disposition": options.object.contentDisposition = value
         case "--content-encoding": options.object.contentEncoding = value
@@ -93,6 +96,7 @@ enum S3ObjectArguments {
     static func finish(_ gathered: Gathered, _ options: inout S3Options, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         if gathered.noClobber, gathered.ifMatch != nil { throw UsageError("--no-clobber and --if-match exclude each other") }
         options.object.condition = gathered.noClobber ? .noClobber : gathered.ifMatch.map(S3WriteCondition.ifMatch)
+        options.object.guessesContentType = gathered.guessesContentType
         let keyFile = gathered.customerKeyFile ?? environment["SLUICE_SSE_C_KEY_FILE"]
         if gathered.customerKey {
             guard gathered.sse == nil else { throw UsageError("--sse-c and --sse exclude each other") }

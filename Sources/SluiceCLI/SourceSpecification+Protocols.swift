@@ -91,6 +91,8 @@ extension S3Client {
             return try await upload(source, to: target, progress: progress)
         case .file(let path):
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+            var client = self
+            client.options.object = options.object.forFile(atPath: absolute)
             let opened: OpenedFile
             do { opened = try OpenedFile(path: absolute) } catch {
                 throw S3Error(.source, "\(error)", underlying: error)
@@ -99,13 +101,13 @@ extension S3Client {
             let target = try location.resolvingKey(forSourceNamed: (absolute as NSString).lastPathComponent)
             switch opened {
             case .randomAccess(let file):
-                return try await upload(
+                return try await client.upload(
                     S3Source(file, identity: "file:\(absolute)", fingerprint: S3SourceFingerprint(file: file)), to: target,
                     progress: progress)
             case .sequential(let stream):
                 // A FIFO, or a /proc file whose size says 0: read once, as stdin is. Closing
                 // it ends a wait for a writer or for bytes within 100 ms.
-                return try await uploadStream(stream, to: target, progress: progress, onCancel: stream.close)
+                return try await client.uploadStream(stream, to: target, progress: progress, onCancel: stream.close)
             }
         }
     }

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from test_s3_cli import BUCKET, MIB, env, s3, sluice, weed, write_random  # noqa: F401 (fixtures)
+from test_s3_cli import BUCKET, MIB, env, moto_s3, s3, sluice, weed, write_random  # noqa: F401 (fixtures)
 
 
 def key():
@@ -98,3 +98,69 @@ def test_recursive_no_clobber_counts_existing_objects_as_kept(s3, env, tmp_path)
     assert code == 0, err
     assert "2 files sent" in err + out and "1 exists, kept" in err + out, err
     assert s3.get_object(Bucket=BUCKET, Key=prefix + "b.txt")["Body"].read() == b"older"
+
+
+# --- Content-Type guessed from the file's name, as the AWS CLI guesses it ---
+
+GUESS_NAMES = ["page.HTML", "data.json", "archive.tar.gz", "photo.JPG", "README", ".hidden", "notes.md", "big.csv"]
+# What SeaweedFS stores when no Content-Type is sent and the bytes are random (it sniffs them).
+SNIFFED_BINARY = "application/octet-stream"
+
+
+def python_guess(path):
+    """The type the AWS CLI sends for `path` (awscli's guess_content_type of its absolute path)."""
+    from awscli.customizations.s3.utils import guess_content_type
+    return guess_content_type(os.path.abspath(str(path)))
+
+
+def test_content_type_is_guessed_from_the_name_as_the_aws_cli_does(s3, env, tmp_path):
+    prefix = "guess-%s/" % uuid.uuid4().hex[:8]
+    expected = {}
+    for name in GUESS_NAMES:
+        path = tmp_path / name
+        # One multipart upload among them: the type goes on CreateMultipartUpload.
+        write_random(path, 11 * MIB if name == "big.csv" else 100, seed=len(name))
+        code, out, err = sluice(env, "s3", "cp", str(path), "s3://%s/%s%s" % (BUCKET, prefix, name), "--part-size", "5MiB",
+                                "--progress", "none")
+        assert code == 0, err
+        expected[name] = python_guess(path) or SNIFFED_BINARY
+    got = {name: s3.head_object(Bucket=BUCKET, Key=prefix + name)["ContentType"] for name in GUESS_NAMES}
+    assert got == expected
+    assert expected["archive.tar.gz"] == "application/x-tar" and expected["README"] == SNIFFED_BINARY
+
+
+def test_recursive_guesses_each_file_and_the_explicit_type_wins(s3, env, tmp_path):
+    tree = tmp_path / "site"
+    (tree / "css").mkdir(parents=True)
+    names = ("index.html", "css/site.CSS", "logo.svg", "LICENSE")
+    for name in names:
+        write_random(tree / name, 100, seed=len(name))
+    prefix = "guess-r-%s/" % uuid.uuid4().hex[:8]
+    assert sluice(env, "s3", "cp", "-r", str(tree), "s3://%s/%s" % (BUCKET, prefix), "--progress", "none")[0] == 0
+    got = {name: s3.head_object(Bucket=BUCKET, Key=prefix + name)["ContentType"] for name in names}
+    assert got == {name: python_guess(tree / name) or SNIFFED_BINARY for name in names}
+    assert got["css/site.CSS"] == "text/css"
+    # --content-type wins over the guess for every file.
+    prefix2 = prefix + "given/"
+    assert sluice(env, "s3", "cp", "-r", str(tree), "s3://%s/%s" % (BUCKET, prefix2), "--content-type", "text/x-given",
+                  "--progress", "none")[0] == 0
+    for name in names:
+        assert s3.head_object(Bucket=BUCKET, Key=prefix2 + name)["ContentType"] == "text/x-given", name
+
+
+@pytest.mark.parametrize("size", [100, 11 * MIB])
+def test_no_guess_mime_type_sends_none(moto_s3, env, tmp_path, size):
+    # moto, which stores its default (binary/octet-stream) for an object sent without a type
+    # (SeaweedFS guesses one of its own from the key).
+    url, client = moto_s3
+    env = dict(env, AWS_ENDPOINT_URL=url, AWS_ACCESS_KEY_ID="AKIDMOTO", AWS_SECRET_ACCESS_KEY="moto")
+    path = tmp_path / "page.html"
+    write_random(path, size, seed=9)
+    types = []
+    for extra in ([], ["--no-guess-mime-type"]):
+        name = "guess-none-%s/page.html" % uuid.uuid4().hex[:8]
+        code, out, err = sluice(env, "s3", "cp", str(path), "s3://opaque-keys/" + name, *extra, "--part-size", "5MiB",
+                                "--progress", "none")
+        assert code == 0, err
+        types.append(client.head_object(Bucket="opaque-keys", Key=name)["ContentType"])
+    assert types == ["text/html", "binary/octet-stream"]

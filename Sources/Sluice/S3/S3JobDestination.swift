@@ -48,6 +48,7 @@ public struct S3JobDestination: UploadJobDestination {
         }
         let source = S3Source(bytes, identity: "file:\(file.path)", fingerprint: S3SourceFingerprint(file: bytes))
         var client = self.client
+        client.options.object = client.options.object.forFile(atPath: file.path)
         client.options.restart = restart
         // A file changed since its multipart upload began is sent again as it is now.
         client.options.restartWhenSourceChanged = true

@@ -10,6 +10,10 @@ import Foundation
 public struct S3ObjectOptions: Sendable, Equatable {
     /// `Content-Type`.
     public var contentType: String?
+    /// Without a `contentType`, guess it from the source file's name as the AWS CLI does
+    /// (`MediaTypeTable`; see `forFile(atPath:)`). The command line's default; off here, as
+    /// in the AWS SDKs, which send none.
+    public var guessesContentType = false
     /// `Cache-Control`.
     public var cacheControl: String?
     /// `Content-Disposition`.
@@ -43,6 +47,16 @@ public struct S3ObjectOptions: Sendable, Equatable {
 
     /// Options with every property at its default (given with each property).
     public init() {}
+
+    /// These options for the object made from the file at `path`: `contentType` guessed from
+    /// the file's name (`MediaTypeTable.system`) when none is given and `guessesContentType`
+    /// is set, else as they are. The one place an object's content type is decided.
+    public func forFile(atPath path: String) -> S3ObjectOptions {
+        guard contentType == nil, guessesContentType else { return self }
+        var options = self
+        options.contentType = MediaTypeTable.system.contentType(forPath: path)
+        return options
+    }
 
     /// The SSE-C key, when the object is encrypted with one.
     public var customerKey: S3CustomerKey? {
