@@ -85,6 +85,12 @@ extension S3CopyCommand {
             let summary =
                 "\(counted(done.uploaded, "file")) sent, \(done.unchanged) unchanged since a run before, \(kept)"
                 + "\(done.failures.count) failed; \(done.bytesSent) bytes in \(String(format: "%.2f", done.elapsed)) s"
+            if let record = done.recordFailure {
+                // The record is the problem, not the files: the ones stored are counted sent.
+                Terminal.error(
+                    "sluice: s3 cp: \(record): the job stopped starting files; \(summary): make room for the record and run the same command again")
+                return 1
+            }
             if done.failures.isEmpty {
                 do { try Terminal.output("s3://\(destination.bucket)/\(destination.prefix)\n") } catch {
                     Terminal.error("sluice: \(error)")

@@ -101,7 +101,10 @@ struct S3SyncCommand {
     /// Prints what the sync did; the exit status.
     func report(_ done: S3Sync.Result, destination: S3JobDestination, outputError: (any Error)?) -> Int32 {
         let notes = done.job?.notes ?? done.notes
-        let failures: [String] = done.job.map { $0.failures.map(\.description) } ?? done.walkFailures.map(\.description)
+        var failures: [String] = done.job.map { $0.failures.map(\.description) } ?? done.walkFailures.map(\.description)
+        if let record = done.job?.recordFailure {
+            failures.append("\(record): the job stopped starting files; make room for the record and run the same command again")
+        }
         for note in notes { Terminal.error("sluice: s3 sync: \(note)") }
         for failure in failures { Terminal.error("sluice: s3 sync: \(failure)") }
         for failure in done.deleteFailures { Terminal.error("sluice: s3 sync: s3://\(destination.bucket)/\(failure)") }

@@ -38,6 +38,9 @@ public protocol UploadJobDestination: Sendable {
 ///   every file sent; `restart` forgets it first.
 /// - A file that fails does not stop the others: it is reported in the result and sent again by
 ///   the next run.
+/// - A record that cannot be written (the state directory's disk full) stops the job from
+///   starting files: the files in flight end, each stored one is counted sent (not failed), and
+///   the result names the record's error (`UploadJobResult.recordFailure`).
 public struct UploadJob: Sendable {
     /// The directory whose files are sent.
     public var root: String
@@ -89,18 +92,25 @@ public struct UploadJob: Sendable {
         var uploaded = 0
         var unchanged = 0
         var kept = 0
+        var recordFailure: (any Error)?
         do {
             try await withThrowingTaskGroup(of: UploadJobOutcome.self) { group in
                 var running = 0
                 func collect(_ outcome: UploadJobOutcome) {
                     running -= 1
                     switch outcome {
-                    case .sent: uploaded += 1
+                    case .sent(let unrecorded):
+                        uploaded += 1
+                        if let unrecorded, recordFailure == nil { recordFailure = unrecorded }
                     case .kept: kept += 1
-                    case .failed(let failure): failures.append(failure)
+                    case .failed(let failure):
+                        failures.append(failure)
+                        if let unrecorded = failure.error as? UploadJobRecordFailed, recordFailure == nil {
+                            recordFailure = unrecorded.error
+                        }
                     }
                 }
-                while let entry = walk.next() {
+                walking: while recordFailure == nil, let entry = walk.next() {
                     try Task.checkCancellation()
                     switch entry {
                     case .issue(let issue) where issue.isDeliberate:
@@ -126,6 +136,8 @@ public struct UploadJob: Sendable {
                             continue
                         }
                         while running >= limit, let outcome = try await group.next() { collect(outcome) }
+                        // The record cannot be written: no file more is started.
+                        if recordFailure != nil { break walking }
                         running += 1
                         let restartFile = restart
                         group.addTask {
@@ -146,17 +158,25 @@ public struct UploadJob: Sendable {
             try? journal.close()
             throw error
         }
-        let complete = failures.isEmpty
-        if complete { journal.remove() } else { try journal.close() }
+        let complete = failures.isEmpty && recordFailure == nil
+        if complete {
+            journal.remove()
+        } else if recordFailure != nil {
+            try? journal.close()
+        } else {
+            try journal.close()
+        }
         let snapshot = tracker.snapshot()
         return UploadJobResult(
-            uploaded: uploaded, unchanged: unchanged, kept: kept, failures: failures, notes: notes,
+            uploaded: uploaded, unchanged: unchanged, kept: kept, failures: failures, recordFailure: recordFailure, notes: notes,
             bytesSent: snapshot.bytesDone - snapshot.bytesAlreadyDone,
             elapsed: (ContinuousClock.now - started) / .seconds(1), recordKept: !complete ? path : nil)
     }
 
     /// Sends one file and records it; a failure is an outcome, never a thrown error (the other
-    /// files go on), except a cancel: `CancellationError`, whatever the destination threw.
+    /// files go on), except a cancel: `CancellationError`, whatever the destination threw. A
+    /// file stored whose line cannot be appended is sent all the same (the record's error rides
+    /// along: the job stops starting files).
     static func send(
         _ file: WalkedFile, as name: String, restart: Bool, to destination: some UploadJobDestination,
         journal: JobJournal, tracker: UploadJobTracker
@@ -166,9 +186,10 @@ public struct UploadJob: Sendable {
             let answer = try await destination.upload(file, as: name, restart: restart) { bytes in
                 tracker.update(slot, bytes)
             }
-            try journal.append(JobJournal.Entry(file, result: answer))
+            var unrecorded: JournalError?
+            do throws(JournalError) { try journal.append(JobJournal.Entry(file, result: answer)) } catch { unrecorded = error }
             tracker.finished(slot, file.size)
-            return .sent
+            return .sent(unrecorded: unrecorded)
         } catch is UploadJobKept {
             // The destination keeps what it has (an object the job must not overwrite): not a failure.
             tracker.finished(slot, nil)
@@ -183,7 +204,8 @@ public struct UploadJob: Sendable {
 
 /// How one file of a job ended.
 enum UploadJobOutcome: Sendable {
-    case sent
+    /// Stored; `unrecorded` when the job's record could not take its line.
+    case sent(unrecorded: JournalError?)
     case kept
     case failed(UploadJobFailure)
 }
@@ -193,6 +215,21 @@ enum UploadJobOutcome: Sendable {
 public struct UploadJobKept: Error, Sendable {
     /// The file was kept back: a destination throws this instead of writing it.
     public init() {}
+}
+
+/// What a destination throws when a file cannot be sent because its own record cannot be
+/// written (a multipart upload's resume record on a full disk): the file fails and the job
+/// stops starting files, as when the job's record cannot be written.
+public struct UploadJobRecordFailed: Error, Sendable, CustomStringConvertible {
+    /// The record's error (it names the record and the failed call).
+    public var error: any Error
+
+    /// A file not sent because its record could not be written, for `error`.
+    public init(_ error: any Error) {
+        self.error = error
+    }
+
+    public var description: String { "\(error)" }
 }
 
 /// A file of a job that was not sent, and why.
@@ -218,6 +255,10 @@ public struct UploadJobResult: Sendable {
     public var kept: Int = 0
     /// Files that could not be read or sent (the next run tries them again).
     public var failures: [UploadJobFailure]
+    /// Why the job's record (or a file's) could not be written, when it could not: the job
+    /// stopped starting files then; the files it stored are counted in `uploaded`, and those the
+    /// record did not take are sent again by the next run.
+    public var recordFailure: (any Error)?
     /// What the walk passed over on purpose (special files, symlink loops, symlinks not followed).
     public var notes: [WalkIssue]
     /// Body bytes sent by this run (retries included).

@@ -56,6 +56,9 @@ public struct S3JobDestination: UploadJobDestination {
             return try await client.upload(source, to: location) { progress($0.bytesSent) }.eTag
         } catch let error as S3Error where error.code == .objectExists {
             throw UploadJobKept()
+        } catch let error as S3Error where error.code == .state && error.underlying is RecordStoreError {
+            // Its resume record cannot be written (a full disk): the job stops starting files.
+            throw UploadJobRecordFailed(error)
         }
     }
 }
