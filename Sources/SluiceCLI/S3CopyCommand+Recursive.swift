@@ -85,6 +85,7 @@ extension S3CopyCommand {
             let summary =
                 "\(counted(done.uploaded, "file")) sent, \(done.unchanged) unchanged since a run before, \(kept)"
                 + "\(done.failures.count) failed; \(done.bytesSent) bytes in \(String(format: "%.2f", done.elapsed)) s"
+                + (done.bytesAlreadyThere > 0 ? ", \(done.bytesAlreadyThere) already at the server" : "")
             if let record = done.recordFailure {
                 // The record is the problem, not the files: the ones stored are counted sent.
                 Terminal.error(

@@ -249,6 +249,9 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
             return Listed(sortKey: bytes + [0x2F], kind: .directory(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
+        case S_IFREG where FileByteSource.isOnPseudoFileSystem(info):
+            // /proc and /sys: the size is not the length (0 or 4096 for any content).
+            return issue(.specialFile(kind: "file of /proc or /sys (its size is not its length)"))
         case S_IFREG:
             let modified = info.st_mtim.nanosecondsSince1970
             return Listed(

@@ -18,11 +18,27 @@ public protocol UploadJobDestination: Sendable {
     ///   - name: Its name at the destination, from `name(for:)`.
     ///   - restart: Forget what a run before left of this file and send it whole.
     ///   - progress: Body bytes of this file at the server or on their way (may fall on a retry).
-    /// - Returns: What the destination answered, for the record (an ETag).
+    /// - Returns: What the destination answered, for the record (an ETag), and what of the file
+    ///   it already held from a run before.
     func upload(
         _ file: WalkedFile, as name: String, restart: Bool,
         progress: @escaping @Sendable (Int64) -> Void
-    ) async throws -> String
+    ) async throws -> UploadJobSent
+}
+
+/// What a destination did with a file it stored.
+public struct UploadJobSent: Sendable, Equatable {
+    /// What the destination answered (an ETag), for the job's record.
+    public var answer: String
+    /// Bytes of the file the destination already held from a run before (the parts of a resumed
+    /// multipart upload), not sent by this run.
+    public var bytesAlreadyThere: Int64
+
+    /// A file stored with the answer `answer`, `bytesAlreadyThere` of it held before this run.
+    public init(answer: String, bytesAlreadyThere: Int64 = 0) {
+        self.answer = answer
+        self.bytesAlreadyThere = bytesAlreadyThere
+    }
 }
 
 /// A job of many uploads: the regular files below a directory, each to its own name at one
@@ -169,7 +185,7 @@ public struct UploadJob: Sendable {
         let snapshot = tracker.snapshot()
         return UploadJobResult(
             uploaded: uploaded, unchanged: unchanged, kept: kept, failures: failures, recordFailure: recordFailure, notes: notes,
-            bytesSent: snapshot.bytesDone - snapshot.bytesAlreadyDone,
+            bytesSent: snapshot.bytesDone - snapshot.bytesAlreadyDone, bytesAlreadyThere: snapshot.bytesAlreadyDone,
             elapsed: (ContinuousClock.now - started) / .seconds(1), recordKept: !complete ? path : nil)
     }
 
@@ -183,12 +199,12 @@ public struct UploadJob: Sendable {
     ) async throws -> UploadJobOutcome {
         let slot = tracker.started()
         do {
-            let answer = try await destination.upload(file, as: name, restart: restart) { bytes in
+            let sent = try await destination.upload(file, as: name, restart: restart) { bytes in
                 tracker.update(slot, bytes)
             }
             var unrecorded: JournalError?
-            do throws(JournalError) { try journal.append(JobJournal.Entry(file, result: answer)) } catch { unrecorded = error }
-            tracker.finished(slot, file.size)
+            do throws(JournalError) { try journal.append(JobJournal.Entry(file, result: sent.answer)) } catch { unrecorded = error }
+            tracker.finished(slot, file.size, alreadyThere: sent.bytesAlreadyThere)
             return .sent(unrecorded: unrecorded)
         } catch is UploadJobKept {
             // The destination keeps what it has (an object the job must not overwrite): not a failure.
@@ -261,8 +277,11 @@ public struct UploadJobResult: Sendable {
     public var recordFailure: (any Error)?
     /// What the walk passed over on purpose (special files, symlink loops, symlinks not followed).
     public var notes: [WalkIssue]
-    /// Body bytes sent by this run (retries included).
+    /// Body bytes sent by this run: the files' bytes less what the destination already held.
     public var bytesSent: Int64
+    /// Bytes at the destination before this run: the files unchanged since a run before, and
+    /// the parts of resumed uploads it already held.
+    public var bytesAlreadyThere: Int64 = 0
     /// Seconds from the job's start to its end.
     public var elapsed: Double
     /// The job's record, kept for the next run when files failed; nil when the job completed.
@@ -284,7 +303,8 @@ public struct UploadJobProgress: Sendable, Equatable {
     /// Bytes at the server: finished files, files unchanged since a run before, and the bytes of
     /// files in flight.
     public var bytesDone: Int64
-    /// Of `bytesDone`, what runs before had sent.
+    /// Of `bytesDone`, what runs before had sent (files unchanged, and the parts of a resumed
+    /// upload once its file is done).
     public var bytesAlreadyDone: Int64
 }
 
@@ -347,12 +367,14 @@ final class UploadJobTracker: Sendable {
         }
     }
 
-    /// `bytes`: the file's size when it was sent, nil when it failed.
-    func finished(_ slot: Int, _ bytes: Int64?) {
+    /// `bytes`: the file's size when it was sent, nil when it failed; `alreadyThere`: what of
+    /// it the destination held from a run before.
+    func finished(_ slot: Int, _ bytes: Int64?, alreadyThere: Int64 = 0) {
         change { state in
             let sent = state.inFlight.removeValue(forKey: slot) ?? 0
             if let bytes {
                 state.progress.bytesDone += bytes - sent
+                state.progress.bytesAlreadyDone += alreadyThere
                 state.progress.filesDone += 1
             } else {
                 state.progress.bytesDone -= sent

@@ -227,10 +227,12 @@ extension S3Client {
         }
         store.remove(record)
         let verified = try verify(completed, parts: parts, lengths: (1...count).map { Int64(plan.range(ofPart: $0).count) }, uploadID: uploadID)
-        return S3UploadResult(
+        var result = S3UploadResult(
             location: location, length: source.bytes.length, eTag: completed.eTag, uploadID: uploadID, partCount: count,
             partsSkipped: skipped, resumed: resumed, bytesSent: counters.bytesSent, retries: counters.retries,
             checksum: verified, elapsed: Self.seconds(since: start))
+        result.bytesSkipped = done.keys.filter { !missing.contains($0) }.reduce(0) { $0 + Int64(plan.range(ofPart: $1).count) }
+        return result
     }
 
     /// How the part size asked for (when one was) and the checksum differ from those a stored

@@ -84,6 +84,8 @@ public struct S3UploadResult: Sendable {
     public var partCount: Int
     /// Parts found at the server and not sent again (a resumed upload).
     public var partsSkipped: Int
+    /// Bytes of those parts.
+    public var bytesSkipped: Int64 = 0
     /// Whether this run continued a stored upload.
     public var resumed: Bool
     /// Body bytes handed to connections, retries and aws-chunked framing included.

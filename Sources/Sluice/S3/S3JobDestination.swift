@@ -39,12 +39,14 @@ public struct S3JobDestination: UploadJobDestination {
     public func upload(
         _ file: WalkedFile, as name: String, restart: Bool,
         progress: @escaping @Sendable (Int64) -> Void
-    ) async throws -> String {
+    ) async throws -> UploadJobSent {
         let location = try S3Location(bucket: bucket, key: name)
         let opened = try OpenedFile(path: file.path)
         defer { opened.close() }
         guard case .randomAccess(let bytes) = opened else {
-            throw S3Error(.source, "\(file.path): is not a regular file any more")
+            // Its size is not its length (a kernel file system's file; the walk skips /proc and
+            // /sys): the path is named once, by the failure.
+            throw S3Error(.source, "its size is not its length (a kernel file system's file): not sent")
         }
         let source = S3Source(bytes, identity: "file:\(file.path)", fingerprint: S3SourceFingerprint(file: bytes))
         var client = self.client
@@ -53,7 +55,8 @@ public struct S3JobDestination: UploadJobDestination {
         // A file changed since its multipart upload began is sent again as it is now.
         client.options.restartWhenSourceChanged = true
         do {
-            return try await client.upload(source, to: location) { progress($0.bytesSent) }.eTag
+            let result = try await client.upload(source, to: location) { progress($0.bytesSent) }
+            return UploadJobSent(answer: result.eTag, bytesAlreadyThere: result.bytesSkipped)
         } catch let error as S3Error where error.code == .objectExists {
             throw UploadJobKept()
         } catch let error as S3Error where error.code == .state && error.underlying is RecordStoreError {

@@ -46,6 +46,22 @@ struct DirectoryWalkTests {
         walk.compactMap { if case .file(let file) = $0 { file.relativePath } else { nil } }
     }
 
+    /// A symlink into /proc (or /sys) is a file whose size is not its length: passed over on
+    /// purpose, named once, with that reason (before: walked as a file, then failed as `PATH:
+    /// PATH: is not a regular file any more`).
+    @Test func aSymlinkIntoProcIsPassedOverNamedOnce() throws {
+        let scratch = try Scratch()
+        try scratch.file("a.txt")
+        try scratch.link("status", to: "/proc/self/status")
+        let entries = Array(try DirectoryWalk(root: scratch.path))
+        #expect(files(try DirectoryWalk(root: scratch.path)) == ["a.txt"])
+        let issues = entries.compactMap { if case .issue(let issue) = $0 { issue } else { nil } }
+        #expect(issues.count == 1)
+        let issue = try #require(issues.first)
+        #expect(issue.isDeliberate)
+        #expect(issue.description == scratch.path + "/status: is a file of /proc or /sys (its size is not its length), skipped")
+    }
+
     @Test func yieldsFilesInKeyOrder() throws {
         let scratch = try Scratch()
         try makeTree(scratch)

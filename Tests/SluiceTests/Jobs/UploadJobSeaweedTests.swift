@@ -161,6 +161,43 @@ struct UploadJobSeaweedTests {
     }
 }
 
+extension UploadJobSeaweedTests {
+    /// A job resumed with two of a file's three parts at the server: its numbers are true, the
+    /// part this run sent as sent and the two as already there (before: all 12 MiB as sent).
+    @Test func aResumedFileCountsOnlyWhatThisRunSent() async throws {
+        let root = try s3TemporaryDirectory("job-resumed")
+        let path = root + "/big.bin"
+        let source = SyntheticByteSource(length: 12 << 20, seed: 9)
+        var data = Data(count: 12 << 20)
+        _ = try data.withUnsafeMutableBytes { try source.read(into: $0, at: 0) }
+        try data.write(to: URL(fileURLWithPath: path))
+        let state = try s3TemporaryDirectory("job-state")
+        let destination = destination(.curl, budget: RequestBudget(limit: 1), state: state)
+        let location = try S3Location(bucket: peer.bucket, key: destination.prefix + "big.bin")
+        let client = destination.client
+        let plan = try S3PartPlan(length: 12 << 20, partSize: 5 << 20)
+        // Parts 1 and 2 at the server and the upload recorded, as a run killed after them leaves it.
+        let uploadID = try await client.createMultipartUpload(location, counters: S3Counters())
+        var record = S3UploadRecord(
+            endpoint: client.configuration.endpointIdentity, bucket: location.bucket, key: location.key, uploadID: uploadID,
+            source: "file:\(DirectoryWalk.absolutePath(root))/big.bin", fingerprint: try S3SourceFingerprint(path: path),
+            plan: plan, checksum: client.options.checksum?.s3Algorithm, createdAt: Date().timeIntervalSince1970)
+        record.checksumType = client.options.effectiveChecksumType
+        try S3StateStore(directory: state).save(record)
+        _ = try await client.sendParts(
+            [1, 2], of: try FileByteSource(path: path), plan: plan, to: location, uploadID: uploadID, counters: S3Counters(),
+            meter: S3PartProgress(total: nil, interval: .seconds(1), report: nil))
+        var job = UploadJob(root: root)
+        job.concurrency = 1
+        job.stateDirectory = state
+        let result = try await job.run(to: destination)
+        #expect(result.uploaded == 1 && result.failures.isEmpty, "\(result.failures)")
+        #expect(result.bytesAlreadyThere == 10 << 20)
+        #expect(result.bytesSent == 2 << 20)
+        #expect(try await peer.stored(under: destination.prefix) == ["big.bin": try Digest.sha256(of: source)])
+    }
+}
+
 /// Passes the first `passing` uploads to `inner`; the later ones wait, saying so on `held`,
 /// until their task is cancelled.
 struct HoldingDestination: UploadJobDestination {
@@ -173,7 +210,7 @@ struct HoldingDestination: UploadJobDestination {
 
     var jobIdentity: String { inner.jobIdentity }
     func name(for file: WalkedFile) throws -> String { try inner.name(for: file) }
-    func upload(_ file: WalkedFile, as name: String, restart: Bool, progress: @escaping @Sendable (Int64) -> Void) async throws -> String {
+    func upload(_ file: WalkedFile, as name: String, restart: Bool, progress: @escaping @Sendable (Int64) -> Void) async throws -> UploadJobSent {
         let number = count.withLock { count in
             count += 1
             return count

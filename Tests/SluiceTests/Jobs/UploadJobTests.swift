@@ -12,7 +12,7 @@ struct GatedDestination: UploadJobDestination {
     let names = Lock<[String]>([])
     var jobIdentity: String { "gated" }
     func name(for file: WalkedFile) throws -> String { file.relativePath }
-    func upload(_ file: WalkedFile, as name: String, restart: Bool, progress: @escaping @Sendable (Int64) -> Void) async throws -> String {
+    func upload(_ file: WalkedFile, as name: String, restart: Bool, progress: @escaping @Sendable (Int64) -> Void) async throws -> UploadJobSent {
         let waits = names.withLock { names in
             names.append(name)
             return names.count <= waiting
@@ -20,7 +20,7 @@ struct GatedDestination: UploadJobDestination {
         arrived.yield()
         if waits { for await _ in gate { break } }
         if Task.isCancelled { throw S3Error(.cancelled, "cancelled during PutObject") }
-        return "\"e\""
+        return UploadJobSent(answer: "\"e\"")
     }
 }
 
