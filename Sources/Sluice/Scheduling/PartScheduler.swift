@@ -5,9 +5,10 @@ enum PartFeed: Sendable {
     /// A fixed list of ranges of a random-access source: each part is prepared (signed) just
     /// before each of its attempts.
     case list([UploadPart])
-    /// Parts made one at a time (a stream read into pooled buffers), nil at the end. Called by
-    /// the scheduling task only, one call at a time; the next part is made while up to
-    /// `concurrency` parts are in flight, and is sent when one of them ends.
+    /// Parts made one at a time (a stream read into pooled buffers), nil at the end. One call
+    /// at a time, made once a slot is free, as a child of the scheduler's group beside the parts
+    /// in flight: a part that fails for good is noticed while the next one is made (a read of
+    /// stdin that waits), and cancels that call with the other parts.
     case producer(@Sendable () async throws -> UploadPart?)
 }
 
@@ -57,33 +58,45 @@ struct PartScheduler: Sendable {
             tracker = PartTracker(report: progress)
         }
         let concurrency = max(1, upload.concurrency)
-        return try await withThrowingTaskGroup(of: (Int, PartResult).self) { group in
+        return try await withThrowingTaskGroup(of: PartEvent.self) { group in
             var results: [PartResult?] = []
             var inFlight = 0
-            func collect(_ index: Int, _ result: PartResult) {
-                results[index] = result
-                inFlight -= 1
-                completed?(result)
+            var producing = false
+            var ended = false
+            func start(_ part: UploadPart) {
+                let index = results.count
+                results.append(nil)
+                tracker.begin(index, part)
+                inFlight += 1
+                group.addTask { .sent(index, try await self.send(part, index: index, tracker: tracker)) }
             }
             do {
                 while true {
                     // A slot first, then the part: a producer fills its next buffer only once a
                     // part has ended and given its buffer back, so a stream's parts never hold
                     // more than `concurrency` buffers.
-                    while inFlight >= concurrency, let (index, result) = try await group.next() { collect(index, result) }
-                    let part: UploadPart?
                     switch feed {
-                    case .list: part = listed?.next()
-                    case .producer(let next): part = try await next()
+                    case .list:
+                        while !ended, inFlight < concurrency {
+                            if let part = listed?.next() { start(part) } else { ended = true }
+                        }
+                    case .producer(let next):
+                        if !ended, !producing, inFlight < concurrency {
+                            producing = true
+                            group.addTask { .produced(try await next()) }
+                        }
                     }
-                    guard let part else { break }
-                    let index = results.count
-                    results.append(nil)
-                    tracker.begin(index, part)
-                    inFlight += 1
-                    group.addTask { (index, try await self.send(part, index: index, tracker: tracker)) }
+                    guard inFlight > 0 || producing, let event = try await group.next() else { break }
+                    switch event {
+                    case .produced(let part):
+                        producing = false
+                        if let part { start(part) } else { ended = true }
+                    case .sent(let index, let result):
+                        results[index] = result
+                        inFlight -= 1
+                        completed?(result)
+                    }
                 }
-                while let (index, result) = try await group.next() { collect(index, result) }
             } catch {
                 group.cancelAll()
                 throw error
@@ -91,6 +104,13 @@ struct PartScheduler: Sendable {
             tracker.finish()
             return results.compactMap { $0 }
         }
+    }
+
+    /// What a child of the scheduler's group ends with: the producer's next part (nil at the
+    /// end), or a part sent.
+    private enum PartEvent: Sendable {
+        case produced(UploadPart?)
+        case sent(Int, PartResult)
     }
 
     /// One part: attempts until the verdict accepts it, fails it, or its retries run out.
