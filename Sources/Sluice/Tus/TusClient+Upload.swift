@@ -61,6 +61,9 @@ final class TusUploadJob {
     func run() async throws -> TusUploadResult {
         // A record must be storable before the server holds an upload that needs one.
         try store?.prepare()
+        // One run of an upload at a time: its record is this run's until it ends.
+        let lock = try store?.lock(endpoint: endpointKey, identity: source.identity)
+        defer { lock?.release() }
         let server = try await client.discover(endpoint)
         if let maximum = server.maximumSize, length > maximum {
             throw TusError(

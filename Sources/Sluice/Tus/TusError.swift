@@ -9,7 +9,7 @@ public struct TusError: Error, Sendable, CustomStringConvertible {
             case versionUnsupported, creationUnsupported, terminationUnsupported
             case tooLarge, sourceChanged, sourceNotRandomAccess, uploadGone
             case checksumMismatch, retriesExhausted, httpStatus, protocolViolation
-            case state, source, transport, invalidOption, cancelled
+            case state, inUse, source, transport, invalidOption, cancelled
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -38,6 +38,9 @@ public struct TusError: Error, Sendable, CustomStringConvertible {
         public static let protocolViolation = Code(.protocolViolation)
         /// The state directory could not be read or written.
         public static let state = Code(.state)
+        /// Another run holds the stored upload's record (its pid is in the message): one run
+        /// of an upload at a time.
+        public static let inUse = Code(.inUse)
         /// The source could not be read.
         public static let source = Code(.source)
         /// A request failed in a way retrying cannot help (bad URL, TLS, options).

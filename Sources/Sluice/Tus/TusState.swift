@@ -86,6 +86,18 @@ public struct TusStateStore: Sendable {
         }
     }
 
+    /// Takes the lock of the record for (endpoint, identity) for this run (the directory must
+    /// exist: `prepare`). Hold it until the upload ends.
+    ///
+    /// - Throws: `TusError` with code `.inUse` (another run holds it, named by its pid) or `.state`.
+    package func lock(endpoint: String, identity: String) throws -> RecordLock {
+        let path = path(endpoint: endpoint, identity: identity)
+        do throws(RecordLockError) { return try RecordLock.acquire(path) } catch {
+            let held = if case .held = error.problem { true } else { false }
+            throw TusError(held ? .inUse : .state, "the resume state \(path) of \(identity) to \(endpoint): \(error)", underlying: error)
+        }
+    }
+
     /// Removes the record for (endpoint, identity), if any.
     public func remove(endpoint: String, identity: String) {
         store.remove(at: path(endpoint: endpoint, identity: identity))
