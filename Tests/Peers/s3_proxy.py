@@ -143,6 +143,7 @@ class FaultProxy(_LoopbackProxy):
         proxy.clear_failures()                          # no more of those
         proxy.reset_part(3, after=1 << 20, times=1)     # part 3's first attempt is reset after 1 MiB of body
         proxy.rewrite["complete"] = edit                # edit(status, headers, body) -> (status, headers, body)
+        proxy.policy = require_sse_kms                  # policy(action, headers) -> None or (status, code, message)
         proxy.attempts                                  # {part number: requests that carried it}
         proxy.part_bytes                                # {part number: body bytes received}
 
@@ -155,6 +156,8 @@ class FaultProxy(_LoopbackProxy):
         self.actions = []
         self.injected = 0
         self.rewrite = {}
+        self.policy = None
+        self.refused = []
         self._failures = {}
         self._resets = {}
         self._serving = 0
@@ -256,6 +259,11 @@ class FaultProxy(_LoopbackProxy):
                 self._count(number, len(body))
                 if not chunked and len(body) < length:
                     return  # the client went mid-body (killed): nothing to forward or answer
+                if failure is None and self.policy is not None:
+                    failure = self.policy(action, lowered)
+                    if failure is not None:
+                        with self.lock:
+                            self.refused.append(action)
                 if failure is not None:
                     status, code, message = failure[0], failure[1], failure[2]
                     document = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code><Message>%s"
@@ -323,3 +331,15 @@ class FaultProxy(_LoopbackProxy):
         head += "".join("%s: %s\r\n" % (name, value) for name, value in headers)
         head += "Content-Length: %d\r\n\r\n" % (len(body) if length is None else length)
         client.sendall(head.encode("latin-1") + body)
+
+
+def require_sse_kms(action, headers):
+    """A FaultProxy policy, as S3 enforces AWS's "deny unencrypted object uploads" bucket policy
+    (Deny s3:PutObject when s3:x-amz-server-side-encryption is not aws:kms; moto 5.2 evaluates no
+    condition of a bucket policy and denies every upload under it): a PutObject or
+    CreateMultipartUpload without `x-amz-server-side-encryption: aws:kms` is answered 403
+    AccessDenied; the parts and the completion of an upload created with it go through (S3 takes
+    the encryption of the upload for them)."""
+    if action in ("put", "create") and headers.get("x-amz-server-side-encryption") != "aws:kms":
+        return 403, "AccessDenied", "Access Denied by the bucket policy: x-amz-server-side-encryption must be aws:kms"
+    return None

@@ -45,15 +45,16 @@ def test_no_clobber_single_and_multipart(s3, env, tmp_path):
     assert not [u for u in s3.list_multipart_uploads(Bucket=BUCKET, Prefix=name).get("Uploads", []) if u["Key"] == name]
 
 
-def test_attributes_tags_and_sse_c(s3, env, tmp_path):
+@pytest.mark.parametrize("size", [2000, 11 * MIB])
+def test_attributes_tags_and_sse_c(s3, env, tmp_path, size):
     path = tmp_path / "page.bin"
-    write_random(path, 2000, seed=3)
+    write_random(path, size, seed=3)
     key_file = tmp_path / "key"
     key_file.write_bytes(b"0123456789abcdef0123456789abcdef")
     name = key()
     code, out, err = sluice(env, "s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--content-type", "text/csv",
                             "--cache-control", "max-age=60", "--tag", "team=data", "--metadata", "owner=ops",
-                            "--sse-c", "AES256", "--sse-c-key-file", str(key_file), "--progress", "none")
+                            "--sse-c", "AES256", "--sse-c-key-file", str(key_file), "--part-size", "5MiB", "--progress", "none")
     assert code == 0, err
     assert "0123456789abcdef" not in out + err
     sse = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key_file.read_bytes()}
@@ -61,8 +62,11 @@ def test_attributes_tags_and_sse_c(s3, env, tmp_path):
     assert head["ContentType"] == "text/csv" and head["CacheControl"] == "max-age=60"
     assert head["Metadata"] == {"owner": "ops"}
     assert {t["Key"]: t["Value"] for t in s3.get_object_tagging(Bucket=BUCKET, Key=name)["TagSet"]} == {"team": "data"}
+    assert s3.get_object(Bucket=BUCKET, Key=name, **sse)["Body"].read() == path.read_bytes()
     with pytest.raises(Exception):
         s3.head_object(Bucket=BUCKET, Key=name)
+    with pytest.raises(Exception):
+        s3.get_object(Bucket=BUCKET, Key=name)
 
 
 @pytest.mark.parametrize("arguments, words", [

@@ -65,6 +65,14 @@ enum S3PayloadMode: Sendable, Equatable {
     case unsignedTrailer(ChecksumAlgorithm)
     case unsigned(checksum: ChecksumAlgorithm?)
     case sha256(checksum: ChecksumAlgorithm?)
+
+    /// The checksum the body carries, in a header or a trailer; nil for none.
+    var checksum: ChecksumAlgorithm? {
+        switch self {
+        case .signedChunks(let algorithm), .unsigned(let algorithm), .sha256(let algorithm): return algorithm
+        case .unsignedTrailer(let algorithm): return algorithm
+        }
+    }
 }
 
 extension S3Client {
@@ -144,7 +152,13 @@ extension S3Client {
             request.headers.append(SigV4Header("Content-Type", "application/xml"))
             signature = signer.sign(request, payload: .sha256(of: bytes))
         case .bytes(let source):
-            switch payloadMode(for: source.length) {
+            let mode = payloadMode(for: source.length)
+            // botocore's ChecksumAlgorithm member of PutObject and UploadPart: S3 requires it (or
+            // Content-MD5) for an object under Object Lock, and moto keeps a checksum only with it.
+            if let algorithm = mode.checksum {
+                request.headers.append(SigV4Header("x-amz-sdk-checksum-algorithm", algorithm.s3Algorithm.rawValue))
+            }
+            switch mode {
             case .signedChunks(let trailer):
                 let signed = try signer.signChunked(
                     request, body: source, mode: trailer.map { .signedWithTrailer($0) } ?? .signed,
