@@ -9,10 +9,12 @@ import calendar
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
 import urllib.parse
+import urllib.request
 
 import pytest
 
@@ -307,4 +309,74 @@ def test_bad_plans_and_sources_end_in_one_line_and_nothing_is_completed(s3, faul
         assert absent(s3, name)
     status, _, err = complete(env, name, upload_id, write_json(tmp_path / "etags.json", etags))
     assert status == 0, err
+    assert object_sha256(s3, name) == checksum(spec)
+
+
+def edit_listed_parts(edit):
+    """A FaultProxy rewrite of ListParts answers: edit(the <Part> elements) -> the elements."""
+    def rewrite(status, headers, body):
+        text = body.decode()
+        parts = re.findall(r"<Part>.*?</Part>", text, flags=re.S)
+        if not parts:
+            return status, headers, body
+        start, end = text.index(parts[0]), text.rindex(parts[-1]) + len(parts[-1])
+        return status, headers, (text[:start] + "".join(edit(parts)) + text[end:]).encode()
+    return rewrite
+
+
+def new_upload(env, size, seed):
+    """(key, source spec, plan, upload id) of a new presigned upload of synthetic:SIZE:SEED."""
+    name = key()
+    plan = presign(env, name, size)
+    return name, "synthetic:%d:%d" % (size, seed), plan, plan["upload"]["uploadId"]
+
+
+def test_complete_takes_the_latest_entry_of_a_part_sent_twice(s3, fault_proxy, tmp_path):
+    """A part sent again (a rerun after kill -9 that had cut it short) is listed by SeaweedFS
+    once for each send, in no order. S3 keeps the last one sent; so does s3 complete, which
+    here sees the older entry listed last (before: it took that one and refused)."""
+    proxy, env = fault_proxy
+    name, spec, plan, upload_id = new_upload(env, 2 * PART + 7, 47)
+    # An earlier send of part 2 with other bytes, through its presigned URL (it signs only host).
+    url = plan["parts"][1]["url"]
+    request = urllib.request.Request(url, data=b"\0" * PART, method="PUT")
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        older = answer.headers["ETag"].strip('"')
+    status, out, err = upload_parts(env, write_json(tmp_path / "plan.json", plan), spec)
+    assert status == 0, err
+    assert [p["PartNumber"] for p in held_parts(s3, name, upload_id)].count(2) == 2, "SeaweedFS lists part 2 twice"
+
+    proxy.rewrite["list"] = edit_listed_parts(lambda parts: sorted(parts, key=lambda part: older in part))
+    status, out, err = complete(env, name, upload_id, write_json(tmp_path / "etags.json", json.loads(out)))
+    assert status == 0 and one_line(err) and "verified" in err, err
+    assert object_sha256(s3, name) == checksum(spec)
+
+
+def test_complete_checks_the_part_checksums_before_it_completes(s3, fault_proxy, tmp_path):
+    """Where ListParts gives a part's checksum it must be the one reported, and every reported
+    checksum must be one, before CompleteMultipartUpload (before: a listed checksum was not
+    looked at, and a reported one that does not parse left the composite check with nothing
+    to compare after Complete)."""
+    proxy, env = fault_proxy
+    name, spec, plan, upload_id = new_upload(env, 2 * PART + 9, 48)
+    status, out, err = upload_parts(env, write_json(tmp_path / "plan.json", plan), spec)
+    assert status == 0, err
+    etags = json.loads(out)
+
+    proxy.rewrite["list"] = edit_listed_parts(lambda parts: [
+        part.replace("</Part>", "<ChecksumCRC32C>AAAAAA==</ChecksumCRC32C></Part>") if "<PartNumber>2</PartNumber>" in part
+        else part for part in parts])
+    status, out, err = complete(env, name, upload_id, write_json(tmp_path / "etags.json", etags))
+    assert status == 1 and out == "" and one_line(err), err
+    assert "give part 2 the CRC32C checksum %s; the server holds AAAAAA==" % etags["parts"][1]["checksum"] in err, err
+    assert "nothing was completed" in err, err
+    del proxy.rewrite["list"]
+    malformed = json.loads(json.dumps(etags))
+    malformed["parts"][0]["checksum"] = "not a checksum"
+    status, out, err = complete(env, name, upload_id, write_json(tmp_path / "malformed.json", malformed))
+    assert status == 1 and out == "" and one_line(err), err
+    assert "give part 1 the CRC32C checksum \"not a checksum\", which is not one" in err, err
+    assert "complete" not in proxy.actions and absent(s3, name), proxy.actions
+    status, out, err = complete(env, name, upload_id, write_json(tmp_path / "etags.json", etags))
+    assert status == 0 and "verified" in err, err
     assert object_sha256(s3, name) == checksum(spec)

@@ -148,8 +148,9 @@ extension S3Client {
     }
 
     /// Completes the upload from the client's list, after checking it: exactly parts 1 ... N
-    /// of the plan, each held by the server (`ListParts`) with the ETag the client reported
-    /// and the size the plan gives it, each with a checksum when the upload has an algorithm.
+    /// of the plan, each held by the server (`ListParts`, its latest entry for the number) with
+    /// the ETag the client reported and the size the plan gives it, each with a well-formed
+    /// checksum when the upload has an algorithm, equal to the server's where it lists one.
     /// Then `CompleteMultipartUpload`, and the part count and composite checksum of its answer
     /// are checked against the list.
     ///
@@ -170,20 +171,38 @@ extension S3Client {
         guard numbers == Array(1...count) else {
             throw mismatch("are numbered \(Self.describe(numbers)); the plan has parts 1 ... \(count)")
         }
-        if let algorithm = upload.checksum, let part = parts.first(where: { $0.checksums[algorithm] == nil }) {
-            throw mismatch("lack the \(algorithm.rawValue) checksum of part \(part.partNumber)", part: part.partNumber)
+        if let algorithm = upload.checksum {
+            for part in parts.sorted(by: { $0.partNumber < $1.partNumber }) {
+                guard let reported = part.checksums[algorithm] else {
+                    throw mismatch("lack the \(algorithm.rawValue) checksum of part \(part.partNumber)", part: part.partNumber)
+                }
+                // Else the composite check after Complete would have nothing to compare (before: skipped).
+                guard Checksum(algorithm: ChecksumAlgorithm(algorithm), base64: reported) != nil else {
+                    throw mismatch(
+                        "give part \(part.partNumber) the \(algorithm.rawValue) checksum \(String(reported.prefix(64)).debugDescription), which is not one",
+                        part: part.partNumber)
+                }
+            }
         }
-        var held: [Int: S3ListedPart] = [:]
-        for part in try await listParts(upload.location, uploadID: id, counters: counters) { held[part.partNumber] = part }
+        // S3 keeps the last part sent with a number; SeaweedFS lists each send (S3ListedPart.latest).
+        let held = S3ListedPart.latest(try await listParts(upload.location, uploadID: id, counters: counters))
         for part in parts.sorted(by: { $0.partNumber < $1.partNumber }) {
             let number = part.partNumber
             let size = Int64(upload.plan.range(ofPart: number).count)
-            guard let listed = held[number] else { throw mismatch("name part \(number), which the server does not hold", part: number) }
-            guard Self.sameETag(listed.eTag, part.eTag) else {
-                throw mismatch("give part \(number) the ETag \(part.eTag); the server holds \(listed.eTag)", part: number)
+            guard let latest = held[number] else { throw mismatch("name part \(number), which the server does not hold", part: number) }
+            guard let listed = latest.first(where: { Self.sameETag($0.eTag, part.eTag) }) else {
+                let eTags = latest.map(\.eTag).joined(separator: " or ")
+                throw mismatch("give part \(number) the ETag \(part.eTag); the server holds \(eTags)", part: number)
             }
             guard listed.size == size else {
                 throw mismatch("include part \(number) of \(listed.size) bytes; the plan gives it \(size)", part: number)
+            }
+            // Where the server lists the part's checksum, it is the one reported (before: only after Complete).
+            if let algorithm = upload.checksum, let theirs = listed.checksums[algorithm], let reported = part.checksums[algorithm],
+                theirs != reported
+            {
+                throw mismatch(
+                    "give part \(number) the \(algorithm.rawValue) checksum \(reported); the server holds \(theirs)", part: number)
             }
         }
         var client = self

@@ -107,7 +107,8 @@ extension S3Client {
                     uploadID: stored.uploadID)
             } else {
                 do {
-                    for part in try await listParts(location, uploadID: stored.uploadID, counters: counters) { listed[part.partNumber] = part }
+                    let held = try await listParts(location, uploadID: stored.uploadID, counters: counters)
+                    listed = S3ListedPart.latest(held).compactMapValues(\.last)
                     resumed = true
                 } catch let error as S3Error where error.serverCode == "NoSuchUpload" {
                     // Completed or aborted elsewhere: forget it and start again.

@@ -64,13 +64,39 @@ public struct S3ListedPart: Sendable, Equatable {
     public var size: Int64
     /// The part's checksums, where the server lists them.
     public var checksums: S3Checksums
+    /// `LastModified`, in nanoseconds since 1970; nil when the server gives none it can read.
+    public var lastModified: Int64?
 
     /// A listed part.
-    public init(partNumber: Int, eTag: String, size: Int64, checksums: S3Checksums = [:]) {
+    public init(partNumber: Int, eTag: String, size: Int64, checksums: S3Checksums = [:], lastModified: Int64? = nil) {
         self.partNumber = partNumber
         self.eTag = eTag
         self.size = size
         self.checksums = checksums
+        self.lastModified = lastModified
+    }
+
+    /// Per part number, the entries that count: those last modified latest, as S3 keeps only the
+    /// last part sent with a number. SeaweedFS lists a part sent again (a rerun after `kill -9`)
+    /// under its number once for each time, in no order; its `LastModified` has whole seconds,
+    /// so two sends within a second are both latest (ties, in listing order). Entries without a
+    /// `LastModified` count as older than any with one.
+    ///
+    /// - Returns: For each number listed, its latest entries (at least one).
+    public static func latest(_ listed: [S3ListedPart]) -> [Int: [S3ListedPart]] {
+        var latest: [Int: [S3ListedPart]] = [:]
+        for part in listed {
+            guard let held = latest[part.partNumber]?.first else {
+                latest[part.partNumber] = [part]
+                continue
+            }
+            switch (part.lastModified ?? .min, held.lastModified ?? .min) {
+            case (let new, let old) where new > old: latest[part.partNumber] = [part]
+            case (let new, let old) where new == old: latest[part.partNumber]!.append(part)
+            default: break
+            }
+        }
+        return latest
     }
 }
 
@@ -94,7 +120,9 @@ public struct S3PartsPage: Sendable, Equatable {
             guard let number = part.value("PartNumber").flatMap(Int.init), let size = part.value("Size").flatMap(Int64.init) else {
                 throw S3Error(.malformedResponse, "the server's ListParts answer has a part without a PartNumber or Size")
             }
-            return S3ListedPart(partNumber: number, eTag: part.value("ETag") ?? "", size: size, checksums: S3Checksums(element: part))
+            return S3ListedPart(
+                partNumber: number, eTag: part.value("ETag") ?? "", size: size, checksums: S3Checksums(element: part),
+                lastModified: part.value("LastModified").flatMap(S3ObjectsPage.nanoseconds(iso8601:)))
         }
         isTruncated = root.value("IsTruncated")?.lowercased() == "true"
         nextPartNumberMarker = root.value("NextPartNumberMarker").flatMap(Int.init)

@@ -64,7 +64,9 @@ struct S3XMLTests {
         #expect(first.checksumAlgorithm == .crc32c)
         #expect(
             first.parts == [
-                S3ListedPart(partNumber: 1, eTag: "\"7778aef83f66abc1fa1e8477f296d394\"", size: 8_388_608, checksums: [.crc32c: "yZRlqg=="]),
+                S3ListedPart(
+                    partNumber: 1, eTag: "\"7778aef83f66abc1fa1e8477f296d394\"", size: 8_388_608, checksums: [.crc32c: "yZRlqg=="],
+                    lastModified: 1_796_040_000_000_000_000),
                 S3ListedPart(partNumber: 2, eTag: "\"aaaa\"", size: 8_388_608),
             ])
         let second = try S3PartsPage(xml: Data(Self.partsPage2.utf8))
@@ -72,6 +74,26 @@ struct S3XMLTests {
         #expect(second.parts.first?.checksums[.sha256] == "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=")
         #expect(throws: S3Error.self) { try S3PartsPage(xml: Data("<ListPartsResult><IsTruncated>true</IsTruncated></ListPartsResult>".utf8)) }
         #expect(throws: S3Error.self) { try S3PartsPage(xml: Data("<ListPartsResult><Part><ETag>x</ETag></Part></ListPartsResult>".utf8)) }
+    }
+
+    /// SeaweedFS lists a part sent again once for each send, in no order, with whole-second
+    /// `LastModified`s: the latest entries count (several when they tie), as S3 keeps the last.
+    @Test func theLatestEntryOfAPartSentTwiceCounts() throws {
+        func part(_ number: Int, _ eTag: String, _ modified: String?) -> String {
+            "<Part><PartNumber>\(number)</PartNumber>" + (modified.map { "<LastModified>\($0)</LastModified>" } ?? "")
+                + "<ETag>\"\(eTag)\"</ETag><Size>5</Size></Part>"
+        }
+        let document =
+            "<ListPartsResult><IsTruncated>false</IsTruncated>"
+            + part(1, "new", "2026-12-03T11:33:17Z") + part(1, "old", "2026-12-03T11:33:15Z")
+            + part(2, "old", "2026-12-03T11:33:15.250Z") + part(2, "new", "2026-12-03T11:33:15.500Z")
+            + part(3, "a", "2026-12-03T11:33:18Z") + part(3, "b", "2026-12-03T11:33:18Z") + part(3, "older", "2026-12-03T11:33:01Z")
+            + part(4, "undated", nil) + part(4, "dated", "1970-01-01T00:00:00Z")
+            + "</ListPartsResult>"
+        let listed = try S3PartsPage(xml: Data(document.utf8)).parts
+        #expect(listed.first?.lastModified == 1_796_297_597_000_000_000)
+        let latest = S3ListedPart.latest(listed).mapValues { $0.map(\.eTag) }
+        #expect(latest == [1: ["\"new\""], 2: ["\"new\""], 3: ["\"a\"", "\"b\""], 4: ["\"dated\""]])
     }
 
     @Test func readsCompleteAndItsHiddenErrors() throws {
