@@ -5,6 +5,7 @@
 //       plain: no signature at all; unsigned: header-signed UNSIGNED-PAYLOAD (raw body);
 //       signed: aws-chunked STREAMING-AWS4-HMAC-SHA256-PAYLOAD; trailer-*: aws-chunked with a trailer
 //   sigv4-bench crc32c BYTES BLOCK             CRC32C over BYTES in BLOCK-sized calls (a 64 MiB buffer)
+//   sigv4-bench crc64nvme BYTES BLOCK          CRC64NVME (S3's full-object default), the same way
 //   sigv4-bench sha256 BYTES BLOCK             SHA-256 over BYTES in BLOCK-sized pieces: one at a time
 //       (OpenSSL) and two at a time (`sluice_sha256_pair`, as an aws-chunked body hashes its chunks)
 // Prints one line: `seconds=S bytes=N`.
@@ -20,28 +21,31 @@ func fail(_ message: String) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard let command = arguments.first else { fail("usage: sigv4-bench upload MODE PATH URL [CHUNK] | crc32c BYTES BLOCK | sha256 BYTES BLOCK") }
+guard let command = arguments.first else { fail("usage: sigv4-bench upload MODE PATH URL [CHUNK] | crc32c|crc64nvme BYTES BLOCK | sha256 BYTES BLOCK") }
 
 switch command {
-case "crc32c":
-    guard arguments.count == 3, let total = Int(arguments[1]), let block = Int(arguments[2]) else { fail("crc32c BYTES BLOCK") }
+case "crc32c", "crc64nvme":
+    guard arguments.count == 3, let total = Int(arguments[1]), let block = Int(arguments[2]), block > 0 else { fail("\(command) BYTES BLOCK") }
     let size = 64 << 20
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
     for index in 0..<size { buffer[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 13) }
-    var crc: UInt32 = 0
+    var crc: UInt64 = 0
     var done = 0
+    let wide = command == "crc64nvme"
     let start = ContinuousClock.now
     while done < total {
         var offset = 0
         while offset + block <= size, done < total {
-            crc = CRC.crc32c(crc, UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + block]))
+            let piece = UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + block])
+            crc = wide ? CRC.crc64nvme(crc, piece) : UInt64(CRC.crc32c(UInt32(truncatingIfNeeded: crc), piece))
             offset += block
             done += block
         }
     }
     let elapsed = ContinuousClock.now - start
     let seconds = elapsed / .seconds(1)
-    print("seconds=\(seconds) bytes=\(done) crc=\(String(crc, radix: 16)) hardware=\(CRC.crc32cUsesHardware)")
+    let hardware = wide ? CRC.crc64nvmeUsesHardware : CRC.crc32cUsesHardware
+    print("seconds=\(seconds) bytes=\(done) crc=\(String(crc, radix: 16)) hardware=\(hardware)")
 
 #if canImport(CSluiceCrypto)
 case "sha256":
