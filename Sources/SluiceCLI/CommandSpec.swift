@@ -145,5 +145,4 @@ extension OptionSpec {
     static let header = OptionSpec("-H", "--header", value: "'Name: value'", help: "repeatable")
     static let cacert = OptionSpec("--cacert", value: "FILE", completion: .file, help: "extra trusted CAs (PEM)")
     static let insecure = OptionSpec("-k", "--insecure", help: "skip TLS verification")
-    static let checksum = OptionSpec.choice("--checksum", among: ["crc32c", "crc32", "sha256", "none"], help: "")
 }

@@ -101,10 +101,7 @@ enum S3ObjectArguments {
         if gathered.customerKey {
             guard gathered.sse == nil else { throw UsageError("--sse-c and --sse exclude each other") }
             guard let keyFile else { throw UsageError("--sse-c needs --sse-c-key-file PATH (or SLUICE_SSE_C_KEY_FILE)") }
-            guard let data = FileManager.default.contents(atPath: keyFile) else { throw UsageError("cannot read the SSE-C key file \(keyFile)") }
-            do { options.object.encryption = .customerKey(try S3CustomerKey(Array(data))) } catch {
-                throw UsageError("\(error.message) (\(keyFile))")
-            }
+            options.object.encryption = .customerKey(try customerKey(file: keyFile))
         } else if gathered.customerKeyFile != nil {
             throw UsageError("--sse-c-key-file goes with --sse-c AES256")
         }
@@ -120,6 +117,21 @@ enum S3ObjectArguments {
             if gathered.kmsGiven { throw UsageError("--sse-kms-key-id, --sse-kms-context and --bucket-key-enabled go with --sse aws:kms") }
         }
         do { try options.validate() } catch { throw UsageError(error.message) }
+    }
+
+    /// The SSE-C key in the file at `path`: exactly 32 bytes, read without waiting (a FIFO, a
+    /// device or a directory is refused, not opened for reading) and never more than 32 bytes
+    /// (a /proc file or one that grows stops there).
+    ///
+    /// - Throws: `UsageError` naming the file and what is wrong, never its bytes.
+    static func customerKey(file path: String) throws -> S3CustomerKey {
+        let bytes: [UInt8]?
+        do { bytes = try SmallFile.read(path, limit: 32) } catch {
+            if case .tooLarge = error { throw UsageError("the SSE-C key file \(path) holds more than 32 bytes: an SSE-C key is 32 bytes (AES-256)") }
+            throw UsageError("cannot read the SSE-C key file \(path): \(error)")
+        }
+        guard let bytes else { throw UsageError("cannot read the SSE-C key file \(path): no such file") }
+        do { return try S3CustomerKey(bytes) } catch { throw UsageError("\(error.message) (\(path))") }
     }
 
     /// `KEY=VALUE`.

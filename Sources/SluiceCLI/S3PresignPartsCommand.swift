@@ -22,13 +22,18 @@ struct S3PresignPartsCommand {
             OptionSpec("--size", value: "BYTES", help: "the object's length (the SOURCE must have exactly this many bytes)"),
             OptionSpec("--part-size", value: "SIZE", help: "default 8MiB, grown to stay within 10,000 parts"),
             .expires.with(help: "how long the URLs are valid, 1 ... 604800 (default 3600)"),
-            .checksum.with(
-                help: """
-                    the upload's checksum algorithm (default crc32c): the
-                    client reports each part's, Complete's composite is checked
-                    """),
             OptionSpec("--upload-id", value: "ID", help: "presign the parts of this existing upload again (new URLs), create nothing"),
-        ] + S3CommonOptions.options)
+        ] + objectOptions + S3CommonOptions.options,
+        notes: """
+            The object options go on CreateMultipartUpload (the content type is guessed from the key's
+            name); the plan says the checksum and its type, and with --sse-c the headers each part must
+            carry, signed into its URL: every header but the key itself, which `upload --parts` adds
+            from its own --sse-c-key-file.
+            """)
+
+    /// `s3 cp`'s object options that a plan can carry (`--expires` here is the URLs'; the
+    /// conditions go on Complete, which `s3 complete` sends).
+    static let objectOptions = S3ObjectArguments.options.filter { !["--expires", "--no-clobber", "--if-match"].contains($0.name) }
 
     var location: S3Location
     var size: Int64
@@ -42,21 +47,25 @@ struct S3PresignPartsCommand {
         var size: Int64?
         var expires = 3600
         var uploadID: String?
+        var gathered = S3ObjectArguments.Gathered()
         let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
             switch name {
             case "--multipart": break
             case "--size": size = try ByteCount.parse(value)
             case "--part-size": options.partSize = try ByteCount.parse(value)
             case "--expires": expires = try Arguments.expiry(value)
-            case "--checksum": options.checksum = try Arguments.checksum(value)
             case "--upload-id":
                 guard !value.isEmpty else { throw UsageError("--upload-id needs an id") }
                 uploadID = value
-            default: throw UsageError.unhandled(name)
+            default:
+                guard try S3ObjectArguments.apply(name, value, to: &options, &gathered) else { throw UsageError.unhandled(name) }
             }
         }
+        try S3ObjectArguments.finish(gathered, &options)
         guard parsed.positionals.count == 1 else { throw UsageError("s3 presign --multipart needs exactly one s3://BUCKET/KEY") }
         location = try parsed.location(at: 0, keyFor: "s3 presign")
+        // No file at the backend: the type is guessed from the key's name.
+        options.object = options.object.forFile(atPath: location.key)
         guard let size else { throw UsageError("s3 presign --multipart needs --size BYTES, the object's length") }
         self.size = size
         self.expires = expires
@@ -76,9 +85,7 @@ struct S3PresignPartsCommand {
             let client = S3Client(configuration: configuration, options: options)
             let upload: S3PresignedUpload
             if let uploadID {
-                upload = S3PresignedUpload(
-                    location: location, uploadID: uploadID, plan: try S3PartPlan(length: size, partSize: options.partSize),
-                    checksum: options.checksum?.s3Algorithm)
+                upload = client.presignedUpload(location, uploadID: uploadID, plan: try S3PartPlan(length: size, partSize: options.partSize))
             } else {
                 upload = try await client.createPresignedUpload(location, length: size)
             }

@@ -104,13 +104,4 @@ extension Arguments {
         }
         return seconds
     }
-
-    /// `crc32c`, `crc32`, `sha256`, or `none` (nil).
-    static func checksum(_ value: String) throws -> ChecksumAlgorithm? {
-        if value == "none" { return nil }
-        guard let algorithm = ChecksumAlgorithm(name: value) else {
-            throw UsageError("unknown checksum '\(value)': use crc32c, crc32, sha256 or none")
-        }
-        return algorithm
-    }
 }

@@ -22,6 +22,9 @@ struct UploadPartsCommand {
             OptionSpec("--concurrency", value: "N", help: "parts in flight (default 8)"),
             OptionSpec("--retries", value: "N", help: "attempts after the first per part, 0 ... 1000 (default 5)"),
             OptionSpec("--state", value: "DIR", completion: .directory, help: "where accepted parts are recorded (default ~/.cache/sluice/s3-presigned)"),
+            OptionSpec(
+                "--sse-c-key-file", value: "PATH", completion: .file,
+                help: "for a plan with SSE-C: the 32-byte key (or $SLUICE_SSE_C_KEY_FILE; never printed or stored)"),
             .transport.with(help: "as for a plain upload"),
             .progress.with(help: "as for a plain upload"),
             .stallTimeout,
@@ -38,6 +41,8 @@ struct UploadPartsCommand {
         var retries = 5
         var stateDirectory: String?
         var transfer = UploadOptions()
+        /// `--sse-c-key-file` (else `SLUICE_SSE_C_KEY_FILE` when the plan needs a key).
+        var customerKeyFile: String?
     }
 
     var planPath: String
@@ -62,6 +67,7 @@ struct UploadPartsCommand {
             case "--cacert": settings.transfer.caFile = value
             case "--limit-rate": try Arguments.limitRate(value, into: &settings.transfer)
             case "--insecure": settings.transfer.insecure = true
+            case "--sse-c-key-file": settings.customerKeyFile = value
             default: throw UsageError.unhandled(name)
             }
         }
@@ -85,9 +91,11 @@ struct UploadPartsCommand {
                     .server, "the plan's URLs expired at \(SigV4Timestamp(expiry).amzDate); nothing was sent: \(renew)",
                     status: 403, serverCode: "AccessDenied")
             }
+            let keyFile = settings.customerKeyFile ?? (plan.upload.customerKeyMD5 == nil ? nil : ProcessInfo.processInfo.environment["SLUICE_SSE_C_KEY_FILE"])
+            let customerKey = try keyFile.map(S3ObjectArguments.customerKey(file:))
             let opened = try Self.open(source)
             defer { opened.close() }
-            var upload = try plan.upload(opened.source)
+            var upload = try plan.upload(opened.source, customerKey: customerKey)
             upload.concurrency = settings.concurrency
             upload.retryPolicy.retries = settings.retries
             upload.stateDirectory = settings.stateDirectory

@@ -5,6 +5,7 @@ SeaweedFS (the fixtures of test_s3_cli.py; it checks SigV4 query signatures, exp
 checksums) and moto; objects read back with boto3. Presigned URLs sign `host`, so the byte counts
 come from a proxy the plan is presigned for (Tests/Peers/s3_proxy.py)."""
 
+import base64
 import calendar
 import hashlib
 import json
@@ -380,3 +381,71 @@ def test_complete_checks_the_part_checksums_before_it_completes(s3, fault_proxy,
     status, out, err = complete(env, name, upload_id, write_json(tmp_path / "etags.json", etags))
     assert status == 0 and "verified" in err, err
     assert object_sha256(s3, name) == checksum(spec)
+
+
+# --- Object options in the plan: SSE-C per part, checksum choice and type, attributes ---
+
+
+def test_sse_c_and_object_options_go_into_the_plan_and_upload_parts_sends_them(s3, env, tmp_path):
+    name = key().replace(".bin", ".json")
+    size = 2 * PART + 77
+    spec = "synthetic:%d:44" % size
+    key_bytes = os.urandom(32)
+    key_file = tmp_path / "key"
+    key_file.write_bytes(key_bytes)
+    plan = presign(env, name, size, "--sse-c", "AES256", "--sse-c-key-file", str(key_file), "--checksum", "crc64nvme",
+                   "--tag", "team=data", "--cache-control", "max-age=5", "--metadata", "owner=ops")
+    text = json.dumps(plan)
+    secret = base64.b64encode(key_bytes).decode()
+    assert secret not in text and key_bytes.hex() not in text
+    md5 = base64.b64encode(hashlib.md5(key_bytes).digest()).decode()
+    assert plan["upload"]["sseCustomerKeyMD5"] == md5 and plan["upload"]["checksumAlgorithm"] == "CRC64NVME"
+    for part in plan["parts"]:
+        # The headers each part carries, signed into its URL: all but the key itself.
+        assert part["headers"] == {"x-amz-server-side-encryption-customer-algorithm": "AES256",
+                                   "x-amz-server-side-encryption-customer-key-MD5": md5}, part["headers"]
+        assert "x-amz-server-side-encryption-customer-key" in part["url"]  # in X-Amz-SignedHeaders
+    plan_path = write_json(tmp_path / "plan.json", plan)
+    # Without the key, or with another, nothing is sent: exit 2 before any byte.
+    other = tmp_path / "other"
+    other.write_bytes(os.urandom(32))
+    for extra, words in [([], "need the key"), (["--sse-c-key-file", str(other)], "not the one of the plan")]:
+        status, out, err = upload_parts(env, plan_path, spec, *extra)
+        assert status == 2 and one_line(err) and words in err, err
+    assert held_parts(s3, name, plan["upload"]["uploadId"]) == []
+    status, out, err = upload_parts(env, plan_path, spec, "--sse-c-key-file", str(key_file))
+    assert status == 0 and one_line(err), err
+    assert secret not in out + err
+    etags_path = write_json(tmp_path / "etags.json", json.loads(out))
+    status, out, err = complete(env, name, plan["upload"]["uploadId"], etags_path, "--plan", plan_path)
+    assert status == 0 and one_line(err), err
+    sse = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key_bytes}
+    head = s3.head_object(Bucket=BUCKET, Key=name, ChecksumMode="ENABLED", **sse)
+    assert head["ContentType"] == "application/json"  # guessed from the key's name
+    assert head["CacheControl"] == "max-age=5" and head["Metadata"] == {"owner": "ops"}
+    assert {t["Key"]: t["Value"] for t in s3.get_object_tagging(Bucket=BUCKET, Key=name)["TagSet"]} == {"team": "data"}
+    # The full-object CRC64NVME of the parts combined: the source's own.
+    status, out, err = sluice(env, "checksum", "--algorithm", "crc64nvme", spec)
+    assert status == 0 and out.split() == [head["ChecksumCRC64NVME"], str(size)], (out, head)
+    body = s3.get_object(Bucket=BUCKET, Key=name, **sse)["Body"].read()
+    assert (hashlib.sha256(body).hexdigest(), len(body)) == checksum(spec)
+    with pytest.raises(Exception):
+        s3.get_object(Bucket=BUCKET, Key=name)
+
+
+def test_an_explicit_checksum_type_is_stored_in_the_plan(s3, env, tmp_path):
+    name = key()
+    size = 2 * PART + 5
+    spec = "synthetic:%d:45" % size
+    plan = presign(env, name, size, "--checksum", "crc32c", "--checksum-type", "full-object")
+    assert plan["upload"]["checksumType"] == "FULL_OBJECT" and plan["upload"]["checksumAlgorithm"] == "CRC32C"
+    assert "checksumType" not in presign(env, key(), size)["upload"]
+    plan_path = write_json(tmp_path / "plan.json", plan)
+    status, out, err = upload_parts(env, plan_path, spec)
+    assert status == 0, err
+    status, out, err = complete(env, name, plan["upload"]["uploadId"], write_json(tmp_path / "etags.json", json.loads(out)))
+    assert status == 0, err
+    head = s3.head_object(Bucket=BUCKET, Key=name, ChecksumMode="ENABLED")
+    assert head.get("ChecksumType") == "FULL_OBJECT"
+    status, out, _ = sluice(env, "checksum", "--algorithm", "crc32c", spec)
+    assert out.split()[0] == head["ChecksumCRC32C"] and head["ChecksumCRC32C"] in err, (out, head, err)

@@ -4,8 +4,9 @@ import Foundation
 /// URLs: what the backend keeps to presign the parts and to check the client's list, and
 /// what the plan and the part list (`S3PresignedPlan`, `S3PresignedPartList`) say they are about.
 ///
-/// As JSON: `{"bucket", "key", "uploadId", "size", "partSize", "checksumAlgorithm"}`; decoding
-/// checks the bucket, the key and the part plan as S3 would (`S3Error`).
+/// As JSON: `{"bucket", "key", "uploadId", "size", "partSize", "checksumAlgorithm",
+/// "checksumType", "sseCustomerKeyMD5"}` (the last three only when set); decoding checks the
+/// bucket, the key and the part plan as S3 would (`S3Error`).
 public struct S3PresignedUpload: Sendable, Equatable, Codable {
     /// The object the upload makes.
     public var location: S3Location
@@ -15,6 +16,12 @@ public struct S3PresignedUpload: Sendable, Equatable, Codable {
     public var plan: S3PartPlan
     /// The checksum algorithm the upload was created with, if any.
     public var checksum: S3ChecksumAlgorithm?
+    /// The checksum type the upload was created with when one was given (`x-amz-checksum-type`
+    /// on Create, and on Complete for FULL_OBJECT); nil for the algorithm's own.
+    public var checksumType: S3ChecksumType?
+    /// With SSE-C: the MD5 of the key every part must carry (base64). A client holding the key
+    /// adds it to each part (`S3PresignedPartsUpload.customerKey`); the URLs were signed with it.
+    public var customerKeyMD5: String?
 
     /// An upload as the backend created it.
     ///
@@ -23,12 +30,19 @@ public struct S3PresignedUpload: Sendable, Equatable, Codable {
     ///   - uploadID: The id `CreateMultipartUpload` returned.
     ///   - plan: A plan of known length (`S3PartPlan(length:partSize:)`).
     ///   - checksum: The checksum algorithm the upload was created with, if any.
-    public init(location: S3Location, uploadID: String, plan: S3PartPlan, checksum: S3ChecksumAlgorithm?) {
+    ///   - checksumType: The checksum type given on Create, if one was.
+    ///   - customerKeyMD5: With SSE-C, the MD5 of the key (base64).
+    public init(
+        location: S3Location, uploadID: String, plan: S3PartPlan, checksum: S3ChecksumAlgorithm?, checksumType: S3ChecksumType? = nil,
+        customerKeyMD5: String? = nil
+    ) {
         precondition(plan.length != nil, "a presigned upload has a known length")
         self.location = location
         self.uploadID = uploadID
         self.plan = plan
         self.checksum = checksum
+        self.checksumType = checksumType
+        self.customerKeyMD5 = customerKeyMD5
     }
 
     /// The object's length.
@@ -37,7 +51,7 @@ public struct S3PresignedUpload: Sendable, Equatable, Codable {
     public var partCount: Int { plan.partCount ?? 1 }
 
     enum CodingKeys: String, CodingKey {
-        case bucket, key, uploadID = "uploadId", size, partSize, checksumAlgorithm
+        case bucket, key, uploadID = "uploadId", size, partSize, checksumAlgorithm, checksumType, customerKeyMD5 = "sseCustomerKeyMD5"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -51,7 +65,9 @@ public struct S3PresignedUpload: Sendable, Equatable, Codable {
         let plan = try S3PartPlan(length: size, partSize: container.decode(Int64.self, forKey: .partSize))
         self.init(
             location: location, uploadID: uploadID, plan: plan,
-            checksum: try container.decodeIfPresent(S3ChecksumAlgorithm.self, forKey: .checksumAlgorithm))
+            checksum: try container.decodeIfPresent(S3ChecksumAlgorithm.self, forKey: .checksumAlgorithm),
+            checksumType: try container.decodeIfPresent(S3ChecksumType.self, forKey: .checksumType),
+            customerKeyMD5: try container.decodeIfPresent(String.self, forKey: .customerKeyMD5))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -62,6 +78,8 @@ public struct S3PresignedUpload: Sendable, Equatable, Codable {
         try container.encode(size, forKey: .size)
         try container.encode(plan.partSize, forKey: .partSize)
         try container.encodeIfPresent(checksum, forKey: .checksumAlgorithm)
+        try container.encodeIfPresent(checksumType, forKey: .checksumType)
+        try container.encodeIfPresent(customerKeyMD5, forKey: .customerKeyMD5)
     }
 }
 
@@ -75,9 +93,9 @@ public struct S3PresignedUpload: Sendable, Equatable, Codable {
 /// let result = try await client.completePresignedUpload(upload, parts: reported)
 /// ```
 extension S3Client {
-    /// Creates the multipart upload (`CreateMultipartUpload`, with `options.checksum` as its
-    /// algorithm) and plans its parts (`options.partSize`, else 8 MiB grown to fit 10,000
-    /// parts).
+    /// Creates the multipart upload (`CreateMultipartUpload` with `options.object`'s headers
+    /// and `options.checksum` as its algorithm, `options.checksumType` as its type) and plans
+    /// its parts (`options.partSize`, else 8 MiB grown to fit 10,000 parts).
     ///
     /// - Throws: `S3Error`: `.tooManyParts`, `.objectTooLarge`, `.invalidOption` for the plan
     ///   (before any request), or the server's refusal.
@@ -86,11 +104,21 @@ extension S3Client {
         guard !location.key.isEmpty else { throw S3Error(.invalidLocation, "\(location) names no object key") }
         let plan = try S3PartPlan(length: length, partSize: options.partSize)
         let uploadID = try await createMultipartUpload(location, counters: S3Counters())
-        return S3PresignedUpload(location: location, uploadID: uploadID, plan: plan, checksum: options.checksum?.s3Algorithm)
+        return presignedUpload(location, uploadID: uploadID, plan: plan)
+    }
+
+    /// The upload `uploadID` of `location` by `plan`, with these options' checksum and SSE-C key.
+    public func presignedUpload(_ location: S3Location, uploadID: String, plan: S3PartPlan) -> S3PresignedUpload {
+        S3PresignedUpload(
+            location: location, uploadID: uploadID, plan: plan, checksum: options.checksum?.s3Algorithm,
+            checksumType: options.checksum == nil ? nil : options.checksumType, customerKeyMD5: options.object.customerKey?.md5Base64)
     }
 
     /// A presigned `UploadPart` URL for part `number` (SigV4 query signing, `host` signed, and
     /// the checksum header when `checksum` is given: S3 then refuses bytes that do not match it).
+    /// The part's object headers are signed too (`options.object`: SSE-C, expected bucket
+    /// owner) and listed in the answer's `headers`, except the SSE-C key itself
+    /// (`S3CustomerKey.keyHeader`), which the client adds from its own copy of the key.
     ///
     /// - Parameters:
     ///   - upload: The upload the part belongs to.
@@ -114,14 +142,22 @@ extension S3Client {
                 .invalidOption, "a \(checksum.algorithm.s3Algorithm.rawValue) checksum for part \(number) of an upload with \(upload.checksum?.rawValue ?? "no checksum")",
                 uploadID: upload.uploadID, partNumber: number)
         }
+        guard options.object.customerKey?.md5Base64 == upload.customerKeyMD5 else {
+            throw S3Error(
+                .invalidOption,
+                upload.customerKeyMD5 == nil
+                    ? "upload \(upload.uploadID) has no SSE-C key; its parts cannot carry one"
+                    : "upload \(upload.uploadID) was created with an SSE-C key (MD5 \(upload.customerKeyMD5!)); its parts are presigned with the same key",
+                uploadID: upload.uploadID)
+        }
         let call = S3Call(
             method: "PUT", location: upload.location,
             query: [SigV4QueryItem("partNumber", "\(number)"), SigV4QueryItem("uploadId", upload.uploadID)],
-            headers: checksum.map { [SigV4Header($0.algorithm.headerName, $0.base64)] } ?? [],
+            headers: (checksum.map { [SigV4Header($0.algorithm.headerName, $0.base64)] } ?? []) + options.object.headers(for: .uploadPart),
             action: "UploadPart", uploadID: upload.uploadID, partNumber: number)
         do {
             let (url, signature) = try makeSigner().presign(try signingRequest(call), expires: expires, at: timestamp)
-            let headers = signature.headers.filter { $0.name.lowercased() != "host" }
+            let headers = signature.headers.filter { !["host", S3CustomerKey.keyHeader].contains($0.name.lowercased()) }
             return S3PresignedURL(url: url, headers: Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last }))
         } catch let error as S3Error {
             throw error
@@ -207,6 +243,7 @@ extension S3Client {
         }
         var client = self
         client.options.checksum = upload.checksum.map(ChecksumAlgorithm.init)
+        client.options.checksumType = upload.checksumType
         let ordered = parts.sorted { $0.partNumber < $1.partNumber }
         let lengths = (1...count).map { Int64(upload.plan.range(ofPart: $0).count) }
         let completed = try await client.completeMultipartUpload(upload.location, uploadID: id, parts: ordered, lengths: lengths, counters: counters)

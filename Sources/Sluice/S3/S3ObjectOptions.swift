@@ -112,11 +112,7 @@ public struct S3ObjectOptions: Sendable, Equatable {
             case .customerKey?, nil: break
             }
         }
-        if case .customerKey(let key)? = encryption {
-            add("x-amz-server-side-encryption-customer-algorithm", "AES256")
-            add("x-amz-server-side-encryption-customer-key", key.base64)
-            add("x-amz-server-side-encryption-customer-key-MD5", key.md5Base64)
-        }
+        if case .customerKey(let key)? = encryption { headers += key.headers }
         add("x-amz-expected-bucket-owner", expectedBucketOwner)
         if operation == .putObject || operation == .completeMultipartUpload {
             switch condition {
@@ -280,8 +276,22 @@ public struct S3CustomerKey: Sendable, Equatable, CustomStringConvertible {
     /// The key as sent (`x-amz-server-side-encryption-customer-key`).
     var base64: String { Data(key).base64EncodedString() }
 
-    /// The key's MD5 as sent (`x-amz-server-side-encryption-customer-key-MD5`).
-    var md5Base64: String {
+    /// The header that carries the key itself: signed in a presigned URL, never written in a
+    /// plan (the client adds it from its own copy of the key).
+    public static let keyHeader = "x-amz-server-side-encryption-customer-key"
+
+    /// The three headers every request that writes or reads the object carries: the algorithm,
+    /// the key and its MD5.
+    var headers: [SigV4Header] {
+        [
+            SigV4Header("x-amz-server-side-encryption-customer-algorithm", "AES256"), SigV4Header(Self.keyHeader, base64),
+            SigV4Header("x-amz-server-side-encryption-customer-key-MD5", md5Base64),
+        ]
+    }
+
+    /// The key's MD5 as sent (`x-amz-server-side-encryption-customer-key-MD5`): what a plan
+    /// keeps to know the key the parts must carry (S3 returns it in every answer; it is not the key).
+    public var md5Base64: String {
         let digest = Digest(.md5)
         digest.update(key)
         return Data(digest.finalize()).base64EncodedString()

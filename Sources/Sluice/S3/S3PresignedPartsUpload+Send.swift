@@ -105,7 +105,8 @@ extension S3PresignedPartsUpload {
             inFlight.withLock { [entry] in $0[number] = entry }
             let request = try UploadRequest(
                 url: entry.url.url, method: "PUT",
-                headers: entry.url.headers.sorted { $0.key < $1.key }.map { HTTPHeader(name: $0.key, value: $0.value) })
+                headers: entry.url.headers.sorted { $0.key < $1.key }.map { HTTPHeader(name: $0.key, value: $0.value) }
+                    + (customerKey.map { [HTTPHeader(name: S3CustomerKey.keyHeader, value: $0.base64)] } ?? []))
             return PartRequest(request: request, body: .bytes(entry.body))
         }
         upload.concurrency = concurrency

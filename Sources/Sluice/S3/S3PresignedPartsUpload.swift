@@ -48,6 +48,9 @@ public struct S3PresignedPartsUpload: Sendable {
     public var checksum: ChecksumAlgorithm?
     /// Parts in flight at once, 1 ... 256.
     public var concurrency = 8
+    /// With SSE-C: the key, sent with every part (`S3CustomerKey.keyHeader`); the URLs were
+    /// signed with it, and their headers carry the algorithm and the key's MD5.
+    public var customerKey: S3CustomerKey?
     /// When a part that failed (resets, 408/429/5xx, `SlowDown`) is sent again, and after how
     /// long: the policy every protocol shares, each part with its own budget.
     public var retryPolicy = RetryPolicy()

@@ -112,23 +112,36 @@ public struct S3PresignedPlan: Codable, Sendable, Equatable {
     }
 
     /// The upload of `source` by this plan: each part goes to the plan's URL (a plan's URLs
-    /// cannot be renewed: an expired one fails the part).
+    /// cannot be renewed: an expired one fails the part), with the plan's headers and, for an
+    /// SSE-C upload, `customerKey`'s.
     ///
-    /// - Throws: `S3Error`: `.invalidOption` for a plan that does not validate, `.sourceChanged`
-    ///   for a source whose length is not the plan's size (before any byte is sent).
-    public func upload(_ source: S3Source) throws -> S3PresignedPartsUpload {
+    /// - Throws: `S3Error`: `.invalidOption` for a plan that does not validate or an SSE-C key
+    ///   that is not the plan's (missing, another, or one for a plan without SSE-C),
+    ///   `.sourceChanged` for a source whose length is not the plan's size (before any byte is sent).
+    public func upload(_ source: S3Source, customerKey: S3CustomerKey? = nil) throws -> S3PresignedPartsUpload {
         try validate()
+        switch (upload.customerKeyMD5, customerKey) {
+        case (nil, nil): break
+        case (nil, _?): throw S3Error(.invalidOption, "the plan for \(upload.location) has no SSE-C key; its parts carry none")
+        case (_?, nil): throw S3Error(.invalidOption, "the plan for \(upload.location) is for an SSE-C upload: its parts need the key")
+        case (let md5?, let key?):
+            guard key.md5Base64 == md5 else {
+                throw S3Error(.invalidOption, "the SSE-C key given is not the one of the plan for \(upload.location) (its MD5 is \(md5))")
+            }
+        }
         guard source.bytes.length == upload.size else {
             throw S3Error(.sourceChanged, "the source has \(source.bytes.length) bytes; the plan for \(upload.location) is for \(upload.size) bytes")
         }
         let parts = self.parts
-        return try S3PresignedPartsUpload(
+        var presigned = try S3PresignedPartsUpload(
             uploadID: upload.uploadID, source: source, partSize: upload.plan.partSize,
             checksum: upload.checksum.map(ChecksumAlgorithm.init)
         ) { request in
             let part = parts[request.partNumber - 1]
             return S3PresignedURL(url: part.url, headers: part.headers ?? [:])
         }
+        presigned.customerKey = customerKey
+        return presigned
     }
 }
 
