@@ -6,122 +6,173 @@ import Foundation
 /// - Important: `update` may come from every transport thread at once. Reports go out one at a
 ///   time, each made from the latest state (a thread that finds another reporting leaves its
 ///   change to it), so they are in order: `bytesSent` goes down only in a report that names the
-///   parts restarted. The callback runs with no lock held.
+///   parts restarted. The callback runs with no lock held. The state and its transitions are
+///   `PartTrackerState`, a value; the lock only guards it.
 final class PartTracker: Sendable {
-    private struct State {
-        /// The parts begun and not done, by index, with their bytes sent in this attempt.
-        var inFlight: [Int: (part: UploadPart, sent: Int64)] = [:]
-        /// The sum of `inFlight`'s bytes sent.
-        var inFlightBytes: Int64 = 0
-        var doneBytes: Int64 = 0
-        var partsDone = 0
-        /// Parts known: the list's, or those a producer made so far.
-        var partsTotal: Int
-        /// Bytes of the parts known.
-        var total: Int64
-        /// The total is the list's, fixed; else it grows as parts begin.
-        let fixed: Bool
-        var retries = 0
-        /// Parts that went back to byte 0 since the last report.
-        var restarted: [UploadPart] = []
-        /// A thread is calling the report callback.
-        var reporting = false
-        /// The state changed since the report being made.
-        var changed = false
-    }
-
     private let report: (@Sendable (ParallelProgress) -> Void)?
-    private let state: Lock<State>
+    private let state: Lock<PartTrackerState>
 
     /// A tracker of a fixed list of parts (its totals are known from the start).
     init(parts: [UploadPart], report: (@Sendable (ParallelProgress) -> Void)?) {
         self.report = report
-        state = Lock(State(partsTotal: parts.count, total: parts.reduce(0) { $0 + $1.length }, fixed: true))
+        state = Lock(PartTrackerState(parts: parts, reports: report != nil))
     }
 
     /// A tracker of parts made as they go (a stream): the totals are those of the parts begun.
     init(report: (@Sendable (ParallelProgress) -> Void)?) {
         self.report = report
-        state = Lock(State(partsTotal: 0, total: 0, fixed: false))
+        state = Lock(PartTrackerState(parts: nil, reports: report != nil))
     }
 
     /// Part `index` is about to be sent for the first time.
-    func begin(_ index: Int, _ part: UploadPart) {
-        state.withLock { state in
-            state.inFlight[index] = (part, 0)
-            if !state.fixed {
-                state.partsTotal += 1
-                state.total += part.length
-            }
-        }
-    }
+    func begin(_ index: Int, _ part: UploadPart) { publish(.begin(index, part)) }
 
-    /// Part `index` has sent `sent` bytes of its current attempt; fewer than before means it
-    /// started again. Ignored for a part not begun or already done. Counted up to the part's
-    /// length: a body as sent may be longer than the part (aws-chunked signatures, which
-    /// URLSession counts), and progress is in bytes of the source.
-    func update(_ index: Int, _ sent: Int64) {
-        publish { state in
-            guard let flight = state.inFlight[index] else { return }
-            let sent = min(sent, flight.part.length)
-            guard sent != flight.sent else { return }
-            if sent < flight.sent, !state.restarted.contains(flight.part) { state.restarted.append(flight.part) }
-            state.inFlightBytes += sent - flight.sent
-            state.inFlight[index] = (flight.part, sent)
-        }
-    }
+    /// Part `index` has sent `sent` bytes of its current attempt (see `PartTrackerState.Event.update`).
+    func update(_ index: Int, _ sent: Int64) { publish(.update(index, sent)) }
 
-    func done(_ index: Int) {
-        publish { state in
-            guard let flight = state.inFlight.removeValue(forKey: index) else { return }
-            state.inFlightBytes -= flight.sent
-            state.doneBytes += flight.part.length
-            state.partsDone += 1
-        }
-    }
+    /// Part `index` was accepted.
+    func done(_ index: Int) { publish(.done(index)) }
 
-    func retried() { state.withLock { $0.retries += 1 } }
+    /// An attempt is retried.
+    func retried() { publish(.retried) }
 
     /// Attempts retried so far.
     var retries: Int { state.withLock { $0.retries } }
 
     /// The final report, whatever was reported before.
-    func finish() {
-        publish { $0.changed = true }
-    }
+    func finish() { publish(.finish) }
 
-    /// Applies `change`, then reports unless another thread is reporting: that one reports the
-    /// change after its current report (at most a few rounds, then the next publisher does).
-    private func publish(_ change: (inout State) -> Void) {
-        var next = state.withLock { state -> ParallelProgress? in
-            change(&state)
-            guard report != nil else { return nil }
-            state.changed = true
-            guard !state.reporting else { return nil }
-            state.reporting = true
-            return takeReport(&state)
-        }
+    /// Applies `event`; reports what the state machine says, with the lock released, for as
+    /// long as it says so (another thread's changes meanwhile are this thread's to report).
+    private func publish(_ event: PartTrackerState.Event) {
+        var action = state.withLock { $0.event(event) }
         var rounds = 0
-        while let progress = next {
+        while case .report(let progress) = action {
             report?(progress)
             rounds += 1
-            next = state.withLock { state -> ParallelProgress? in
-                guard state.changed, rounds < 4 else {
-                    state.reporting = false
-                    return nil
-                }
-                return takeReport(&state)
+            action = state.withLock { $0.event(.reported(rounds: rounds)) }
+        }
+    }
+}
+
+/// `PartTracker`'s state machine: the parts in flight and the running sums, and who reports.
+/// Every change is an `event` that says what to do next (`Action`); no lock, no callback.
+struct PartTrackerState: Sendable {
+    /// What happened.
+    enum Event: Sendable {
+        /// Part `index` is about to be sent for the first time.
+        case begin(Int, UploadPart)
+        /// Part `index` has sent this many bytes of its current attempt; fewer than before means
+        /// it started again. Ignored for a part not begun or already done. Counted up to the
+        /// part's length: a body as sent may be longer than the part (aws-chunked signatures,
+        /// which URLSession counts), and progress is in bytes of the source.
+        case update(Int, Int64)
+        /// Part `index` was accepted (ignored when not in flight).
+        case done(Int)
+        /// An attempt is retried.
+        case retried
+        /// The final report is due, whatever was reported before.
+        case finish
+        /// The reporter delivered its `rounds`th report in a row.
+        case reported(rounds: Int)
+    }
+
+    /// What the caller does next.
+    enum Action: Sendable, Equatable {
+        case none
+        /// Deliver this report, then send `.reported`.
+        case report(ParallelProgress)
+    }
+
+    /// Reports one thread makes in a row before it leaves the next change to the next thread.
+    static var roundsInARow: Int { 4 }
+
+    /// The parts begun and not done, by index, with their bytes sent in this attempt.
+    private(set) var inFlight: [Int: (part: UploadPart, sent: Int64)] = [:]
+    /// The sum of `inFlight`'s bytes sent.
+    private(set) var inFlightBytes: Int64 = 0
+    private(set) var doneBytes: Int64 = 0
+    private(set) var partsDone = 0
+    /// Parts known: the list's, or those a producer made so far.
+    private(set) var partsTotal: Int
+    /// Bytes of the parts known.
+    private(set) var total: Int64
+    /// The total is the list's, fixed; else it grows as parts begin.
+    let fixed: Bool
+    private(set) var retries = 0
+    /// Parts that went back to byte 0 since the last report.
+    private(set) var restarted: [UploadPart] = []
+    /// Whether anyone listens (without, nothing is reported).
+    let reports: Bool
+    /// A thread is delivering a report.
+    private(set) var reporting = false
+    /// The state changed since the report being delivered.
+    private(set) var changed = false
+
+    /// The state of a fixed list of parts, or (nil) of parts made as they go.
+    init(parts: [UploadPart]?, reports: Bool) {
+        partsTotal = parts?.count ?? 0
+        total = parts?.reduce(0) { $0 + $1.length } ?? 0
+        fixed = parts != nil
+        self.reports = reports
+    }
+
+    mutating func event(_ event: Event) -> Action {
+        switch event {
+        case .begin(let index, let part):
+            inFlight[index] = (part, 0)
+            if !fixed {
+                partsTotal += 1
+                total += part.length
             }
+            return .none
+        case .retried:
+            retries += 1
+            return .none
+        case .update(let index, let sent):
+            if let flight = inFlight[index] {
+                let sent = min(sent, flight.part.length)
+                if sent != flight.sent {
+                    if sent < flight.sent, !restarted.contains(flight.part) { restarted.append(flight.part) }
+                    inFlightBytes += sent - flight.sent
+                    inFlight[index] = (flight.part, sent)
+                }
+            }
+            return changedAction()
+        case .done(let index):
+            if let flight = inFlight.removeValue(forKey: index) {
+                inFlightBytes -= flight.sent
+                doneBytes += flight.part.length
+                partsDone += 1
+            }
+            return changedAction()
+        case .finish:
+            return changedAction()
+        case .reported(let rounds):
+            guard changed, rounds < Self.roundsInARow else {
+                reporting = false
+                return .none
+            }
+            return .report(takeReport())
         }
     }
 
-    private func takeReport(_ state: inout State) -> ParallelProgress {
+    /// After a change: report it now, or leave it to the thread reporting.
+    private mutating func changedAction() -> Action {
+        guard reports else { return .none }
+        changed = true
+        guard !reporting else { return .none }
+        reporting = true
+        return .report(takeReport())
+    }
+
+    private mutating func takeReport() -> ParallelProgress {
         defer {
-            state.changed = false
-            state.restarted = []
+            changed = false
+            restarted = []
         }
         return ParallelProgress(
-            bytesSent: state.doneBytes + state.inFlightBytes, totalBytes: state.total, partsDone: state.partsDone,
-            partsTotal: state.partsTotal, retries: state.retries, partsRestarted: state.restarted)
+            bytesSent: doneBytes + inFlightBytes, totalBytes: total, partsDone: partsDone, partsTotal: partsTotal,
+            retries: retries, partsRestarted: restarted)
     }
 }
