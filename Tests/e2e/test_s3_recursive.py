@@ -7,6 +7,7 @@ send again what the job recorded as done."""
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -326,3 +327,59 @@ def test_a_tree_over_urlsession_is_byte_exact(s3, env, tmp_path):
     assert "up to 8388608 bytes" in err and "curl transport" in err, err
     assert len(err.strip().splitlines()) == 1, err
     assert "Contents" not in s3.list_objects_v2(Bucket=BUCKET, Prefix=key)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs of its own (mounting needs root), unmounted after."""
+    path = tmp_path / "disk"
+    path.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(path)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    yield path
+    subprocess.run(["umount", str(path)], check=True)
+
+
+def test_a_full_disk_under_the_record_stops_the_job_and_fails_no_stored_file(s3, env, tmp_path, small_disk):
+    root = tmp_path / "tree"
+    root.mkdir()
+    for index in range(200):
+        (root / ("file-%03d" % index)).write_bytes(b"a")
+    # The disk full but for two pages: the record's lock file and its header take one each, and
+    # its lines fill the second.
+    with open(small_disk / "reserve", "wb") as handle:
+        handle.write(b"\0" * 8192)
+    filler = os.open(small_disk / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while os.write(filler, b"\0" * 4096) > 0:
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(filler)
+    os.unlink(small_disk / "reserve")
+    prefix = "full-%s/" % uuid.uuid4().hex[:8]
+    status, out, err = sluice(env, "s3", "cp", "--recursive", str(root), "s3://%s/%s" % (BUCKET, prefix),
+                              "--state", str(small_disk), "--progress", "none")
+    assert status == 1, err
+    assert out == ""
+    assert err.count("\n") == 1, err
+    assert "No space left on device: the job stopped starting files;" in err, err
+    assert " 0 failed;" in err and "make room for the record and run the same command again" in err, err
+    sent = int(re.search(r"; (\d+) files sent, ", err).group(1))
+    stored = bucket_listing(s3, prefix)
+    assert 1 < sent < 200 and len(stored) == sent, (sent, len(stored))
+
+
+def test_a_symlink_into_proc_is_named_once_and_skipped(s3, env, tmp_path):
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "a.txt").write_bytes(b"a")
+    os.symlink("/proc/self/status", root / "status")
+    prefix = "proc-%s/" % uuid.uuid4().hex[:8]
+    status, out, err = sluice(env, "s3", "cp", "--recursive", str(root), "s3://%s/%s" % (BUCKET, prefix), "--progress", "none")
+    assert status == 0, err
+    assert err.count(str(root / "status")) == 1, err
+    assert "status: is a file of /proc or /sys (its size is not its length), skipped" in err, err
+    assert list(bucket_listing(s3, prefix)) == ["a.txt"]
