@@ -140,12 +140,30 @@ enum S3ObjectArguments {
         return S3Pair(String(value[..<equals]), String(value[value.index(after: equals)...]))
     }
 
-    /// An ISO 8601 date and time (`2030-01-31T12:00:00Z`, or with an offset) or a date (`2030-01-31`, midnight UTC).
+    /// An ISO 8601 date and time (`2030-01-31T12:00:00Z`, `.123` seconds allowed, `Z` or an
+    /// offset up to ±14:00) or a date (`2030-01-31`, midnight UTC), each field in its range
+    /// (no 25th hour, no February 30th) and a four-digit year from 0001: what an HTTP date and
+    /// S3's retain-until date can say.
     static func date(_ value: String, option: String) throws -> Date {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: value) { return date }
-        formatter.formatOptions = [.withFullDate]
-        if let date = formatter.date(from: value) { return date }
-        throw UsageError("\(option) needs an ISO 8601 date, e.g. 2030-01-31T12:00:00Z, not '\(value)'")
+        let bad = UsageError("\(option) needs an ISO 8601 date, e.g. 2030-01-31T12:00:00Z or 2030-01-31, not '\(value.controlCharactersEscaped)'")
+        let pattern = /([0-9]{4})-([0-9]{2})-([0-9]{2})(?:T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]{1,9})?(Z|([+-])([0-9]{2}):([0-9]{2})))?/
+        guard let match = value.wholeMatch(of: pattern) else { throw bad }
+        let number = { (text: Substring?) in text.flatMap { Int($0) } ?? 0 }
+        var offset = 0
+        if let sign = match.8 {
+            let (hours, minutes) = (number(match.9), number(match.10))
+            guard hours <= 14, minutes <= 59 else { throw bad }
+            offset = (sign == "-" ? -1 : 1) * (hours * 3600 + minutes * 60)
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        guard let zone = TimeZone(secondsFromGMT: offset) else { throw bad }
+        calendar.timeZone = zone
+        let components = DateComponents(
+            calendar: calendar, timeZone: zone, year: number(match.1), month: number(match.2), day: number(match.3), hour: number(match.4),
+            minute: number(match.5), second: number(match.6))
+        guard components.year! >= 1, (0...23).contains(components.hour!), (0...59).contains(components.minute!),
+            (0...59).contains(components.second!), components.isValidDate(in: calendar), let date = calendar.date(from: components)
+        else { throw bad }
+        return date
     }
 }

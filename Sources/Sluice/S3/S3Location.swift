@@ -59,17 +59,7 @@ public struct S3Location: Sendable, Hashable, CustomStringConvertible {
 
     /// `s3://BUCKET/KEY`, with control characters in the key (a newline, a tab, DEL) written
     /// as `\u{A}`: messages about the object stay one line.
-    public var description: String {
-        var shown = ""
-        for scalar in key.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
-                shown += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-            } else {
-                shown.unicodeScalars.append(scalar)
-            }
-        }
-        return "s3://\(bucket)/\(shown)"
-    }
+    public var description: String { "s3://\(bucket)/\(key.controlCharactersEscaped)" }
 
     /// Bucket names as S3 and its look-alikes accept them: 3 to 63 characters (255 for
     /// legacy names), letters, digits, `.`, `-` and `_`.
@@ -124,5 +114,21 @@ public struct S3Location: Sendable, Hashable, CustomStringConvertible {
             }
         }
         return out
+    }
+}
+
+extension String {
+    /// This text with control characters (a newline, a tab, DEL) written as `\u{A}`: a message
+    /// that quotes it stays one line.
+    package var controlCharactersEscaped: String {
+        var shown = ""
+        for scalar in unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                shown += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
     }
 }

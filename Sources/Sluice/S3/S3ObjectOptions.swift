@@ -128,14 +128,18 @@ public struct S3ObjectOptions: Sendable, Equatable {
     ///
     /// - Throws: `S3Error.invalidOption`, one line naming the option.
     public func validate() throws(S3Error) {
+        /// `text` quoted for a one-line message.
+        func shown(_ text: String) -> String { "'\(text.controlCharactersEscaped)'" }
         var metadataBytes = 0
         for pair in metadata {
             guard !pair.key.isEmpty, pair.key.utf8.allSatisfy(Self.isTokenByte) else {
-                throw S3Error(.invalidOption, "metadata key '\(pair.key)' must be non-empty ASCII letters, digits or !#$%&'*+-.^_`|~")
+                throw S3Error(.invalidOption, "metadata key \(shown(pair.key)) must be non-empty ASCII letters, digits or !#$%&'*+-.^_`|~")
             }
             guard pair.value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
                 throw S3Error(
-                    .invalidOption, "metadata value of '\(pair.key)' is not printable ASCII: S3 would keep it RFC 2047-encoded (=?UTF-8?B?...?=), not as given; encode it yourself")
+                    .invalidOption,
+                    "metadata value of \(shown(pair.key)) is not printable ASCII: S3 would keep it RFC 2047-encoded (=?UTF-8?B?...?=), not as given; encode it yourself"
+                )
             }
             metadataBytes += pair.key.utf8.count + pair.value.utf8.count
         }
@@ -148,21 +152,28 @@ public struct S3ObjectOptions: Sendable, Equatable {
         var tagKeys: Set<String> = []
         for tag in tags {
             guard !tag.key.isEmpty, tag.key.count <= Self.tagLimit.key else {
-                throw S3Error(.invalidOption, "tag key '\(tag.key)' must be 1 ... \(Self.tagLimit.key) characters")
+                throw S3Error(.invalidOption, "tag key \(shown(tag.key)) must be 1 ... \(Self.tagLimit.key) characters")
             }
             guard tag.value.count <= Self.tagLimit.value else {
-                throw S3Error(.invalidOption, "tag value of '\(tag.key)' is \(tag.value.count) characters: S3 allows \(Self.tagLimit.value)")
+                throw S3Error(.invalidOption, "tag value of \(shown(tag.key)) is \(tag.value.count) characters: S3 allows \(Self.tagLimit.value)")
             }
-            guard tagKeys.insert(tag.key).inserted else { throw S3Error(.invalidOption, "tag key '\(tag.key)' given twice") }
+            guard (tag.key + tag.value).unicodeScalars.allSatisfy(Self.isTagCharacter) else {
+                throw S3Error(
+                    .invalidOption, "tag \(shown(tag.key + "=" + tag.value)): S3 allows letters, digits, spaces and + - = . _ : / @ in tag keys and values")
+            }
+            guard !tag.key.lowercased().hasPrefix("aws:") else {
+                throw S3Error(.invalidOption, "tag key \(shown(tag.key)): keys beginning with aws: are reserved for AWS")
+            }
+            guard tagKeys.insert(tag.key).inserted else { throw S3Error(.invalidOption, "tag key \(shown(tag.key)) given twice") }
         }
         if let acl, !Self.cannedACLs.contains(acl) {
-            throw S3Error(.invalidOption, "ACL '\(acl)' is not one of S3's canned ACLs: \(Self.cannedACLs.joined(separator: ", "))")
+            throw S3Error(.invalidOption, "ACL \(shown(acl)) is not one of S3's canned ACLs: \(Self.cannedACLs.joined(separator: ", "))")
         }
         if let owner = expectedBucketOwner, owner.count != 12 || !owner.allSatisfy(\.isASCII) || !owner.allSatisfy(\.isNumber) {
-            throw S3Error(.invalidOption, "expected bucket owner '\(owner)' is not a 12-digit account id")
+            throw S3Error(.invalidOption, "expected bucket owner \(shown(owner)) is not a 12-digit account id")
         }
         if let mode = objectLockMode, mode != "GOVERNANCE", mode != "COMPLIANCE" {
-            throw S3Error(.invalidOption, "object lock mode '\(mode)' is not GOVERNANCE or COMPLIANCE")
+            throw S3Error(.invalidOption, "object lock mode \(shown(mode)) is not GOVERNANCE or COMPLIANCE")
         }
         if (objectLockMode == nil) != (objectLockRetainUntil == nil) {
             throw S3Error(.invalidOption, "object lock mode and retain-until date go together: give both or neither")
@@ -173,14 +184,14 @@ public struct S3ObjectOptions: Sendable, Equatable {
             }
         }
         if case .ifMatch(let eTag)? = condition, eTag.isEmpty || eTag.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }) {
-            throw S3Error(.invalidOption, "If-Match ETag '\(eTag)' must be non-empty printable ASCII")
+            throw S3Error(.invalidOption, "If-Match ETag \(shown(eTag)) must be non-empty printable ASCII")
         }
         for (name, value) in [
             ("Content-Type", contentType), ("Cache-Control", cacheControl), ("Content-Disposition", contentDisposition),
             ("Content-Encoding", contentEncoding), ("Content-Language", contentLanguage), ("storage class", storageClass),
         ] {
             if let value, value.isEmpty || value.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }) {
-                throw S3Error(.invalidOption, "\(name) '\(value)' must be non-empty printable ASCII")
+                throw S3Error(.invalidOption, "\(name) \(shown(value)) must be non-empty printable ASCII")
             }
         }
     }
@@ -207,6 +218,17 @@ public struct S3ObjectOptions: Sendable, Equatable {
     }
 
     private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// A character S3 allows in a tag key or value: a letter, a digit, a space (Unicode's L,
+    /// N and Z) or one of `+ - = . _ : / @`.
+    private static func isTagCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .decimalNumber, .letterNumber,
+            .otherNumber, .spaceSeparator, .lineSeparator, .paragraphSeparator:
+            return true
+        default: return "+-=._:/@".unicodeScalars.contains(scalar)
+        }
+    }
 
     /// An RFC 7230 token character (a header name's).
     private static func isTokenByte(_ byte: UInt8) -> Bool {

@@ -138,6 +138,11 @@ import Testing
         #expect(try refusal { $0.object.tags = [S3Pair(String(repeating: "k", count: 129), "v")] } != nil)
         #expect(try refusal { $0.object.tags = [S3Pair("k", String(repeating: "v", count: 257))] } != nil)
         #expect(try refusal { $0.object.tags = [S3Pair("k", "1"), S3Pair("k", "2")] } != nil)
+        #expect(try refusal { $0.object.tags = [S3Pair("k", "data & ops")] }?.contains("S3 allows letters") == true)
+        #expect(try refusal { $0.object.tags = [S3Pair("aws:k", "v")] }?.contains("reserved") == true)
+        #expect(try refusal { $0.object.tags = [S3Pair("équipe", "données 2024 +-=._:/@")] } == nil)
+        // A value quoted in a message keeps it one line.
+        #expect(try refusal { $0.object.metadata = [S3Pair("k\ny", "v")] }?.contains("'k\\u{A}y'") == true)
         #expect(try refusal { $0.object.tags = (0..<10).map { S3Pair("k\($0)", String(repeating: "v", count: 256)) } } == nil)
         #expect(try refusal { $0.object.metadata = [S3Pair("big", String(repeating: "x", count: 2046))] }?.contains("2048") == true)
         #expect(try refusal { $0.object.metadata = [S3Pair("big", String(repeating: "x", count: 2045))] } == nil)
