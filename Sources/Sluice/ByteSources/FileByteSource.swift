@@ -130,6 +130,18 @@ public final class FileByteSource: ByteSource {
         }
     }
 
+    /// The file's size and status change time (`ctime`, nanoseconds since 1970) now, from
+    /// `fstat` of the open descriptor: the file read, whatever the path names since.
+    ///
+    /// - Throws: `ByteSourceError.system`.
+    package func currentSizeAndChangeTime() throws -> (size: Int64, change: Int64) {
+        try descriptor.use { fd in
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw ByteSourceError.system(operation: "fstat", path: path, errno: errno) }
+            return (Int64(info.st_size), info.st_ctim.nanosecondsSince1970)
+        }
+    }
+
     /// Closes the file descriptor: at once when no read is in flight, else when the last
     /// one returns. Idempotent and thread-safe; reads after it fail with `EBADF`.
     public func close() { descriptor.close() }

@@ -157,12 +157,11 @@ extension S3Client {
                 error.message += "; upload \(stored.uploadID) is gone, its stored state dropped"
                 error.uploadID = nil
             }
-            if error.code == .source, let change = Self.change(during: source) {
-                // It ended early because it shrank (or was replaced): say that, not "resume".
-                error.code = .sourceChanged
-                error.message = "the source changed while it was sent (\(change)): upload \(stored.uploadID) of \(location) was not completed; restart the upload to send it again"
+            // It ended early because it shrank (or was replaced), or the server refused bytes
+            // that changed after they were hashed: say that, not "resume" or BadDigest.
+            throw Self.changedSource(error, source) {
+                "upload \(stored.uploadID) of \(location) was not completed; restart the upload to send it again"
             }
-            throw error
         }
     }
 
@@ -301,15 +300,46 @@ extension S3Client {
         return "\(s3Algorithm.rawValue) \(theirs)"
     }
 
-    /// A single `PutObject` of a random-access source, checked for a change while it was sent.
+    /// A single `PutObject` of a random-access source: below `headerSignedBodyLimit` read
+    /// once into the buffer that is hashed and sent (`SourceSnapshot`: a file as it was at
+    /// rest, or refused); longer ones checked for a change while they were sent.
     private func putObject(
         _ source: S3Source, to location: S3Location, counters: S3Counters, meter: S3PartProgress, start: ContinuousClock.Instant
     ) async throws -> S3UploadResult {
-        let result = try await putObject(source.bytes, to: location, counters: counters, meter: meter, start: start)
+        if source.bytes.length < Self.headerSignedBodyLimit {
+            let bytes: [UInt8]
+            do { bytes = try await options.snapshot.read(source.bytes) } catch let changed as SourceSnapshot.Changed {
+                throw S3Error(
+                    .sourceChanged, "the source changed while it was read (\(changed)): nothing was sent to \(location); upload it again once it is no longer written to",
+                    underlying: changed)
+            } catch is CancellationError {
+                throw S3Error(.cancelled, "upload cancelled")
+            } catch let error as ByteSourceError {
+                throw S3Error(.source, "PutObject failed: \(error)", underlying: error)
+            }
+            return try await putObject(MemoryByteSource(bytes), to: location, counters: counters, meter: meter, start: start)
+        }
+        let result: S3UploadResult
+        do { result = try await putObject(source.bytes, to: location, counters: counters, meter: meter, start: start) } catch let error as S3Error {
+            throw Self.changedSource(error, source) { "the object \(location) was not written; upload it again" }
+        }
         if let change = Self.change(during: source) {
             throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): the object \(location) may hold old and new bytes; upload it again")
         }
         return result
+    }
+
+    /// `error` as a changed source when the file changed while it was sent and the error is
+    /// what such a change causes: a short read (`.source`), or the server's refusal of bytes
+    /// that no longer match the checksum or SHA-256 read before them (`BadDigest`,
+    /// `XAmzContentSHA256Mismatch`); else `error` unchanged.
+    static func changedSource(_ error: S3Error, _ source: S3Source, then: () -> String) -> S3Error {
+        let digestRefused = ["BadDigest", "XAmzContentSHA256Mismatch", "InvalidDigest"].contains(error.serverCode ?? "")
+        guard error.code == .source || digestRefused, let change = change(during: source) else { return error }
+        var changed = error
+        changed.code = .sourceChanged
+        changed.message = "the source changed while it was sent (\(change)): \(then())"
+        return changed
     }
 
     /// A single `PutObject`.

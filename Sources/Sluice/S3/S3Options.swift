@@ -69,6 +69,9 @@ public struct S3Options: Sendable {
     /// The most parts a stream may have; nil for S3's 10,000. Tests lower it to reach the
     /// limit with a few parts of S3's 5 MiB minimum (10,000 of them are 50 GiB).
     var partLimit: Int?
+    /// How a body sent in one request below `S3Client.headerSignedBodyLimit` is read once
+    /// (tests give it their clock, or change the file between its reads).
+    var snapshot = SourceSnapshot()
     /// Buffers, timeouts and TLS of each request.
     public var transfer = UploadOptions()
 
