@@ -105,6 +105,9 @@ struct S3SyncCommand {
         if let record = done.job?.recordFailure {
             failures.append("\(record): the job stopped starting files; make room for the record and run the same command again")
         }
+        if done.order == .hierarchical {
+            Terminal.error("sluice: s3 sync: the server lists keys as a file system does (a/b before a-b), not in S3's order: joined in its order")
+        }
         for note in notes { Terminal.error("sluice: s3 sync: \(note)") }
         for failure in failures { Terminal.error("sluice: s3 sync: \(failure)") }
         for failure in done.deleteFailures { Terminal.error("sluice: s3 sync: s3://\(destination.bucket)/\(failure)") }

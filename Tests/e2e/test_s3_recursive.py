@@ -181,6 +181,34 @@ def test_a_file_that_cannot_go_fails_alone_and_the_rerun_tries_only_it(s3, env, 
     assert bucket_listing(s3, prefix) == files
 
 
+def open_to_nobody(base):
+    """Makes everything below `base` readable by anyone, puts a copy of sluice there and a state
+    directory; returns (binary, state)."""
+    import shutil
+    for folder, dirs, names in os.walk(base):
+        for name in dirs:
+            os.chmod(os.path.join(folder, name), 0o755)
+        for name in names:
+            os.chmod(os.path.join(folder, name), 0o644)
+    binary = os.path.join(base, "sluice")
+    shutil.copy(sluice_bin(), binary)
+    os.chmod(binary, 0o755)
+    state = os.path.join(base, "state")
+    os.mkdir(state)
+    return binary, state
+
+
+def as_nobody(command, state):
+    """`command` run as `nobody` when this is root (root reads every directory), `state` its own."""
+    import shutil
+    if os.geteuid() != 0:
+        return command
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: every directory is readable")
+    os.chown(state, 65534, 65534)
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
+
+
 def test_an_unreadable_directory_fails_alone_and_the_rerun_sends_it(s3, env):
     """A directory the process may not list: one line naming it, the other files sent, exit 1;
     made readable, the same command sends only its file. Root reads everything, so as root the
@@ -199,23 +227,10 @@ def test_an_unreadable_directory_fails_alone_and_the_rerun_sends_it(s3, env):
             with open(os.path.join(root, relative), "wb") as handle:
                 handle.write(data)
             files[relative] = hashlib.sha256(data).hexdigest()
-        for folder, dirs, names in os.walk(base):
-            for name in dirs:
-                os.chmod(os.path.join(folder, name), 0o755)
-            for name in names:
-                os.chmod(os.path.join(folder, name), 0o644)
-        binary = os.path.join(base, "sluice")
-        shutil.copy(sluice_bin(), binary)
-        os.chmod(binary, 0o755)
-        state = os.path.join(base, "state")
-        os.mkdir(state)
+        binary, state = open_to_nobody(base)
         prefix = "unreadable-%s/" % uuid.uuid4().hex[:8]
         command = [binary, "s3", "cp", "-r", root, "s3://%s/%s" % (BUCKET, prefix), "--state", state, "--progress", "none"]
-        if os.geteuid() == 0:
-            if shutil.which("setpriv") is None:
-                pytest.skip("running as root without setpriv: every directory is readable")
-            os.chown(state, 65534, 65534)
-            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
+        command = as_nobody(command, state)
         run_env = dict(env, HOME=state, XDG_CACHE_HOME=state)
         locked = os.path.join(root, "locked")
         os.chmod(locked, 0)

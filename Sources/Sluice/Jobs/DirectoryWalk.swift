@@ -108,6 +108,8 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     public let root: String
     /// Whether symlinks are followed.
     public let followsSymlinks: Bool
+    /// The order files are yielded in (S3's unless a listing to join with has another).
+    public let order: KeyOrder
 
     /// One listed name.
     ///
@@ -154,16 +156,18 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     ///   - root: A directory (relative to the working directory, or absolute).
     ///   - followsSymlinks: Follow symlinks to files and directories (the default, as the
     ///     AWS CLI); false reports each symlink as passed over.
+    ///   - order: The order of the keys the files are yielded in.
     /// - Throws: `WalkIssue` when the root does not exist, is not a directory or cannot be read.
-    public init(root: String, followsSymlinks: Bool = true) throws(WalkIssue) {
+    public init(root: String, followsSymlinks: Bool = true, order: KeyOrder = .s3) throws(WalkIssue) {
         let absolute = Self.absolutePath(root)
         self.root = absolute
         self.followsSymlinks = followsSymlinks
+        self.order = order
         var info = stat()
         guard stat(absolute, &info) == 0 else { throw WalkIssue(path: root, kind: Self.kind(errno, "stat")) }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw WalkIssue(path: root, kind: .notADirectory) }
         let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-        switch Self.list(absolute, followsSymlinks: followsSymlinks) {
+        switch Self.list(absolute, followsSymlinks: followsSymlinks, order: order) {
         case .success(let entries):
             stack = [Frame(path: absolute, relative: "", identity: identity, entries: entries)]
         case .failure(let issue):
@@ -196,7 +200,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
                 if stack.contains(where: { $0.identity == identity }) {
                     return .issue(WalkIssue(path: path, kind: .symlinkLoop))
                 }
-                switch Self.list(path, followsSymlinks: followsSymlinks) {
+                switch Self.list(path, followsSymlinks: followsSymlinks, order: order) {
                 case .success(let entries):
                     stack.append(Frame(path: path, relative: relative, identity: identity, entries: entries))
                 case .failure(let issue):
@@ -208,7 +212,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     }
 
     /// The entries of one directory, each stat'ed and classified, in key order.
-    static func list(_ directory: String, followsSymlinks: Bool) -> Result<[Listed], WalkIssue> {
+    static func list(_ directory: String, followsSymlinks: Bool, order: KeyOrder = .s3) -> Result<[Listed], WalkIssue> {
         guard let handle = opendir(directory) else {
             return .failure(WalkIssue(path: directory, kind: kind(errno, "opendir")))
         }
@@ -226,7 +230,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
             if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
             entries.append(classify(bytes, in: directory, followsSymlinks: followsSymlinks))
         }
-        entries.sort { $0.sortKey.lexicographicallyPrecedes($1.sortKey) }
+        entries.sort { order.precedes($0.sortKey, $1.sortKey) }
         return .success(entries)
     }
 

@@ -73,6 +73,8 @@ public struct UploadJob: Sendable {
     public var restart = false
     /// Which files are sent, decided file by file (`s3 sync`); nil sends every file the filter takes.
     public var planner: (any UploadJobPlanner)?
+    /// The order the walk yields files in (the planner's listing's).
+    public var order = KeyOrder.s3
 
     /// A job that sends every regular file below `root`, with the defaults above.
     public init(root: String) {
@@ -97,7 +99,7 @@ public struct UploadJob: Sendable {
         to destination: some UploadJobDestination, progress: (@Sendable (UploadJobProgress) -> Void)? = nil
     ) async throws -> UploadJobResult {
         let started = ContinuousClock.now
-        var walk = try DirectoryWalk(root: root, followsSymlinks: followsSymlinks)
+        var walk = try DirectoryWalk(root: root, followsSymlinks: followsSymlinks, order: order)
         let path = journalPath(root: walk.root, destination: destination)
         let jobName = "\(walk.root) -> \(destination.jobIdentity)"
         let journal = try JobJournal(path: path, job: jobName, forgetting: restart)

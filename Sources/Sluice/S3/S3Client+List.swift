@@ -19,8 +19,33 @@ extension S3Client {
     }
 
     /// The objects under `prefix` in `bucket`, in key order, a page at a time (`S3ObjectListing`).
-    public func listObjects(bucket: String, prefix: String) -> S3ObjectListing {
-        S3ObjectListing(client: self, bucket: bucket, prefix: prefix)
+    ///
+    /// - Parameter order: The order the server is expected to list in (S3's by default).
+    public func listObjects(bucket: String, prefix: String, order: KeyOrder = .s3) -> S3ObjectListing {
+        S3ObjectListing(client: self, bucket: bucket, prefix: prefix, order: order)
+    }
+}
+
+/// A listing whose keys do not come in the order expected: a merge-join against it would take
+/// present objects for missing ones.
+public struct S3ListingOutOfOrder: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The listing: `s3://BUCKET/PREFIX`.
+    public var listing: String
+    /// The key listed before `key`.
+    public var previous: String
+    /// The key that came after `previous` but does not follow it in the expected order.
+    public var key: String
+    /// The order expected.
+    public var expected: KeyOrder
+
+    /// Whether the two keys are in the other order `KeyOrder` knows (a server that lists as a
+    /// file system does, as SeaweedFS).
+    public var fitsHierarchical: Bool {
+        expected == .s3 && KeyOrder.hierarchical.precedes(previous.utf8, key.utf8)
+    }
+
+    public var description: String {
+        "the server's ListObjectsV2 of \(listing) is not in \(expected == .s3 ? "S3's" : "a file system's") key order (\(key.debugDescription) after \(previous.debugDescription))"
     }
 }
 
@@ -28,9 +53,9 @@ extension S3Client {
 /// the next page asked for while this one is used.
 ///
 /// Memory is two pages (1,000 keys each), whatever the number of objects. Keys must come in
-/// strictly ascending byte order (S3's order) and under the prefix: a listing that goes back, or
-/// whose pages do not advance, fails instead of being trusted (a merge-join against it would
-/// otherwise take present objects for missing ones).
+/// strictly ascending `order` (S3's byte order by default) and under the prefix: a listing that
+/// goes back, or whose pages do not advance, fails instead of being trusted (a merge-join
+/// against it would otherwise take present objects for missing ones).
 ///
 /// - Important: One task at a time calls `next`; call `close` when done with it early, so the
 ///   page asked for ahead is cancelled and joined.
@@ -40,6 +65,8 @@ public struct S3ObjectListing: Sendable {
     public let bucket: String
     /// The prefix listed.
     public let prefix: String
+    /// The order the keys must come in.
+    public let order: KeyOrder
 
     private var page: [S3ListedObject] = []
     private var index = 0
@@ -50,15 +77,17 @@ public struct S3ObjectListing: Sendable {
     /// Pages read so far.
     public private(set) var pages = 0
 
-    init(client: S3Client, bucket: String, prefix: String) {
+    init(client: S3Client, bucket: String, prefix: String, order: KeyOrder) {
         self.client = client
         self.bucket = bucket
         self.prefix = prefix
+        self.order = order
     }
 
     /// The next object, nil after the last.
     ///
-    /// - Throws: `S3Error` from the request, or `.malformedResponse` for a listing out of order.
+    /// - Throws: `S3Error` from the request (`.malformedResponse` for keys outside the prefix),
+    ///   `S3ListingOutOfOrder` for keys out of `order`.
     public mutating func next() async throws -> S3ListedObject? {
         while index == page.count {
             guard let task = nextRequest() else { return nil }
@@ -84,11 +113,10 @@ public struct S3ObjectListing: Sendable {
         guard key.starts(with: prefix.utf8) else {
             throw S3Error(.malformedResponse, "the server's ListObjectsV2 of s3://\(bucket)/\(prefix) lists \(object.key.debugDescription), which is not under the prefix")
         }
-        if let lastKey, !lastKey.lexicographicallyPrecedes(key) {
-            throw S3Error(
-                .malformedResponse,
-                "the server's ListObjectsV2 of s3://\(bucket)/\(prefix) is not in key order (\(object.key.debugDescription) after \(String(decoding: lastKey, as: UTF8.self).debugDescription))"
-            )
+        if let lastKey, !order.precedes(lastKey, key) {
+            throw S3ListingOutOfOrder(
+                listing: "s3://\(bucket)/\(prefix)", previous: String(decoding: lastKey, as: UTF8.self), key: object.key,
+                expected: order)
         }
         lastKey = key
         return object

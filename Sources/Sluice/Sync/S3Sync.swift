@@ -52,6 +52,9 @@ public struct S3Sync: Sendable {
         public var deleteFailures: [S3DeleteFailure]
         /// Why nothing was deleted, when objects were to go and were not.
         public var withheld: Withheld?
+        /// The order the server lists keys in: `.hierarchical` when it was found to list as a
+        /// file system does (SeaweedFS), and the sync started again in that order.
+        public var order = KeyOrder.s3
     }
 
     /// Runs the sync to `destination`.
@@ -63,20 +66,38 @@ public struct S3Sync: Sendable {
     ///     deletions once their request answered), from the calling task.
     ///   - progress: The job's progress.
     /// - Throws: `WalkIssue` for a root that cannot be walked, `S3Error` when the listing or a
-    ///   deletion request fails, the job's errors (`CancellationError` when cancelled).
+    ///   deletion request fails, `S3ListingOutOfOrder` for a listing in neither order
+    ///   `KeyOrder` knows, the job's errors (`CancellationError` when cancelled).
+    ///
+    /// A server that lists keys as a file system does (SeaweedFS: `a/b` before `a-b`) is found
+    /// out when the listing shows two such keys: the sync then starts again in that order.
+    /// Nothing was deleted before (deletions wait for the end) and a dry run's decisions are
+    /// told once the join ended; a real run may have sent again a few files it took for missing.
     public func run(
         to destination: S3JobDestination, dryRun: Bool, decided: @escaping @Sendable (SyncDecision) -> Void,
         progress: (@Sendable (UploadJobProgress) -> Void)? = nil
     ) async throws -> Result {
+        do {
+            return try await run(to: destination, order: .s3, dryRun: dryRun, decided: decided, progress: progress)
+        } catch let error as S3ListingOutOfOrder where error.fitsHierarchical {
+            return try await run(to: destination, order: .hierarchical, dryRun: dryRun, decided: decided, progress: progress)
+        }
+    }
+
+    /// One pass of `run` in `order`.
+    func run(
+        to destination: S3JobDestination, order: KeyOrder, dryRun: Bool, decided: @escaping @Sendable (SyncDecision) -> Void,
+        progress: (@Sendable (UploadJobProgress) -> Void)?
+    ) async throws -> Result {
         // The root first: a path that is not a directory is reported before any request.
-        var walk = try DirectoryWalk(root: job.root, followsSymlinks: job.followsSymlinks)
+        var walk = try DirectoryWalk(root: job.root, followsSymlinks: job.followsSymlinks, order: order)
         let planner = try S3SyncPlanner(
-            listing: destination.client.listObjects(bucket: destination.bucket, prefix: destination.prefix),
+            listing: destination.client.listObjects(bucket: destination.bucket, prefix: destination.prefix, order: order),
             prefix: destination.prefix, filter: job.filter, root: walk.root, comparison: comparison, deletes: deletes,
-            decided: decided)
+            holdsUploads: dryRun, decided: decided)
         var result = Result(
             job: nil, toSend: 0, unchanged: 0, walkFailures: [], notes: [], toDelete: 0, deleted: 0, deleteFailures: [],
-            withheld: nil)
+            withheld: nil, order: order)
         do {
             try await planner.start()
             if dryRun {
@@ -95,11 +116,13 @@ public struct S3Sync: Sendable {
             } else {
                 var job = self.job
                 job.planner = planner
+                job.order = order
                 let done = try await job.run(to: destination, progress: progress)
                 result.job = done
                 result.walkFailures = done.failures.compactMap { $0.error as? WalkIssue }
             }
             try await planner.finish()
+            try await planner.tellHeldUploads()
         } catch {
             await planner.close()
             throw error

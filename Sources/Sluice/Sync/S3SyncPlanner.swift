@@ -22,7 +22,12 @@ actor S3SyncPlanner: UploadJobPlanner {
     private let root: String
     private let comparison: SyncComparison
     private let spool: KeySpool?
+    /// Upload decisions held until the join ended (a dry run: a listing found out of order
+    /// makes the sync start again, and what it decided before is not to be told).
+    private let heldUploads: KeySpool?
     private let decided: @Sendable (SyncDecision) -> Void
+    /// The order of the listing, and of the walk.
+    let order: KeyOrder
     /// Files found to send.
     private(set) var toSend = 0
     /// Files whose object holds them.
@@ -35,12 +40,15 @@ actor S3SyncPlanner: UploadJobPlanner {
     ///   - root: The walk's absolute root (for filter patterns that start with `/`).
     ///   - comparison: When a file is sent over its object.
     ///   - deletes: Whether objects with no file are kept for deletion.
-    ///   - decided: Told each upload decision as it is made.
+    ///   - holdsUploads: Hold the upload decisions until `tellHeldUploads` (a dry run).
+    ///   - decided: Told each upload decision as it is made, or when told to tell them.
     init(
         listing: S3ObjectListing, prefix: String, filter: PathFilter, root: String, comparison: SyncComparison, deletes: Bool,
-        decided: @escaping @Sendable (SyncDecision) -> Void
+        holdsUploads: Bool, decided: @escaping @Sendable (SyncDecision) -> Void
     ) throws {
         self.listing = listing
+        order = listing.order
+        heldUploads = holdsUploads ? try KeySpool() : nil
         self.prefix = prefix
         self.filter = filter
         self.root = root
@@ -72,7 +80,7 @@ actor S3SyncPlanner: UploadJobPlanner {
     func shouldSend(_ file: WalkedFile, as name: String) async throws -> Bool {
         var match: S3ListedObject?
         while let object = try await peek() {
-            if object.key.utf8.lexicographicallyPrecedes(name.utf8) {
+            if order.precedes(object.key.utf8, name.utf8) {
                 try passOver(object)
                 advance()
                 continue
@@ -88,8 +96,21 @@ actor S3SyncPlanner: UploadJobPlanner {
             return false
         }
         toSend += 1
-        decided(.upload(path: file.path, key: name, reason: reason))
+        if let heldUploads {
+            for field in [file.path, name, reason.rawValue] { try heldUploads.append(field) }
+        } else {
+            decided(.upload(path: file.path, key: name, reason: reason))
+        }
         return true
+    }
+
+    /// Tells the upload decisions held, in the order they were made.
+    func tellHeldUploads() throws {
+        guard let heldUploads else { return }
+        defer { heldUploads.close() }
+        while let path = try heldUploads.next(), let key = try heldUploads.next(), let reason = try heldUploads.next() {
+            decided(.upload(path: path, key: key, reason: SyncComparison.Reason(rawValue: reason) ?? .missing))
+        }
     }
 
     /// An object the join passed with no file: kept for deletion unless the filter leaves its
@@ -120,6 +141,7 @@ actor S3SyncPlanner: UploadJobPlanner {
     func close() async {
         await closeListing()
         spool?.close()
+        heldUploads?.close()
     }
 
     /// Objects found with no file, to delete.

@@ -8,7 +8,7 @@ public enum SyncComparison: Sendable, Equatable {
     case sizeOnly
 
     /// Why a file is sent.
-    public enum Reason: Sendable, Equatable {
+    public enum Reason: String, Sendable, Equatable {
         /// No object has its key.
         case missing
         /// The object's size differs from the file's.

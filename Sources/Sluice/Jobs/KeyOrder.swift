@@ -1,0 +1,21 @@
+/// An order of object keys (and of the paths a `DirectoryWalk` yields): what a merge-join of a
+/// walk against a listing needs both sides to share.
+public enum KeyOrder: Sendable, Equatable {
+    /// S3's: the keys' UTF-8 bytes (`a-b` < `a.txt` < `a/b`).
+    case s3
+    /// A file system's, as servers on one list (SeaweedFS): component by component, so a
+    /// directory's keys come before the names that extend its name (`a/b` < `a-b` < `a.txt`):
+    /// the bytes, with `/` below every other byte.
+    case hierarchical
+
+    /// Whether `a` comes before `b`.
+    public func precedes(_ a: some Sequence<UInt8>, _ b: some Sequence<UInt8>) -> Bool {
+        switch self {
+        case .s3: return a.lexicographicallyPrecedes(b)
+        case .hierarchical:
+            return a.lexicographicallyPrecedes(b) { x, y in
+                (x == 0x2F ? 0 : Int(x) + 1) < (y == 0x2F ? 0 : Int(y) + 1)
+            }
+        }
+    }
+}
