@@ -50,6 +50,7 @@ public struct S3ServerError: Error, Sendable, Equatable {
         case 405: return "MethodNotAllowed"
         case 411: return "MissingContentLength"
         case 412: return "PreconditionFailed"
+        case 417: return "ExpectationFailed"
         case 500: return "InternalError"
         case 501: return "NotImplemented"
         case 503: return "ServiceUnavailable"
@@ -96,6 +97,9 @@ public struct S3ServerError: Error, Sendable, Equatable {
             return "this machine's clock is too far from the server's (RequestTimeTooSkewed)"
         case "ExpiredToken", "TokenRefreshRequired":
             return "the session token has expired (\(code))"
+        case "ExpectationFailed":
+            // Before: "417 HTTP417".
+            return "the server refused the request's Expect: 100-continue (417 Expectation Failed)\(detail): the body was not taken, and the request was not sent again without it"
         case "PermanentRedirect", "AuthorizationHeaderMalformed":
             return "the bucket is in another region (\(code))\(detail): give the bucket's region"
         default:

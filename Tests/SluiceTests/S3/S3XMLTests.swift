@@ -76,6 +76,14 @@ struct S3XMLTests {
         #expect(throws: S3Error.self) { try S3PartsPage(xml: Data("<ListPartsResult><Part><ETag>x</ETag></Part></ListPartsResult>".utf8)) }
     }
 
+    /// A 417 without an error document (a server refusing `Expect: 100-continue` on a part)
+    /// says what happened, not "417 HTTP417".
+    @Test func aRefusedExpectationSaysWhatHappened() {
+        let message = S3ServerError(status: 417, body: Data()).error(status: 417, action: "UploadPart", partNumber: 2).message
+        #expect(message.hasPrefix("UploadPart of part 2 failed: 417 the server refused the request's Expect: 100-continue (417 Expectation Failed)"), "\(message)")
+        #expect(!message.contains("HTTP417"))
+    }
+
     /// SeaweedFS lists a part sent again once for each send, in no order, with whole-second
     /// `LastModified`s: the latest entries count (several when they tie), as S3 keeps the last.
     @Test func theLatestEntryOfAPartSentTwiceCounts() throws {
