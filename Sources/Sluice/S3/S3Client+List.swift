@@ -7,7 +7,10 @@ extension S3Client {
 
     /// One page of `ListObjectsV2` of `prefix` in `bucket`, URL-encoded (any key comes through).
     ///
-    /// - Parameter token: The previous page's `nextContinuationToken`; nil for the first page.
+    /// - Parameters:
+    ///   - bucket: The bucket to list.
+    ///   - prefix: The keys listed start with it (empty: every key).
+    ///   - token: The previous page's `nextContinuationToken`; nil for the first page.
     /// - Throws: `S3Error` (`.server` with `NoSuchBucket` for a bucket that does not exist).
     public func listObjectsPage(bucket: String, prefix: String, token: String?) async throws -> S3ObjectsPage {
         var query = [SigV4QueryItem("list-type", "2"), SigV4QueryItem("encoding-type", "url"), SigV4QueryItem("prefix", prefix)]
@@ -20,7 +23,10 @@ extension S3Client {
 
     /// The objects under `prefix` in `bucket`, in key order, a page at a time (`S3ObjectListing`).
     ///
-    /// - Parameter order: The order the server is expected to list in (S3's by default).
+    /// - Parameters:
+    ///   - bucket: The bucket to list.
+    ///   - prefix: The keys listed start with it (empty: every key).
+    ///   - order: The order the server is expected to list in (S3's by default).
     public func listObjects(bucket: String, prefix: String, order: KeyOrder = .s3) -> S3ObjectListing {
         S3ObjectListing(client: self, bucket: bucket, prefix: prefix, order: order)
     }

@@ -31,7 +31,8 @@ final class KeySpool {
         guard let file, !reading else { preconditionFailure("KeySpool.append after reading began or after close") }
         var length = UInt32(key.utf8.count).littleEndian
         var bytes = Array(key.utf8)
-        let ok = withUnsafeBytes(of: &length) { fwrite($0.baseAddress, 1, 4, file) == 4 }
+        let ok =
+            withUnsafeBytes(of: &length) { fwrite($0.baseAddress, 1, 4, file) == 4 }
             && bytes.withUnsafeMutableBytes { $0.isEmpty || fwrite($0.baseAddress, 1, $0.count, file) == $0.count }
         guard ok else { throw KeySpoolError(operation: "write", errno: errno) }
         count += 1

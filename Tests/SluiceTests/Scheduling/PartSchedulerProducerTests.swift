@@ -57,7 +57,11 @@ struct PartSchedulerProducerTests {
         _ = await waiter.next()  // the producer waits for part 2's bytes
         release.continuation.yield()  // part 1 fails for good
         // The test's time limit cancels the run too (a regression ends there, not in a hang).
-        let result = await withTaskCancellationHandler { await run.result } onCancel: { run.cancel() }
+        let result = await withTaskCancellationHandler {
+            await run.result
+        } onCancel: {
+            run.cancel()
+        }
         guard case .failure(let error as UploadError) = result else {
             Issue.record("the run ended as \(result), not with part 1's failure")
             return
