@@ -35,26 +35,23 @@ struct SeaweedPeer {
 
     /// What is stored under `key`, read back by boto3 (`Tests/Peers/s3_object.py`).
     func stored(key: String) async throws -> (status: Int, sha256: String?, size: Int64?) {
-        let answer =
-            try await runPythonPeer(
-                "s3_object.py",
-                input: [
-                    "endpoint": endpoint.absoluteString, "region": region, "access_key": credentials.accessKeyID,
-                    "secret_key": credentials.secretAccessKey, "bucket": bucket, "key": key,
-                ]) as? [String: Any] ?? [:]
+        let answer = try await readBack(["key": key])
         return ((answer["status"] as? Int) ?? -1, answer["sha256"] as? String, (answer["size"] as? NSNumber)?.int64Value)
     }
 
     /// The SHA-256 of every object under `prefix`, by key below it, read back by boto3 in one process.
     func stored(under prefix: String) async throws -> [String: String] {
-        let answer =
-            try await runPythonPeer(
-                "s3_object.py",
-                input: [
-                    "endpoint": endpoint.absoluteString, "region": region, "access_key": credentials.accessKeyID,
-                    "secret_key": credentials.secretAccessKey, "bucket": bucket, "prefix": prefix,
-                ]) as? [String: Any] ?? [:]
+        let answer = try await readBack(["prefix": prefix])
         return answer["objects"] as? [String: String] ?? [:]
+    }
+
+    /// `Tests/Peers/s3_object.py`'s answer for this bucket and `what` (a key or a prefix).
+    private func readBack(_ what: [String: String]) async throws -> [String: Any] {
+        let input: [String: String] = [
+            "endpoint": endpoint.absoluteString, "region": region, "access_key": credentials.accessKeyID,
+            "secret_key": credentials.secretAccessKey, "bucket": bucket,
+        ]
+        return try await runPythonPeer("s3_object.py", input: input.merging(what) { _, new in new }) as? [String: Any] ?? [:]
     }
 
     /// The object's bytes through a presigned GET (for objects stored without a Content-Encoding).
