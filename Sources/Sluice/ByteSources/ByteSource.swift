@@ -38,7 +38,7 @@ extension ByteSource {
         return done
     }
 
-    /// Reads `range` into a new array; for tests and small sources.
+    /// Reads `range` into a new array; for tests and small sources (`SourceSnapshot`).
     public func bytes(in range: Range<Int64>) throws -> [UInt8] {
         var result = [UInt8](repeating: 0, count: Int(range.count))
         let count = try result.withUnsafeMutableBytes { try readFully(into: $0, at: range.lowerBound) }

@@ -64,7 +64,7 @@ struct SourceSnapshot: Sendable {
     ///   the read, or is too far ahead of the clock; `ByteSourceError` when the read fails or
     ///   the source ends early; `CancellationError` while it waits.
     func read(_ source: any ByteSource) async throws -> [UInt8] {
-        guard let file = source as? FileByteSource else { return try Self.readWhole(source) }
+        guard let file = source as? FileByteSource else { return try source.bytes(in: 0..<source.length) }
         let opened = file.timesInNanoseconds.change
         let granularity = Self.granularity(changeTime: opened)
         let wait = opened + granularity - clock.now()
@@ -75,7 +75,7 @@ struct SourceSnapshot: Sendable {
             try await clock.sleep(.nanoseconds(wait))
         }
         try Self.check(file, opened: opened, when: "since it was opened")
-        let bytes = try Self.readWhole(file)
+        let bytes = try file.bytes(in: 0..<file.length)
         afterRead?()
         try Self.check(file, opened: opened, when: "while it was read")
         return bytes
@@ -86,19 +86,6 @@ struct SourceSnapshot: Sendable {
         guard now.size == file.length, now.change == opened else {
             throw Changed(reason: "it was written to \(when): its change time moved")
         }
-    }
-
-    private static func readWhole(_ source: any ByteSource) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: Int(source.length))
-        try bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let count = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]), at: Int64(offset))
-                guard count > 0 else { throw ByteSourceError.endedEarly(offset: Int64(offset), expected: source.length) }
-                offset += count
-            }
-        }
-        return bytes
     }
 
     private static func seconds(_ nanoseconds: Int64) -> String {
