@@ -2,11 +2,13 @@
 peers that scripts/test.sh starts (nginx, the fault server), read from the environment."""
 
 import hashlib
+import http.server
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -20,6 +22,21 @@ def sluice_bin():
     if not os.access(path, os.X_OK):
         pytest.exit("no sluice binary at %s: build first or set SLUICE_BIN" % path, returncode=2)
     return path
+
+
+class LocalServer:
+    """A test's own small server: `handler` (a BaseHTTPRequestHandler class) served on 127.0.0.1
+    at a free port from daemon threads; `close()` stops it. For answers no real peer sends."""
+
+    def __init__(self, handler):
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def run(*args, stdin=None, input_bytes=None, timeout=300):

@@ -19,7 +19,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import REPO, need_env, sluice_bin
+from conftest import REPO, LocalServer, need_env, sluice_bin
 from test_s3_cli import BUCKET, MIB, env, key, s3, sluice, weed  # noqa: F401 (fixtures)
 
 sys.path.insert(0, os.path.join(REPO, "Tests", "Peers"))
@@ -559,14 +559,11 @@ class EndlessAnswer:
 
             def log_message(self, *args):
                 pass
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.local = LocalServer(Handler)
+        self.url = self.local.url
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.local.close()
 
 
 def test_a_tus_answer_that_never_ends_fails_at_1_mib(tmp_path):

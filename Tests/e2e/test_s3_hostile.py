@@ -10,12 +10,11 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
-from conftest import sluice_bin
+from conftest import LocalServer, sluice_bin
 from conftest import REPO
 from test_s3_cli import BUCKET, MIB, env, key, object_sha256, s3, sluice, uploads_of, weed  # noqa: F401 (fixtures)
 
@@ -260,13 +259,11 @@ class OtherOrigin:
 
             def log_message(self, *args):
                 pass
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.local = LocalServer(Handler)
+        self.url = self.local.url
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.local.close()
 
 
 def _redirect(status, other):

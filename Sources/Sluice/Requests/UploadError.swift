@@ -103,11 +103,12 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
         return UploadError(.sourceFailed, "the source ended early: \(cause)", totalBytes: totalBytes, offset: offset, underlying: cause)
     }
 
-    /// One line: what happened, the status, bytes sent of total, the cause; any password in
-    /// a URL shown as `***`.
+    /// One line: what happened, the status, bytes sent of total (not for a request with no
+    /// body: a GET's "0 of 0 bytes sent" tells nothing), the cause; any password in a URL
+    /// shown as `***`.
     public var description: String {
         var line = message
-        if let bytesSent {
+        if let bytesSent, bytesSent > 0 || totalBytes != 0 {
             line += " (\(bytesSent) of \(totalBytes.map(String.init) ?? "unknown") bytes sent)"
         }
         return Redaction.secrets(in: line)

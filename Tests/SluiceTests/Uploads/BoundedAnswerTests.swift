@@ -35,4 +35,13 @@ struct BoundedAnswerTests {
         try Array("01234".utf8).withUnsafeBytes { try receiver.receive($0) }
         #expect(throws: UploadError.self) { try Array("5".utf8).withUnsafeBytes { try receiver.receive($0) } }
     }
+
+    /// A request with no body (a listing's GET) refused for its answer says nothing of bytes
+    /// sent; one with a body keeps the count.
+    @Test func aRequestWithNoBodyDoesNotCountBytesSent() {
+        let listing = UploadError(.responseTooLarge, "the answer is too long", status: 200, bytesSent: 0, totalBytes: 0)
+        #expect(listing.description == "the answer is too long")
+        let part = UploadError(.responseTooLarge, "the answer is too long", status: 200, bytesSent: 0, totalBytes: 5)
+        #expect(part.description == "the answer is too long (0 of 5 bytes sent)")
+    }
 }
