@@ -24,12 +24,13 @@ import base64
 import hashlib
 import json
 import random
-import signal
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from peer_serve import serve
 
 EXPECTED_AUTH = "Basic " + base64.b64encode(b"user:secret").decode()
 GATHERED = threading.Condition()
@@ -187,16 +188,10 @@ class Sink(BaseHTTPRequestHandler):
 
 
 def main():
-    # A parent may hand down a mask that blocks SIGTERM (Foundation's Process does): undo it.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, signal.valid_signals())
     ThreadingHTTPServer.request_queue_size = 256
     server = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
     server.daemon_threads = True
-    print(server.server_address[1], flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve(server)
 
 
 if __name__ == "__main__":

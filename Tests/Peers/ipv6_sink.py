@@ -7,6 +7,8 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from peer_serve import serve
+
 SEEN = {"requests": 0}
 LOCK = threading.Lock()
 
@@ -57,8 +59,7 @@ def main():
         server = Server(("::1", 0), Sink)
     except OSError:
         return 3
-    print(server.server_address[1], flush=True)
-    server.serve_forever()
+    serve(server)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,12 @@ The first line on stdout is the port it listens on.
 import argparse
 import hashlib
 import json
-import signal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import python_multipart
 from python_multipart.multipart import parse_options_header
+
+from peer_serve import serve
 
 CHUNK = 1 << 20
 
@@ -169,24 +170,13 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main() -> None:
-    # A parent may have blocked or ignored SIGTERM (Foundation's Process spawns from a
-    # dispatch thread that blocks most signals); being stopped by PID must work.
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     arguments = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     arguments.add_argument("--port", type=int, default=0)
     arguments.add_argument("--host", default="127.0.0.1")
     options = arguments.parse_args()
     server = ThreadingHTTPServer((options.host, options.port), Handler)
     server.daemon_threads = True
-    print(server.server_address[1], flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve(server)
 
 
 if __name__ == "__main__":

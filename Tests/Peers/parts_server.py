@@ -23,7 +23,6 @@ answer, without `Connection: close`: a keep-alive server that drops idle connect
 """
 import hashlib
 import json
-import signal
 import socket
 import struct
 import sys
@@ -31,6 +30,8 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from peer_serve import serve
 
 LOCK = threading.Condition()
 STATS = {"connections": 0, "requests": 0, "attempts": {}, "held": 0, "peak_held": 0, "peak_lag": 0.0}
@@ -168,13 +169,7 @@ class Parts(BaseHTTPRequestHandler):
 
 
 def main():
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, signal.valid_signals())
-    server = Server(("127.0.0.1", 0), Parts)
-    print(server.server_address[1], flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve(Server(("127.0.0.1", 0), Parts))
 
 
 if __name__ == "__main__":

@@ -14,13 +14,14 @@ Signatures are not checked (SeaweedFS does that in the other tests); the decoded
 import hashlib
 import json
 import re
-import signal
 import socket
 import struct
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from peer_serve import serve
 
 LOCK = threading.Lock()
 STATS = {"parts": {}, "attempts": {}}
@@ -102,13 +103,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, signal.valid_signals())
-    server = Server(("127.0.0.1", 0), Handler)
-    print(server.server_address[1], flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve(Server(("127.0.0.1", 0), Handler))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from peer_serve import serve
+
 lock = threading.Lock()
 uploads = {}  # id -> {"length": int, "offset": int}
 config = {"statuses": [], "store": ".", "max_size": 1 << 40}
@@ -138,8 +140,8 @@ def main():
     config["statuses"] = [int(s) for s in args.patch_statuses.split(",") if s]
     os.makedirs(args.store, exist_ok=True)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    print(f"PORT {server.server_address[1]}", flush=True)
-    server.serve_forever()
+    server.daemon_threads = True
+    serve(server, "PORT %d")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from peer_serve import serve
+
 LOCK = threading.Lock()
 STATS = {"patches": 0, "heads": 0, "patch_bytes": 0}
 
@@ -70,8 +72,7 @@ def main():
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    print("PORT %d" % server.server_address[1], flush=True)
-    server.serve_forever()
+    serve(server, "PORT %d")
 
 
 if __name__ == "__main__":
