@@ -126,7 +126,7 @@ tsan_tests() {
     timeout -k 30 "${SLUICE_TSAN_BUILD_TIMEOUT:-1800}" swift build --build-tests --sanitize=thread "${TSAN_SCRATCH[@]}" \
         || return 1
     timeout -k 30 "${SLUICE_SWIFT_TEST_TIMEOUT:-1200}" swift test --skip-build --sanitize=thread "${TSAN_SCRATCH[@]}" \
-        --filter 'ByteRing|BoundStream|InputStreamSource|FoundationStreamChannel|LoopbackReceiver|FileLifetime|SpecialFile|AWSChunked|TransferEngine|EngineLifecycle|ParallelUpload|PartProgress|PartScheduler|PartTracker|CurlProducer|ReadAheadEngine|S3StreamPool|S3StreamRetry|RequestBudget|JobJournal' 2>&1 | tee "$log"
+        --filter 'ByteRing|BoundStream|InputStreamSource|FoundationStreamChannel|LoopbackReceiver|FileLifetime|SpecialFile|AWSChunked|TransferEngine|EngineLifecycle|ParallelUpload|PartProgress|PartScheduler|PartTracker|CurlProducer|ReadAheadEngine|S3StreamPool|S3StreamRetry|RequestBudget|JobJournal|BlockingPool' 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     reports=$(grep -c 'WARNING: ThreadSanitizer' "$log")
     if ((reports > 0)); then

@@ -74,11 +74,15 @@ struct SourceSnapshot: Sendable {
             }
             try await clock.sleep(.nanoseconds(wait))
         }
-        try Self.check(file, opened: opened, when: "since it was opened")
-        let bytes = try file.bytes(in: 0..<file.length)
-        afterRead?()
-        try Self.check(file, opened: opened, when: "while it was read")
-        return bytes
+        // The looks and the read wait on the disk: on the blocking pool's threads.
+        let afterRead = afterRead
+        return try await BlockingPool.shared.run {
+            try Self.check(file, opened: opened, when: "since it was opened")
+            let bytes = try file.bytes(in: 0..<file.length)
+            afterRead?()
+            try Self.check(file, opened: opened, when: "while it was read")
+            return bytes
+        }
     }
 
     private static func check(_ file: FileByteSource, opened: Int64, when: String) throws {

@@ -99,10 +99,14 @@ public struct UploadJob: Sendable {
         to destination: some UploadJobDestination, progress: (@Sendable (UploadJobProgress) -> Void)? = nil
     ) async throws -> UploadJobResult {
         let started = ContinuousClock.now
-        var walk = try DirectoryWalk(root: root, followsSymlinks: followsSymlinks, order: order)
+        // The walk's readdir and stat calls, and the record's reads, writes and fsyncs, wait on
+        // the blocking pool's threads, not the cooperative pool's.
+        let pool = BlockingPool.shared
+        let (root, followsSymlinks, order, restart) = (root, followsSymlinks, order, restart)
+        var walk = try await pool.run { try DirectoryWalk(root: root, followsSymlinks: followsSymlinks, order: order) }
         let path = journalPath(root: walk.root, destination: destination)
         let jobName = "\(walk.root) -> \(destination.jobIdentity)"
-        let journal = try JobJournal(path: path, job: jobName, forgetting: restart)
+        let journal = try await pool.run { try JobJournal(path: path, job: jobName, forgetting: restart) }
         let tracker = UploadJobTracker(report: progress)
         let limit = max(1, concurrency)
         var failures: [UploadJobFailure] = []
@@ -128,7 +132,7 @@ public struct UploadJob: Sendable {
                         }
                     }
                 }
-                walking: while recordFailure == nil, let entry = walk.next() {
+                walking: while recordFailure == nil, let entry = try await Self.next(&walk, on: pool) {
                     try Task.checkCancellation()
                     switch entry {
                     case .issue(let issue) where issue.isDeliberate:
@@ -173,22 +177,34 @@ public struct UploadJob: Sendable {
                 }
             }
         } catch {
-            try? journal.close()
+            _ = try? await pool.run(ignoringCancellation: true) { try journal.close() }
             throw error
         }
         let complete = failures.isEmpty && recordFailure == nil
         if complete {
-            journal.remove()
+            _ = try? await pool.run(ignoringCancellation: true) { journal.remove() }
         } else if recordFailure != nil {
-            try? journal.close()
+            _ = try? await pool.run(ignoringCancellation: true) { try journal.close() }
         } else {
-            try journal.close()
+            try await pool.run(ignoringCancellation: true) { try journal.close() }
         }
         let snapshot = tracker.snapshot()
         return UploadJobResult(
             uploaded: uploaded, unchanged: unchanged, kept: kept, failures: failures, recordFailure: recordFailure, notes: notes,
             bytesSent: snapshot.bytesDone - snapshot.bytesAlreadyDone, bytesAlreadyThere: snapshot.bytesAlreadyDone,
             elapsed: (ContinuousClock.now - started) / .seconds(1), recordKept: !complete ? path : nil)
+    }
+
+    /// The walk's next entry, read on `pool` (a directory is listed, `readdir` and `stat`, when
+    /// the walk enters it).
+    static func next(_ walk: inout DirectoryWalk, on pool: BlockingPool) async throws -> WalkEntry? {
+        let current = walk
+        let (entry, advanced) = try await pool.run {
+            var walk = current
+            return (walk.next(), walk)
+        }
+        walk = advanced
+        return entry
     }
 
     /// Sends one file and records it; a failure is an outcome, never a thrown error (the other
@@ -205,7 +221,15 @@ public struct UploadJob: Sendable {
                 tracker.update(slot, bytes)
             }
             var unrecorded: JournalError?
-            do throws(JournalError) { try journal.append(JobJournal.Entry(file, result: sent.answer)) } catch { unrecorded = error }
+            // Recorded even when the job is being cancelled: the file is stored.
+            let entry = JobJournal.Entry(file, result: sent.answer)
+            do {
+                try await BlockingPool.shared.run(ignoringCancellation: true) { try journal.append(entry) }
+            } catch let error as JournalError {
+                unrecorded = error
+            } catch {
+                unrecorded = JournalError(path: journal.path, problem: .closed, record: JobJournal.Entry.recordName)
+            }
             tracker.finished(slot, file.size, alreadyThere: sent.bytesAlreadyThere)
             return .sent(unrecorded: unrecorded)
         } catch is UploadJobKept {

@@ -81,7 +81,8 @@ extension S3Client {
         defer { lock.release() }
         var record: S3UploadRecord?
         do {
-            record = try store.load(endpoint: endpoint, bucket: location.bucket, key: location.key, source: source.identity)
+            let (bucket, key, identity) = (location.bucket, location.key, source.identity)
+            record = try await BlockingPool.shared.run { try store.load(endpoint: endpoint, bucket: bucket, key: key, source: identity) }
         } catch let error as S3Error where error.code == .state && options.restart {
             // Unreadable (truncated, edited): a restart forgets it. The upload it named, if
             // any, is no longer known here; `abort` without an id lists and removes it.
@@ -128,7 +129,8 @@ extension S3Client {
                 createdAt: Date().timeIntervalSince1970)
             created.checksumType = options.effectiveChecksumType
             created.customerKeyFingerprint = options.object.customerKey?.fingerprint
-            do { try store.save(created) } catch var error as S3Error {
+            // Written (and synced) whether or not the task is cancelled meanwhile: the upload exists.
+            do { try await BlockingPool.shared.run(ignoringCancellation: true) { [created] in try store.save(created) } } catch var error as S3Error {
                 // Nothing could resume it: abort it, and say so instead of naming it as kept.
                 if (try? await abortMultipartUpload(location, uploadID: uploadID, counters: counters)) != nil {
                     error.uploadID = nil

@@ -24,7 +24,8 @@ extension S3PresignedPartsUpload {
             throw S3Error(.invalidOption, "concurrency must be 1 ... 256 and retries not negative", uploadID: uploadID)
         }
         let start = ContinuousClock.now
-        let journal = try S3PresignedPartsJournal(self)
+        // The record is read (and created, synced) on the blocking pool's threads.
+        let journal = try await BlockingPool.shared.run { [self] in try S3PresignedPartsJournal(self) }
         // The record stays for a rerun (synced here); a success closes it first, to say a failed sync.
         defer { try? journal.close() }
         let count = plan.partCount ?? 1
@@ -49,7 +50,7 @@ extension S3PresignedPartsUpload {
                 .sourceChanged, "the source changed while it was sent (\(change)): the parts of upload \(uploadID) may hold old and new bytes; send it again",
                 uploadID: uploadID)
         }
-        try journal.close()
+        try await BlockingPool.shared.run(ignoringCancellation: true) { try journal.close() }
         return S3PresignedPartsResult(
             uploadID: uploadID, parts: (1...count).map { done[$0]! }, partsSkipped: skipped, bytesSent: counters.bytesSent,
             retries: counters.retries, renewedURLs: renewals.withLock { $0 }, elapsed: S3Client.seconds(since: start))

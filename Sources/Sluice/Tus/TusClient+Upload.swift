@@ -100,7 +100,8 @@ final class TusUploadJob {
     /// Picks up the stored upload of this source, if any: checks the fingerprint, asks the
     /// server for its offset.
     private func resumeStored(store: TusStateStore, fingerprint: TusFingerprint) async throws {
-        guard let record = try store.load(endpoint: endpointKey, identity: source.identity) else { return }
+        let (endpointKey, identity) = (endpointKey, source.identity)
+        guard let record = try await BlockingPool.shared.run({ try store.load(endpoint: endpointKey, identity: identity) }) else { return }
         if let difference = fingerprint.difference(from: record.fingerprint) {
             throw TusError(
                 .sourceChanged,
@@ -176,10 +177,11 @@ final class TusUploadJob {
                 uploadURL = url
                 created = true
                 if let store, let fingerprint {
-                    try store.save(
-                        TusRecord(
-                            endpoint: endpointKey, identity: source.identity, uploadURL: url.absoluteString,
-                            fingerprint: fingerprint, createdAt: Date().timeIntervalSince1970))
+                    // Written (and synced) whether or not the task is cancelled meanwhile: the upload exists.
+                    let record = TusRecord(
+                        endpoint: endpointKey, identity: source.identity, uploadURL: url.absoluteString,
+                        fingerprint: fingerprint, createdAt: Date().timeIntervalSince1970)
+                    try await BlockingPool.shared.run(ignoringCancellation: true) { try store.save(record) }
                 }
                 if firstCount > 0 {
                     if let text = response.header("Upload-Offset"), let confirmed = Int64(text), (0...length).contains(confirmed) {
