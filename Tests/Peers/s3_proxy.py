@@ -142,6 +142,8 @@ class FaultProxy(_LoopbackProxy):
         proxy.fail_part(3, 503, "SlowDown", times=1)    # part 3's first attempt gets a 503 SlowDown
         proxy.clear_failures()                          # no more of those
         proxy.reset_part(3, after=1 << 20, times=1)     # part 3's first attempt is reset after 1 MiB of body
+        proxy.refuse_expect(2, then="drain", times=1)   # part 2's first attempt with Expect: 100-continue
+                                                        # gets 417 after 256 KiB of body (as /expect-417)
         proxy.rewrite["complete"] = edit                # edit(status, headers, body) -> (status, headers, body)
         proxy.policy = require_sse_kms                  # policy(action, headers) -> None or (status, code, message)
         proxy.attempts                                  # {part number: requests that carried it}
@@ -158,8 +160,10 @@ class FaultProxy(_LoopbackProxy):
         self.rewrite = {}
         self.policy = None
         self.refused = []
+        self.refused_expectations = []
         self._failures = {}
         self._resets = {}
+        self._expect_refusals = {}
         self._serving = 0
         self._idle = threading.Condition()
         super().__init__(upstream_port, upstream_host)
@@ -179,6 +183,16 @@ class FaultProxy(_LoopbackProxy):
         """Resets (RST) the next `times` attempts of part `number` after `after` body bytes."""
         with self.lock:
             self._resets[number] = [after, times]
+
+    def refuse_expect(self, number, then="drain", after=256 << 10, times=1):
+        """The next `times` attempts of part `number` that carry `Expect: 100-continue` get no
+        `100 Continue`: `after` body bytes are read (the client sends them once its wait for the
+        100 ends), then a 417 without `Connection: close`, as Tests/Peers/fault_server.py's
+        /expect-417 answers. then="drain": the rest of the body is read and dropped and the
+        connection kept (a keep-alive server); then="close": the connection is closed at once.
+        An attempt without Expect (the client's second try) goes upstream as any other."""
+        with self.lock:
+            self._expect_refusals[number] = [then, after, times]
 
     def _connected(self, client):
         with self._idle:
@@ -244,12 +258,26 @@ class FaultProxy(_LoopbackProxy):
                         self.attempts[number] = self.attempts.get(number, 0) + 1
                     failure = self._take(self._failures, number) if number is not None else None
                     reset = self._take(self._resets, number) if number is not None else None
-                    if failure or reset:
+                    expects = lowered.get("expect", "").lower() == "100-continue"
+                    refusal = self._take(self._expect_refusals, number) if number is not None and expects else None
+                    if failure or reset or refusal:
                         self.injected += 1
-                if lowered.get("expect", "").lower() == "100-continue":
-                    client.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
                 chunked = "chunked" in lowered.get("transfer-encoding", "").lower()
                 length = int(lowered.get("content-length", "0") or 0)
+                if refusal is not None:
+                    then, after = refusal[0], refusal[1]
+                    with self.lock:
+                        self.refused_expectations.append(number)
+                    taken = len(self._read_chunked(rfile, limit=after)) if chunked else len(rfile.read(min(after, length)))
+                    self._count(number, taken)
+                    client.sendall(b"HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n")
+                    if then == "close":
+                        return
+                    rest = self._read_chunked(rfile) if chunked else rfile.read(max(0, length - taken))
+                    self._count(number, len(rest))
+                    continue
+                if expects:
+                    client.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
                 if reset is not None:
                     body = rfile.read(min(reset[0], length))
                     self._count(number, len(body))
@@ -310,9 +338,10 @@ class FaultProxy(_LoopbackProxy):
                 self.part_bytes[number] = self.part_bytes.get(number, 0) + count
 
     @staticmethod
-    def _read_chunked(rfile):
+    def _read_chunked(rfile, limit=None):
+        """A chunked body's raw bytes; with `limit`, at least that many (or all) of them."""
         raw = b""
-        while True:
+        while limit is None or len(raw) < limit:
             size_line = rfile.readline(65537)
             raw += size_line
             size = int(size_line.split(b";")[0].strip(), 16)
@@ -323,6 +352,7 @@ class FaultProxy(_LoopbackProxy):
                     if trailer in (b"\r\n", b"\n", b""):
                         return raw
             raw += rfile.read(size + 2)
+        return raw
 
     @staticmethod
     def _answer(client, status, headers, body, length=None):

@@ -152,11 +152,24 @@ extension CurlTransfer {
             let status = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
             // A final answer begins the answer's clock, even before the body is all sent.
             if status >= 200 { onLoop.answer.begin(at: .now) }
+            if status == 417 { rewindForResendAfterRefusedExpectation() }
             responseBody.begin(status: status)
         } else if let colon = line.firstIndex(of: ":"), HTTPSyntax.isToken(line[..<colon]) {
             onLoop.responseHeaders.append(HTTPHeader(name: String(line[..<colon]), value: String(line[line.index(after: colon)...])))
         }
         return count
+    }
+
+    /// A 417 to `Expect: 100-continue`: libcurl sends the request again without Expect. When the
+    /// server closed the connection with its 417, libcurl 7.88 does so without rewinding the body:
+    /// the second request declares the whole `Content-Length` and carries only the rest, the
+    /// server waits for bytes that never come, and the attempt ends only at the stall timeout.
+    /// A random-access body starts again at byte 0 here, as libcurl's own rewind does when the
+    /// server drained the refused body (its seek to 0 then finds the body there). Another body
+    /// cannot start again: its resend fails as before.
+    private func rewindForResendAfterRefusedExpectation() {
+        guard case .random = onLoop.reader else { return }
+        onLoop.position = 0
     }
 
     /// CURLOPT_WRITEFUNCTION: hands the response body to `responseBody` (kept or streamed);
