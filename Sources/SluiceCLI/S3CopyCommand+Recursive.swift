@@ -28,12 +28,31 @@ extension S3CopyCommand {
             return nil
         }
         var job = UploadJob(root: source)
-        job.filter = PathFilter(walk.filters)
+        job.filter = PathFilter(walk.filters, shard: walk.shard)
         job.followsSymlinks = walk.followsSymlinks
+        if let filesFrom = walk.filesFrom {
+            do { job.list = try readList(filesFrom) } catch {
+                Terminal.error("sluice: \(command): --files-from \(filesFrom): \(error); nothing was sent")
+                return nil
+            }
+        }
         job.concurrency = options.concurrency
         job.restart = options.restart
         if let state = options.stateDirectory { job.stateDirectory = state + "/jobs" }
         return (S3JobDestination(client: client, location: location), job)
+    }
+
+    /// The list `--files-from` names (`-`: stdin), read whole and checked before any request.
+    ///
+    /// - Throws: `PathListError`, or `ListUnopened` when the file cannot be opened.
+    func readList(_ name: String) throws -> PathList {
+        guard name != "-" else {
+            return try PathList(reading: STDIN_FILENO, root: source, separator: walk.separator, followsSymlinks: walk.followsSymlinks)
+        }
+        let descriptor = open(name, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ListUnopened(errno: errno) }
+        defer { close(descriptor) }
+        return try PathList(reading: descriptor, root: source, separator: walk.separator, followsSymlinks: walk.followsSymlinks)
     }
 
     /// A job's progress for `printer`: drawn at most every 100 ms (reports come from every
@@ -105,5 +124,14 @@ extension S3CopyCommand {
         case .failure(let error):
             return Self.jobFailed(error, command: "s3 cp")
         }
+    }
+}
+
+/// `--files-from FILE` could not be opened.
+struct ListUnopened: Error, CustomStringConvertible {
+    var errno: Int32
+    var description: String {
+        let text = String(cString: strerror(errno))
+        return "cannot open it: " + text.prefix(1).lowercased() + text.dropFirst()
     }
 }

@@ -40,6 +40,20 @@ struct S3CopyCommand {
             OptionSpec("--include", value: "GLOB", help: "with -r: which files (the AWS CLI's rules: the last match wins)"),
             OptionSpec("--exclude", value: "GLOB", help: "with -r: which files not (the AWS CLI's rules: the last match wins)"),
             OptionSpec("--no-follow-symlinks", help: "with -r: skip symlinks (followed by default, loops reported)"),
+            OptionSpec(
+                "--shard", value: "K/N",
+                help: """
+                    with -r: only the files whose path falls in shard K of N (K from 0 to N-1,
+                    as JOB_COMPLETION_INDEX; a SHA-256 of the path, the same on every machine);
+                    each shard keeps its own record
+                    """),
+            OptionSpec(
+                "--files-from", value: "FILE",
+                help: """
+                    with -r: the files FILE names (- for stdin), one path a line relative to
+                    SOURCE, instead of a walk; any order; nothing is sent if one names no file
+                    """),
+            OptionSpec("-0", "--null", help: "with --files-from: the paths end in NUL bytes (find -print0), not newlines"),
         ] + S3ObjectArguments.options,
         notes: "An interrupted upload of a file resumes when the same command runs again.")
 
@@ -57,6 +71,13 @@ struct S3CopyCommand {
         var recursive = false
         var filters: [PathFilter.Rule] = []
         var followsSymlinks = true
+        var shard: KeyShard?
+        /// `--files-from`: a path, or `-` for stdin.
+        var filesFrom: String?
+        var separator = PathList.Separator.newline
+
+        /// Whether an option other than `--recursive` itself was given.
+        var isSet: Bool { !filters.isEmpty || !followsSymlinks || shard != nil || filesFrom != nil || separator != .newline }
     }
 
     /// What the options of `s3 cp` set, gathered as they are scanned (`s3 sync` takes them too).
@@ -74,6 +95,12 @@ struct S3CopyCommand {
             case "--include": walk.filters.append(.include(GlobPattern(value)))
             case "--exclude": walk.filters.append(.exclude(GlobPattern(value)))
             case "--no-follow-symlinks": walk.followsSymlinks = false
+            case "--shard":
+                do { walk.shard = try KeyShard(parsing: value) } catch { throw UsageError("\(error)") }
+            case "--files-from":
+                guard !value.isEmpty else { throw UsageError("--files-from needs a file, or - for stdin") }
+                walk.filesFrom = value
+            case "--null": walk.separator = .nul
             case "--part-size": options.partSize = try ByteCount.parse(value)
             case "--concurrency":
                 guard let count = Int(value), (1...256).contains(count) else { throw UsageError("--concurrency needs a count, 1 ... 256") }
@@ -116,11 +143,12 @@ struct S3CopyCommand {
         let (options, progress, walk, transport) = (settings.options, settings.progress, settings.walk, settings.transport)
         guard parsed.positionals.count == 2 else { throw UsageError("s3 cp needs SOURCE and s3://BUCKET/KEY") }
         source = parsed.positionals[0]
+        if walk.separator != .newline, walk.filesFrom == nil { throw UsageError("--null goes with --files-from") }
         if walk.recursive {
             try Self.checkDirectory(source)
         } else {
-            guard walk.filters.isEmpty, walk.followsSymlinks else {
-                throw UsageError("--include, --exclude and --no-follow-symlinks go with --recursive")
+            guard !walk.isSet else {
+                throw UsageError("--include, --exclude, --no-follow-symlinks, --shard and --files-from go with --recursive")
             }
             _ = try SourceSpecification(parsing: source)  // a malformed SOURCE is a usage error (2)
         }

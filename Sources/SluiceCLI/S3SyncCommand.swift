@@ -20,8 +20,9 @@ struct S3SyncCommand {
             OptionSpec(
                 "--delete",
                 help: """
-                    delete objects under PREFIX with no file (after the filters),
-                    1,000 a request; never when the walk could not read a path
+                    delete objects under PREFIX with no file (after the filters; with --shard,
+                    only objects in the shard), 1,000 a request; never when the walk could not
+                    read a path; not with --files-from
                     """),
             OptionSpec("--max-delete", value: "N", help: "with --delete: delete nothing when more than N objects are to go"),
             OptionSpec("--size-only", help: "send a file only when its object is missing or of another size"),
@@ -54,6 +55,7 @@ struct S3SyncCommand {
         }
         guard parsed.positionals.count == 2 else { throw UsageError("s3 sync needs DIR and s3://BUCKET/PREFIX/") }
         if maximumDeletes != nil, !deletes { throw UsageError("--max-delete goes with --delete") }
+        if deletes, settings.walk.filesFrom != nil { throw UsageError("\(S3Sync.DeletesNeedAWalk())") }
         try S3CopyCommand.checkDirectory(parsed.positionals[0], command: "s3 sync")
         settings.walk.recursive = true
         copy = try S3CopyCommand(settings: settings, parsed: parsed)

@@ -6,6 +6,9 @@
 ///
 /// The AWS CLI joins the root directory and the pattern into one pattern, so a root whose name
 /// holds `*`, `?` or `[` matches differently there; here the root is always literal.
+///
+/// With a `shard` (`--shard K/N`), a path the rules take is taken only when it falls in that
+/// shard: a job's files and, for `s3 sync --delete`, the objects it may delete.
 public struct PathFilter: Sendable, Equatable {
     /// One rule: what a match decides.
     public enum Rule: Sendable, Equatable {
@@ -17,10 +20,13 @@ public struct PathFilter: Sendable, Equatable {
 
     /// The rules, in the order given (later rules win).
     public var rules: [Rule]
+    /// Only the paths that fall in this shard; nil for every path.
+    public var shard: KeyShard?
 
-    /// A filter that takes every file.
-    public init(_ rules: [Rule] = []) {
+    /// A filter with `rules` (none: every file), in `shard` (nil: all of them).
+    public init(_ rules: [Rule] = [], shard: KeyShard? = nil) {
         self.rules = rules
+        self.shard = shard
     }
 
     /// Whether the file at `relativePath` (`/`-separated, below `root`) is taken.
@@ -46,6 +52,7 @@ public struct PathFilter: Sendable, Equatable {
             }
             if pattern.matches(subject) { included = verdict }
         }
-        return included
+        guard included, let shard else { return included }
+        return shard.contains(relativePath)
     }
 }

@@ -75,16 +75,27 @@ public struct UploadJob: Sendable {
     public var planner: (any UploadJobPlanner)?
     /// The order the walk yields files in (the planner's listing's).
     public var order = KeyOrder.s3
+    /// The files to send, from a list (`--files-from`), instead of a walk of `root` (the
+    /// list's root); `filter` applies to them too.
+    public var list: PathList?
 
     /// A job that sends every regular file below `root`, with the defaults above.
     public init(root: String) {
         self.root = root
     }
 
+    /// The name of this job's record: the root and the destination, and the shard, so that
+    /// each shard of a job (`--shard K/N`) keeps a record of its own and a rerun resumes it.
+    func jobName(root absoluteRoot: String, destination: any UploadJobDestination) -> String {
+        "\(absoluteRoot) -> \(destination.jobIdentity)" + (filter.shard.map { " shard \($0)" } ?? "")
+    }
+
     /// The journal of this job at `destination`.
     func journalPath(root absoluteRoot: String, destination: any UploadJobDestination) -> String {
         let store = RecordStore<String>(directory: stateDirectory ?? RecordStore<String>.defaultDirectory("jobs"))
-        return String(store.path("job", absoluteRoot, destination.jobIdentity).dropLast(".json".count)) + ".journal"
+        var parts = ["job", absoluteRoot, destination.jobIdentity]
+        if let shard = filter.shard { parts.append("shard \(shard)") }
+        return String(store.path(parts).dropLast(".json".count)) + ".journal"
     }
 
     /// Runs the job.
@@ -93,19 +104,20 @@ public struct UploadJob: Sendable {
     ///   - destination: Where the files go and what their names are there (`S3JobDestination`).
     ///   - progress: Called as files start and finish and bytes go out, from any thread.
     /// - Returns: What was sent, skipped and failed.
-    /// - Throws: `WalkIssue` when the root cannot be walked, `JobJournalError` when the record
-    ///   cannot be kept, `CancellationError` when the task is cancelled (the record is kept).
+    /// - Throws: `WalkIssue` when the root cannot be walked, `PathListError` when the list cannot
+    ///   be sorted, `JobJournalError` when the record cannot be kept, `CancellationError` when
+    ///   the task is cancelled (the record is kept).
     public func run(
         to destination: some UploadJobDestination, progress: (@Sendable (UploadJobProgress) -> Void)? = nil
     ) async throws -> UploadJobResult {
         let started = ContinuousClock.now
-        // The walk's readdir and stat calls, and the record's reads, writes and fsyncs, wait on
-        // the blocking pool's threads, not the cooperative pool's.
+        // The walk's readdir and stat calls (or the list's reads), and the record's reads,
+        // writes and fsyncs, wait on the blocking pool's threads, not the cooperative pool's.
         let pool = BlockingPool.shared
-        let (root, followsSymlinks, order, restart) = (root, followsSymlinks, order, restart)
-        var walk = try await pool.run { try DirectoryWalk(root: root, followsSymlinks: followsSymlinks, order: order) }
+        let restart = restart
+        var walk = try await pool.run { [self] in try JobFiles(self, order: order) }
         let path = journalPath(root: walk.root, destination: destination)
-        let jobName = "\(walk.root) -> \(destination.jobIdentity)"
+        let jobName = jobName(root: walk.root, destination: destination)
         let journal = try await pool.run { try JobJournal(path: path, job: jobName, forgetting: restart) }
         let tracker = UploadJobTracker(report: progress)
         let limit = max(1, concurrency)
@@ -196,8 +208,8 @@ public struct UploadJob: Sendable {
     }
 
     /// The walk's next entry, read on `pool` (a directory is listed, `readdir` and `stat`, when
-    /// the walk enters it).
-    static func next(_ walk: inout DirectoryWalk, on pool: BlockingPool) async throws -> WalkEntry? {
+    /// the walk enters it; a list's spool is read).
+    static func next(_ walk: inout JobFiles, on pool: BlockingPool) async throws -> WalkEntry? {
         let current = walk
         let (entry, advanced) = try await pool.run {
             var walk = current

@@ -25,7 +25,10 @@ package struct RecordStore<Record: Codable>: Sendable {
     }
 
     /// The file for the record keyed by `parts` (a hash of them: any text is a safe key).
-    package func path(_ parts: String...) -> String {
+    package func path(_ parts: String...) -> String { path(parts) }
+
+    /// The file for the record keyed by `parts` (a hash of them: any text is a safe key).
+    package func path(_ parts: [String]) -> String {
         let digest = Digest(.sha256)
         digest.update(Array(parts.joined(separator: "\n").utf8))
         return directory + "/" + digest.finalizeHex().prefix(32) + ".json"

@@ -24,6 +24,18 @@ public struct S3Sync: Sendable {
         self.job = job
     }
 
+    /// `deletes` with a list of files (`UploadJob.list`, `--files-from`): refused, since a list
+    /// names what to send, not everything the prefix is to hold, and so cannot show an object
+    /// to have no file.
+    public struct DeletesNeedAWalk: Error, Sendable, CustomStringConvertible {
+        /// The refusal.
+        public init() {}
+
+        public var description: String {
+            "--delete does not go with --files-from: a list names files to send, not all that the prefix is to hold"
+        }
+    }
+
     /// Why objects with no file were not deleted.
     public enum Withheld: Sendable, Equatable {
         /// The walk could not read `count` paths: their objects would look like orphans.
@@ -67,7 +79,8 @@ public struct S3Sync: Sendable {
     ///   - progress: The job's progress.
     /// - Throws: `WalkIssue` for a root that cannot be walked, `S3Error` when the listing or a
     ///   deletion request fails, `S3ListingOutOfOrder` for a listing in neither order
-    ///   `KeyOrder` knows, the job's errors (`CancellationError` when cancelled).
+    ///   `KeyOrder` knows, `DeletesNeedAWalk` for `deletes` with a list of files, the job's
+    ///   errors (`CancellationError` when cancelled).
     ///
     /// A server that lists keys as a file system does (SeaweedFS: `a/b` before `a-b`) is found
     /// out when the listing shows two such keys: the sync then starts again in that order.
@@ -77,6 +90,7 @@ public struct S3Sync: Sendable {
         to destination: S3JobDestination, dryRun: Bool, decided: @escaping @Sendable (SyncDecision) -> Void,
         progress: (@Sendable (UploadJobProgress) -> Void)? = nil
     ) async throws -> Result {
+        if deletes, job.list != nil { throw DeletesNeedAWalk() }
         do {
             return try await run(to: destination, order: .s3, dryRun: dryRun, decided: decided, progress: progress)
         } catch let error as S3ListingOutOfOrder where error.fitsHierarchical {
@@ -90,7 +104,7 @@ public struct S3Sync: Sendable {
         progress: (@Sendable (UploadJobProgress) -> Void)?
     ) async throws -> Result {
         // The root first: a path that is not a directory is reported before any request.
-        var walk = try DirectoryWalk(root: job.root, followsSymlinks: job.followsSymlinks, order: order)
+        var walk = try JobFiles(job, order: order)
         let planner = try S3SyncPlanner(
             listing: destination.client.listObjects(bucket: destination.bucket, prefix: destination.prefix, order: order),
             prefix: destination.prefix, filter: job.filter, root: walk.root, comparison: comparison, deletes: deletes,

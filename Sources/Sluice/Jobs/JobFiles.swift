@@ -1,0 +1,38 @@
+/// The files of an `UploadJob` in the order of their keys: a walk of its root, or the files of
+/// its list (`UploadJob.list`, `--files-from`).
+struct JobFiles: Sendable {
+    /// The root's absolute path.
+    let root: String
+    private var source: Source
+
+    private enum Source: Sendable {
+        case walk(DirectoryWalk)
+        case list(PathList.Files)
+    }
+
+    /// The files of `job`, in `order`.
+    ///
+    /// - Throws: `WalkIssue` when the root cannot be walked; `PathListError` when the list
+    ///   cannot be sorted in `order`.
+    init(_ job: UploadJob, order: KeyOrder) throws {
+        if let list = job.list {
+            root = list.root
+            source = .list(try list.files(in: order))
+        } else {
+            let walk = try DirectoryWalk(root: job.root, followsSymlinks: job.followsSymlinks, order: order)
+            root = walk.root
+            source = .walk(walk)
+        }
+    }
+
+    /// The next file or issue; nil at the end.
+    mutating func next() -> WalkEntry? {
+        switch source {
+        case .walk(var walk):
+            defer { source = .walk(walk) }
+            return walk.next()
+        case .list(let files):
+            return files.next()
+        }
+    }
+}

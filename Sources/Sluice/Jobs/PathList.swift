@@ -1,0 +1,320 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The files of a job named by a list (`--files-from FILE|-`) instead of a walk of its root:
+/// read once, checked whole before anything is sent, and yielded in key order as a walk yields
+/// them, in bounded memory however long the list.
+///
+/// - The list is paths relative to the root, one a line or (`Separator.nul`, from `find
+///   -print0` or `git ls-files -z`) separated by NUL bytes, which lets a name hold a newline.
+///   Each path is taken byte for byte (no trimming); empty entries are passed over; `.` and
+///   empty components are dropped (`./a//b` is `a/b`); a path named twice is sent once.
+/// - Every path must name a regular file below the root (symlinks followed unless
+///   `followsSymlinks` is false), each `stat`ed as the list is read: a path that is absolute,
+///   leaves the root (`..`), is not UTF-8, is longer than `maximumPathBytes`, or names no file
+///   (missing, a directory, a FIFO, unreadable) fails the whole list (`PathListError`, with the
+///   first such path and how many there were), so nothing is sent from a list with a mistake.
+/// - A list need not be sorted: it is sorted on disk (`RecordSorter`, an external merge sort in
+///   an unnamed temporary file) into the order of the keys, so the merge-join of `s3 sync`
+///   works on it; memory is about 8 MiB whatever its length (10 million paths spool about
+///   one GiB of temporary disk).
+/// - Sizes and times are those seen when the list was read, as a walk's are those seen when a
+///   directory was listed.
+public final class PathList: Sendable {
+    /// How the list's paths are separated.
+    public enum Separator: Sendable, Equatable {
+        /// One path a line (`\n`); a NUL byte in the list is an error (it asks for `.nul`).
+        case newline
+        /// Paths end in a NUL byte (`find -print0`): a name may hold a newline.
+        case nul
+    }
+
+    /// The root's absolute path, as a `DirectoryWalk` makes it.
+    public let root: String
+    /// The files, in S3 key order (the path as key, the file's `stat` as payload).
+    private let sorted: SortedRecords
+
+    /// The longest path a list may hold, in bytes (Linux's `PATH_MAX`).
+    public static let maximumPathBytes = 4096
+
+    /// Reads the list from `descriptor` to its end and checks every path.
+    ///
+    /// - Parameters:
+    ///   - descriptor: Where the list is read from (a file, or stdin); not closed.
+    ///   - root: The directory the paths are relative to.
+    ///   - separator: How the paths are separated.
+    ///   - followsSymlinks: Follow symlinks to files (the default); false refuses them.
+    /// - Throws: `PathListError` for a list with a path that names no file below the root, or
+    ///   that cannot be read or spooled.
+    public init(reading descriptor: Int32, root: String, separator: Separator, followsSymlinks: Bool = true) throws(PathListError) {
+        let absolute = DirectoryWalk.absolutePath(root)
+        self.root = absolute
+        var sorter: RecordSorter
+        do throws(SpoolError) { sorter = try RecordSorter(order: .s3) } catch { throw PathListError(problem: .spool(error), count: 1) }
+        var reader = EntryReader(descriptor: descriptor, separator: separator == .nul ? 0 : 0x0A)
+        var first: PathListError.Problem?
+        var count = 0
+        func refuse(_ problem: PathListError.Problem) {
+            count += 1
+            if first == nil { first = problem }
+        }
+        while true {
+            let entry: EntryReader.Entry
+            do throws(Errno) {
+                guard let next = try reader.next() else { break }
+                entry = next
+            } catch {
+                throw PathListError(problem: .unreadable(errno: error.code), count: 1)
+            }
+            switch entry {
+            case .tooLong(let start): refuse(.tooLong(start: String(decoding: start, as: UTF8.self)))
+            case .path(let bytes):
+                switch Self.check(bytes, separator: separator) {
+                case .refused(let problem): refuse(problem)
+                case .empty: continue
+                case .relative(let relative):
+                    let listed = DirectoryWalk.classify(relative, in: absolute, followsSymlinks: followsSymlinks)
+                    let path = DirectoryWalk.join(absolute, String(decoding: relative, as: UTF8.self))
+                    switch listed.kind {
+                    case .file(let size, let modified, let changed, let device, let inode):
+                        let payload = FilePayload(size: size, modified: modified, changed: changed, device: device, inode: inode)
+                        do throws(SpoolError) { try sorter.add(key: relative, payload: payload.bytes) } catch {
+                            throw PathListError(problem: .spool(error), count: 1)
+                        }
+                    case .directory: refuse(.isADirectory(path))
+                    case .issue(let kind): refuse(.notAFile(WalkIssue(path: path, kind: kind)))
+                    }
+                }
+            }
+        }
+        if let first { throw PathListError(problem: first, count: count) }
+        do throws(SpoolError) { sorted = try sorter.finish() } catch { throw PathListError(problem: .spool(error), count: 1) }
+    }
+
+    /// An entry of a list, checked.
+    enum Checked: Equatable {
+        /// An empty entry: passed over.
+        case empty
+        /// The path made relative and plain (`.` and empty components dropped).
+        case relative([UInt8])
+        /// Why the entry cannot be taken.
+        case refused(PathListError.Problem)
+    }
+
+    /// An entry of a list, checked.
+    static func check(_ bytes: [UInt8], separator: Separator) -> Checked {
+        let shown = String(decoding: bytes, as: UTF8.self)
+        if separator == .newline, bytes.contains(0) { return .refused(.holdsNUL) }
+        guard String(validating: bytes, as: UTF8.self) != nil else { return .refused(.notUTF8(shown)) }
+        if bytes.first == 0x2F { return .refused(.absolute(shown)) }
+        var components: [ArraySlice<UInt8>] = []
+        for component in bytes.split(separator: 0x2F, omittingEmptySubsequences: true) {
+            if component.elementsEqual([0x2E]) { continue }
+            if component.elementsEqual([0x2E, 0x2E]) { return .refused(.leavesRoot(shown)) }
+            components.append(component)
+        }
+        guard !components.isEmpty else { return bytes.isEmpty ? .empty : .refused(.notAFilePath(shown)) }
+        return .relative(Array(components.joined(separator: [0x2F])))
+    }
+
+    /// The files, in `order`, each once, as a walk yields them.
+    ///
+    /// - Throws: `PathListError` when the list cannot be sorted again (`.hierarchical`: a
+    ///   temporary file of its own).
+    func files(in order: KeyOrder) throws(PathListError) -> Files {
+        guard order != sorted.order else { return Files(root: root, merge: sorted.merged()) }
+        do throws(SpoolError) {
+            var again = try RecordSorter(order: order)
+            var merge = sorted.merged()
+            while let (key, payload) = try merge.next() { try again.add(key: key, payload: payload) }
+            return Files(root: root, merge: try again.finish().merged())
+        } catch {
+            throw PathListError(problem: .spool(error), count: 1)
+        }
+    }
+
+    /// A list's files, in key order, each once: what a job takes instead of a walk. A class, so
+    /// that a copy of a `JobFiles` handed to the blocking pool and back does not copy its
+    /// read buffers.
+    // @unchecked: one task at a time reads it (the job awaits each call it hands to the pool).
+    final class Files: @unchecked Sendable {
+        let root: String
+        private var merge: RecordMerge
+        private var last: [UInt8]?
+        private var ended = false
+
+        init(root: String, merge: RecordMerge) {
+            self.root = root
+            self.merge = merge
+        }
+
+        /// The next file; after a failure to read the spool, one issue saying so, then nil.
+        func next() -> WalkEntry? {
+            guard !ended else { return nil }
+            do throws(SpoolError) {
+                while let (key, payload) = try merge.next() {
+                    if key == last { continue }
+                    last = key
+                    let relative = String(decoding: key, as: UTF8.self)
+                    let file = FilePayload(payload)
+                    return .file(
+                        WalkedFile(
+                            path: DirectoryWalk.join(root, relative), relativePath: relative, size: file.size,
+                            modified: file.modified, changed: file.changed, device: file.device, inode: file.inode))
+                }
+                ended = true
+                return nil
+            } catch {
+                ended = true
+                return .issue(WalkIssue(path: root, kind: .system(operation: "the list of files: \(error.operation)", errno: error.errno)))
+            }
+        }
+    }
+}
+
+/// What a `PathList` keeps of a file's `stat`: 40 bytes, little-endian.
+struct FilePayload {
+    var size: Int64
+    var modified: Int64
+    var changed: Int64
+    var device: UInt64
+    var inode: UInt64
+
+    init(size: Int64, modified: Int64, changed: Int64, device: UInt64, inode: UInt64) {
+        (self.size, self.modified, self.changed, self.device, self.inode) = (size, modified, changed, device, inode)
+    }
+
+    init(_ bytes: [UInt8]) {
+        func word(_ index: Int) -> UInt64 {
+            (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[index * 8 + $1]) << (8 * UInt64($1)) }
+        }
+        self.init(
+            size: Int64(bitPattern: word(0)), modified: Int64(bitPattern: word(1)), changed: Int64(bitPattern: word(2)),
+            device: word(3), inode: word(4))
+    }
+
+    var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(40)
+        for word in [UInt64(bitPattern: size), UInt64(bitPattern: modified), UInt64(bitPattern: changed), device, inode] {
+            withUnsafeBytes(of: word.littleEndian) { out.append(contentsOf: $0) }
+        }
+        return out
+    }
+}
+
+/// The entries of a list, read from a descriptor 64 KiB at a time and split at a separator;
+/// an entry longer than `PathList.maximumPathBytes` is not held (its first bytes are).
+struct EntryReader {
+    enum Entry {
+        case path([UInt8])
+        /// An entry too long to be a path, by its first bytes.
+        case tooLong(start: [UInt8])
+    }
+
+    let descriptor: Int32
+    let separator: UInt8
+    private var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    private var available = 0..<0
+    private var current: [UInt8] = []
+    private var overlong = false
+    private var ended = false
+
+    init(descriptor: Int32, separator: UInt8) {
+        self.descriptor = descriptor
+        self.separator = separator
+    }
+
+    /// The next entry (the last one need not end in the separator); nil at the end.
+    mutating func next() throws(Errno) -> Entry? {
+        while true {
+            if available.isEmpty {
+                guard !ended else { return nil }
+                let descriptor = self.descriptor
+                let count = try chunk.withUnsafeMutableBytes { raw in
+                    Result { () throws(Errno) in try Syscall.read(descriptor, raw) }
+                }.get()
+                available = 0..<count
+                if count == 0 {
+                    ended = true
+                    guard !current.isEmpty || overlong else { return nil }
+                    return take()
+                }
+            }
+            let end = chunk[available].firstIndex(of: separator)
+            let piece = chunk[available.lowerBound..<(end ?? available.upperBound)]
+            if !overlong {
+                current.append(contentsOf: piece.prefix(PathList.maximumPathBytes + 1 - current.count))
+                overlong = current.count > PathList.maximumPathBytes
+            }
+            guard let end else {
+                available = 0..<0
+                continue
+            }
+            available = (end + 1)..<available.upperBound
+            return take()
+        }
+    }
+
+    private mutating func take() -> Entry {
+        defer {
+            current.removeAll(keepingCapacity: true)
+            overlong = false
+        }
+        return overlong ? .tooLong(start: Array(current.prefix(64))) : .path(current)
+    }
+}
+
+/// Why a list of files (`--files-from`) was refused: its first problem and how many paths had
+/// one. Nothing was sent.
+public struct PathListError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong with a path of the list, or with the list.
+    public enum Problem: Sendable, Equatable {
+        /// The path names no regular file below the root: missing, a directory, a FIFO, a
+        /// symlink not followed, unreadable (the walk's words).
+        case notAFile(WalkIssue)
+        /// The path names a directory: a list names files.
+        case isADirectory(String)
+        /// The path starts with `/`: paths are relative to the root.
+        case absolute(String)
+        /// The path has a `..` component.
+        case leavesRoot(String)
+        /// The path is only `.` and `/`.
+        case notAFilePath(String)
+        /// The path is not UTF-8: it has no S3 key.
+        case notUTF8(String)
+        /// A NUL byte in a list of lines: a NUL-separated list (`find -print0`) needs `--null`.
+        case holdsNUL
+        /// An entry longer than `PathList.maximumPathBytes`, by its first bytes.
+        case tooLong(start: String)
+        /// The list could not be read.
+        case unreadable(errno: Int32)
+        /// The temporary file the list is sorted in could not be made, written or read.
+        case spool(SpoolError)
+    }
+
+    /// The first problem found.
+    public var problem: Problem
+    /// How many paths had a problem (1 for a list that could not be read or spooled).
+    public var count: Int
+
+    public var description: String {
+        let text: String
+        switch problem {
+        case .notAFile(let issue): text = "\(issue)"
+        case .isADirectory(let path): text = "\(path): is a directory; a list names files (find -type f)"
+        case .absolute(let path): text = "\(path): is absolute; the paths of a list are relative to the directory"
+        case .leavesRoot(let path): text = "\(path): leaves the directory (..)"
+        case .notAFilePath(let path): text = "'\(path)': names the directory itself, not a file"
+        case .notUTF8(let path): text = "\(path): the name is not UTF-8"
+        case .holdsNUL: text = "the list holds a NUL byte: a NUL-separated list (find -print0) needs --null"
+        case .tooLong(let start): text = "\(start)...: longer than \(PathList.maximumPathBytes) bytes"
+        case .unreadable(let code): return "cannot read the list: \(String(cString: strerror(code)))"
+        case .spool(let error): return "the list of files: \(error)"
+        }
+        return count > 1 ? "\(text) (and \(count - 1) more \(count == 2 ? "path" : "paths") not taken)" : text
+    }
+}
