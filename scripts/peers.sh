@@ -2,7 +2,7 @@
 #
 # Source this file (bash), then:
 #   sluice_peers_install       install what is missing (needs root on a fresh Debian): nginx-light,
-#                              curl, libssl-dev, python3 + pip, zsh, fish, man-db, groff-base,
+#                              curl, jq, GNU parallel, libssl-dev, python3 + pip, zsh, fish, man-db, groff-base,
 #                              and the Python packages
 #   sluice_start_nginx DIR     nginx from a config written into DIR; exports SLUICE_NGINX_URL
 #                              (http://127.0.0.1:PORT), SLUICE_NGINX_ROOT, SLUICE_NGINX_PID
@@ -76,6 +76,8 @@ sluice_peers_install() {
     [[ -x /usr/bin/curl ]] || packages+=(curl)
     [[ -x /usr/bin/openssl ]] || packages+=(openssl)
     command -v jq >/dev/null || packages+=(jq)   # the README's presigned example (Tests/e2e/test_readme.py)
+    # GNU parallel: four `s3 sync --shard K/4` at once (Tests/e2e/test_s3_shard.py) and the README's recipe.
+    command -v parallel >/dev/null || packages+=(parallel)
     sluice_has_libcrypto_dev || packages+=(libssl-dev)
     command -v "$SLUICE_PYTHON" >/dev/null || packages+=(python3)
     "$SLUICE_PYTHON" -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)

@@ -148,6 +148,7 @@ class FaultProxy(_LoopbackProxy):
         proxy.policy = require_sse_kms                  # policy(action, headers) -> None or (status, code, message)
         proxy.attempts                                  # {part number: requests that carried it}
         proxy.part_bytes                                # {part number: body bytes received}
+        proxy.requests                                  # [(action, method, path)] in the order received
 
     Actions: "create", "part", "complete", "put", "abort", "list", "other".
     """
@@ -156,6 +157,7 @@ class FaultProxy(_LoopbackProxy):
         self.attempts = {}
         self.part_bytes = {}
         self.actions = []
+        self.requests = []
         self.injected = 0
         self.rewrite = {}
         self.policy = None
@@ -254,6 +256,7 @@ class FaultProxy(_LoopbackProxy):
                 number = int(query["partNumber"][0]) if action == "part" else None
                 with self.lock:
                     self.actions.append(action)
+                    self.requests.append((action, method, urllib.parse.unquote(urllib.parse.urlsplit(target).path)))
                     if number is not None:
                         self.attempts[number] = self.attempts.get(number, 0) + 1
                     failure = self._take(self._failures, number) if number is not None else None
