@@ -6,8 +6,8 @@ import Sluice
 enum S3ObjectArguments {
     static let options: [OptionSpec] = [
         OptionSpec.choice(
-            "--checksum", among: ["crc64nvme", "crc32c", "crc32", "sha1", "sha256", "none"],
-            help: "sent with every part and verified (default crc32c)"),
+            "--checksum-algorithm", among: algorithmNames, help: "the checksum sent with every part and verified (default crc32c)"),
+        OptionSpec.choice("--checksum", among: algorithmNames, help: "the same as --checksum-algorithm (s3 cp, s3 presign; not s3 sync)"),
         OptionSpec.choice(
             "--checksum-type", among: ["full-object", "composite"],
             help: "a multipart object's checksum: of the whole object (CRCs; crc64nvme's only) or of the parts'"),
@@ -36,6 +36,9 @@ enum S3ObjectArguments {
         OptionSpec("--if-match", value: "ETAG", help: "overwrite only the object with this ETag"),
     ]
 
+    /// What `--checksum-algorithm` takes.
+    static let algorithmNames = ["crc64nvme", "crc32c", "crc32", "sha1", "sha256", "none"]
+
     /// What the options gathered, checked together by `finish`.
     struct Gathered {
         var sse: String?
@@ -51,7 +54,7 @@ enum S3ObjectArguments {
     /// Applies option `name` to `options`; false when it is not one of these.
     static func apply(_ name: String, _ value: String, to options: inout S3Options, _ gathered: inout Gathered) throws -> Bool {
         switch name {
-        case "--checksum":
+        case "--checksum", "--checksum-algorithm":
             if value == "none" {
                 options.checksum = nil
             } else {

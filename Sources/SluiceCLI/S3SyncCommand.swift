@@ -11,8 +11,12 @@ struct S3SyncCommand {
             The walk of DIR and the listing of PREFIX are joined in one pass (memory does not grow
             with the number of files or objects); no request is made per object the listing decides.
             A file is sent when its object is missing, the sizes differ, or the file is newer than the
-            object's LastModified (as aws s3 sync; --size-only: sizes alone). The files go as one job,
-            as with s3 cp -r: it resumes where it stopped.
+            object's LastModified (as aws s3 sync; --size-only: sizes alone). --checksum compares the
+            bytes of each file with what its object of the same size carries: a full-object checksum
+            (CRC64NVME, CRC32C, CRC32), a composite one recomputed with the object's part size, or a
+            single-part object's ETag (the MD5 of its bytes unless SSE-KMS or SSE-C); objects that carry
+            none are compared by size and time, and counted. The files go as one job, as with
+            s3 cp -r: it resumes where it stopped. The upload's checksum is --checksum-algorithm.
             """,
         operands: [OperandSpec("DIR", completion: .directory), OperandSpec("s3://BUCKET/PREFIX/")],
         options: S3CommonOptions.options + [
@@ -26,11 +30,17 @@ struct S3SyncCommand {
                     """),
             OptionSpec("--max-delete", value: "N", help: "with --delete: delete nothing when more than N objects are to go"),
             OptionSpec("--size-only", help: "send a file only when its object is missing or of another size"),
+            OptionSpec(
+                "--checksum",
+                help: """
+                    send a file when its bytes differ from its object's (its checksum or MD5 ETag),
+                    whatever the times; read each file of its object's size once
+                    """),
         ] + S3CopyCommand.specification.options.filter { !takenFromCopy.contains($0.name) && !S3CommonOptions.options.contains($0) },
         notes: "An interrupted sync resumes when the same command runs again; what the listing shows sent is not sent again.")
 
     /// The options of `s3 cp` that `s3 sync` does not take.
-    static let takenFromCopy: Set<String> = ["--recursive", "--equal-parts"]
+    static let takenFromCopy: Set<String> = ["--recursive", "--equal-parts", "--checksum"]
 
     var copy: S3CopyCommand
     var dryRun = false
@@ -44,12 +54,18 @@ struct S3SyncCommand {
         var deletes = false
         var maximumDeletes: Int?
         var comparison = SyncComparison.sizeAndTime
+        try Self.refuseChecksumValue(arguments)
         let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
             switch name {
             case "--dryrun": dryRun = true
             case "--delete": deletes = true
             case "--max-delete": maximumDeletes = try Arguments.count(value, option: name, in: 0...Int.max)
-            case "--size-only": comparison = .sizeOnly
+            case "--size-only":
+                if comparison == .checksum { throw UsageError("--size-only and --checksum exclude each other") }
+                comparison = .sizeOnly
+            case "--checksum":
+                if comparison == .sizeOnly { throw UsageError("--size-only and --checksum exclude each other") }
+                comparison = .checksum
             default: try settings.take(name, value)
             }
         }
@@ -65,6 +81,29 @@ struct S3SyncCommand {
         self.comparison = comparison
     }
 
+    /// `s3 sync --checksum ALGO` (as `s3 cp --checksum ALGO`): on sync `--checksum` compares by
+    /// content and takes no value; the upload's algorithm is `--checksum-algorithm`.
+    static func refuseChecksumValue(_ arguments: [String]) throws {
+        for (index, item) in arguments.enumerated() {
+            if item == "--" { return }
+            let value: String?
+            if item.hasPrefix("--checksum=") {
+                value = String(item.dropFirst("--checksum=".count))
+            } else if item == "--checksum", index + 1 < arguments.count,
+                S3ObjectArguments.algorithmNames.contains(arguments[index + 1].lowercased())
+            {
+                value = arguments[index + 1]
+            } else {
+                value = nil
+            }
+            if let value {
+                throw UsageError(
+                    "s3 sync --checksum compares files by content and takes no value; the upload's checksum algorithm is --checksum-algorithm \(value)"
+                )
+            }
+        }
+    }
+
     func run() async -> Int32 {
         guard let (destination, job) = copy.prepareJob(command: "s3 sync") else { return 2 }
         var sync = S3Sync(job: job)
@@ -76,7 +115,9 @@ struct S3SyncCommand {
         let bucket = destination.bucket
         let workingDirectory = FileManager.default.currentDirectoryPath + "/"
         let output = Lock<(any Error)?>(nil)
+        let json = copy.progress == .json
         let decided: @Sendable (SyncDecision) -> Void = { decision in
+            if json { Terminal.error(DecisionLine(decision, bucket: bucket, dryRun: dryRun).json) }
             let line: String
             switch decision {
             case .upload(let path, let key, _):
@@ -133,6 +174,9 @@ struct S3SyncCommand {
         let sent = done.job?.uploaded ?? done.toSend
         var summary = "\(counted(sent, "file")) \(verb), \(done.unchanged) unchanged"
         if deletes { summary += ", \(done.deleted) \(dryRun ? "to delete" : "deleted")" }
+        if comparison == .checksum {
+            summary += "; by content \(done.comparedByContent), by size and time only \(done.comparedBySizeAndTime) (no checksum or MD5 ETag to compare)"
+        }
         if let job = done.job {
             if job.kept > 0 { summary += ", \(job.kept) exists, kept" }
             summary += ", \(job.failures.count) failed; \(job.bytesSent) bytes in \(String(format: "%.2f", job.elapsed)) s"
@@ -141,5 +185,33 @@ struct S3SyncCommand {
         }
         Terminal.error("sluice: \(dryRun ? "s3 sync --dryrun: " : "")\(summary)")
         return failures.isEmpty && done.deleteFailures.isEmpty && !withheld ? 0 : 1
+    }
+}
+
+/// A decision of `s3 sync` as a `--progress json` line on stderr:
+/// `{"decision":"upload","dryrun":true,"path":"…","reason":"newer","url":"s3://B/K"}`, or
+/// `{"decision":"delete","dryrun":false,"url":"s3://B/K"}`.
+struct DecisionLine: Encodable {
+    var decision: String
+    var dryrun: Bool
+    var path: String?
+    var reason: String?
+    var url: String
+
+    init(_ decision: SyncDecision, bucket: String, dryRun: Bool) {
+        dryrun = dryRun
+        switch decision {
+        case .upload(let path, let key, let reason):
+            (self.decision, self.path, self.reason, url) = ("upload", path, reason.rawValue, "s3://\(bucket)/\(key)")
+        case .delete(let key):
+            (self.decision, url) = ("delete", "s3://\(bucket)/\(key)")
+        }
+    }
+
+    /// One line of JSON, keys sorted.
+    var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }

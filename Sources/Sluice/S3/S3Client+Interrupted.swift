@@ -29,19 +29,6 @@ extension S3Client {
         }
     }
 
-    /// `HEAD` of the object: its ETag and length, or nil when there is none (404).
-    ///
-    /// - Throws: `S3Error` for other failures.
-    func headObject(_ location: S3Location) async throws -> (eTag: String, length: Int64?)? {
-        let call = S3Call(method: "HEAD", location: location, action: "HeadObject")
-        do {
-            let response = try await send(call).response
-            return (response.header("ETag") ?? "", response.header("Content-Length").flatMap { Int64($0) })
-        } catch let error as S3Error where error.status == 404 {
-            return nil
-        }
-    }
-
     /// After `CompleteMultipartUpload` of `partCount` parts and `length` bytes was interrupted:
     /// `.completed` when the object is there with a multipart ETag of that part count and that
     /// length, else `.mayHaveCompleted`.

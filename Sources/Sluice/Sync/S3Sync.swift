@@ -56,6 +56,11 @@ public struct S3Sync: Sendable {
         public var walkFailures: [WalkIssue]
         /// What the walk passed over on purpose (for a dry run; a job's are in its notes).
         public var notes: [WalkIssue]
+        /// With `--checksum`: objects of their file's size compared by content.
+        public var comparedByContent = 0
+        /// With `--checksum`: objects of their file's size that carry nothing to compare the
+        /// file with (no checksum, an ETag that is not an MD5), compared by size and time.
+        public var comparedBySizeAndTime = 0
         /// Objects found with no file.
         public var toDelete: Int
         /// Objects deleted (for a dry run: that would be).
@@ -107,7 +112,8 @@ public struct S3Sync: Sendable {
         var walk = try JobFiles(job, order: order)
         let planner = try S3SyncPlanner(
             listing: destination.client.listObjects(bucket: destination.bucket, prefix: destination.prefix, order: order),
-            prefix: destination.prefix, filter: job.filter, root: walk.root, comparison: comparison, deletes: deletes,
+            prefix: destination.prefix, filter: job.filter, root: walk.root, comparison: comparison,
+            content: SyncContentCheck(client: destination.client, bucket: destination.bucket), deletes: deletes,
             holdsUploads: dryRun, decided: decided)
         var result = Result(
             job: nil, toSend: 0, unchanged: 0, walkFailures: [], notes: [], toDelete: 0, deleted: 0, deleteFailures: [],
@@ -143,6 +149,8 @@ public struct S3Sync: Sendable {
         }
         result.toSend = await planner.toSend
         result.unchanged = await planner.unchanged
+        result.comparedByContent = await planner.comparedByContent
+        result.comparedBySizeAndTime = await planner.comparedBySizeAndTime
         result.toDelete = await planner.toDelete
         guard deletes, result.toDelete > 0 else {
             await planner.close()

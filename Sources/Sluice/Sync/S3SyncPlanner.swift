@@ -21,6 +21,8 @@ actor S3SyncPlanner: UploadJobPlanner {
     private let filter: PathFilter
     private let root: String
     private let comparison: SyncComparison
+    /// With `.checksum`: compares a file with the object of its size.
+    private let content: SyncContentCheck?
     private let spool: KeySpool?
     /// Upload decisions held until the join ended (a dry run: a listing found out of order
     /// makes the sync start again, and what it decided before is not to be told).
@@ -32,6 +34,11 @@ actor S3SyncPlanner: UploadJobPlanner {
     private(set) var toSend = 0
     /// Files whose object holds them.
     private(set) var unchanged = 0
+    /// With `.checksum`: objects of the file's size whose content was compared.
+    private(set) var comparedByContent = 0
+    /// With `.checksum`: objects of the file's size with nothing to compare the file with, so
+    /// compared by size and time.
+    private(set) var comparedBySizeAndTime = 0
 
     /// - Parameters:
     ///   - listing: The prefix's objects.
@@ -39,11 +46,13 @@ actor S3SyncPlanner: UploadJobPlanner {
     ///   - filter: The job's filter, applied to the objects' paths as to the files'.
     ///   - root: The walk's absolute root (for filter patterns that start with `/`).
     ///   - comparison: When a file is sent over its object.
+    ///   - content: With `.checksum`: the check of a file against its object.
     ///   - deletes: Whether objects with no file are kept for deletion.
     ///   - holdsUploads: Hold the upload decisions until `tellHeldUploads` (a dry run).
     ///   - decided: Told each upload decision as it is made, or when told to tell them.
     init(
-        listing: S3ObjectListing, prefix: String, filter: PathFilter, root: String, comparison: SyncComparison, deletes: Bool,
+        listing: S3ObjectListing, prefix: String, filter: PathFilter, root: String, comparison: SyncComparison,
+        content: SyncContentCheck? = nil, deletes: Bool,
         holdsUploads: Bool, decided: @escaping @Sendable (SyncDecision) -> Void
     ) throws {
         self.listing = listing
@@ -53,6 +62,7 @@ actor S3SyncPlanner: UploadJobPlanner {
         self.filter = filter
         self.root = root
         self.comparison = comparison
+        self.content = comparison == .checksum ? content : nil
         spool = deletes ? try KeySpool() : nil
         self.decided = decided
     }
@@ -91,7 +101,7 @@ actor S3SyncPlanner: UploadJobPlanner {
             }
             break
         }
-        guard let reason = comparison.reason(toSend: file, over: match) else {
+        guard let reason = try await reason(toSend: file, over: match) else {
             unchanged += 1
             return false
         }
@@ -102,6 +112,31 @@ actor S3SyncPlanner: UploadJobPlanner {
             decided(.upload(path: file.path, key: name, reason: reason))
         }
         return true
+    }
+
+    /// Why `file` is sent over `object`, or nil when it is not: the listing's answer, or with
+    /// `--checksum` for an object of the file's size, the content check's (size and time when
+    /// it has nothing to compare). A file that cannot be read is sent: its upload fails and is
+    /// counted as the job counts failures.
+    private func reason(toSend file: WalkedFile, over object: S3ListedObject?) async throws -> SyncComparison.Reason? {
+        guard let content, let object, object.size == file.size else { return comparison.reason(toSend: file, over: object) }
+        let verdict: SyncContentCheck.Verdict
+        do {
+            verdict = try await content.compare(file: file.path, size: file.size, with: object)
+        } catch is ByteSourceError {
+            return .contentDiffers
+        }
+        switch verdict {
+        case .same:
+            comparedByContent += 1
+            return nil
+        case .differs:
+            comparedByContent += 1
+            return .contentDiffers
+        case .unknown:
+            comparedBySizeAndTime += 1
+            return comparison.reason(toSend: file, over: object)
+        }
     }
 
     /// Tells the upload decisions held, in the order they were made.

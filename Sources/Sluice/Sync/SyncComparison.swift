@@ -6,6 +6,10 @@ public enum SyncComparison: Sendable, Equatable {
     case sizeAndTime
     /// `--size-only`: sent when the object is missing or the sizes differ.
     case sizeOnly
+    /// `--checksum`: sent when the object is missing, the sizes differ, or the file's bytes
+    /// differ from what the object's checksum or ETag says it holds (`SyncContentCheck`, made
+    /// by `S3SyncPlanner`); an object with nothing to compare falls back to `.sizeAndTime`.
+    case checksum
 
     /// Why a file is sent.
     public enum Reason: String, Sendable, Equatable {
@@ -15,9 +19,12 @@ public enum SyncComparison: Sendable, Equatable {
         case sizeDiffers
         /// The file was modified after the object was written.
         case newer
+        /// The file's bytes differ from the object's (`--checksum`).
+        case contentDiffers
     }
 
-    /// Why `file` is sent over `object`, or nil when the object is taken to hold it.
+    /// Why `file` is sent over `object`, or nil when the object is taken to hold it, as far as
+    /// the listing tells (`.checksum` here is `.sizeAndTime`, its fallback).
     ///
     /// Times compare at the microsecond, as the AWS CLI compares Python `datetime`s (the
     /// file's time rounded to it, the object's as S3 writes it: whole seconds or milliseconds).
@@ -28,7 +35,7 @@ public enum SyncComparison: Sendable, Equatable {
         if object.size != file.size { return .sizeDiffers }
         switch self {
         case .sizeOnly: return nil
-        case .sizeAndTime:
+        case .sizeAndTime, .checksum:
             let fileMicroseconds = (file.modified + 500).floorDivided(by: 1_000)
             let objectMicroseconds = object.lastModified.floorDivided(by: 1_000)
             return fileMicroseconds > objectMicroseconds ? .newer : nil
