@@ -58,9 +58,9 @@ public struct SyncContentCheck: Sendable {
         let listed = S3ObjectHead.unquoted(object.eTag)
         var first: FileHashes?
         if Self.isMD5(listed) {
-            let hashes = try FileHashes.read(path, wanting: [.whole(.md5), .whole(.checksum(.crc64nvme))])
-            if hashes.whole(.md5)?.hexString == listed.lowercased() { return .same(basis: "ETag (MD5)") }
-            first = hashes
+            let read = try await hashes(path, [.whole(.md5), .whole(.checksum(.crc64nvme))])
+            if read.whole(.md5)?.hexString == listed.lowercased() { return .same(basis: "ETag (MD5)") }
+            first = read
         }
         let head: S3ObjectHead
         switch try await ask(location) {
@@ -76,25 +76,25 @@ public struct SyncContentCheck: Sendable {
                 return .differs(basis: "ETag (MD5)")
             }
             guard let stored = head.wholeChecksum else { return .unknown }
-            return try compare(path, stored, earlier: first)
+            return try await compare(path, stored, earlier: first)
         }
         if let whole = head.wholeChecksum {
             // A multipart object's checksum with no type and no -N (moto's composite) may be
             // either: both are computed in the one read, and either match is the same bytes.
             let partCount = S3CompletedUpload.partCount(ofETag: head.eTag) ?? 1
             guard head.checksumType == nil, partCount > 1, let partSize = try await partSize(location, size: size, partCount: partCount)
-            else { return try compare(path, whole, earlier: nil) }
+            else { return try await compare(path, whole, earlier: nil) }
             let kind = FileHashes.Kind.checksum(whole.algorithm)
-            let hashes = try FileHashes.read(path, wanting: [.whole(kind), .parts(kind, size: partSize)])
-            let composite = ChecksumHasher.checksum(whole.algorithm, of: (hashes.parts(kind, size: partSize) ?? []).flatMap { $0 })
+            let read = try await hashes(path, [.whole(kind), .parts(kind, size: partSize)])
+            let composite = ChecksumHasher.checksum(whole.algorithm, of: (read.parts(kind, size: partSize) ?? []).flatMap { $0 })
             let basis = "\(whole.algorithm), whole or composite in parts of \(partSize) (the server does not say which)"
-            return hashes.whole(kind) == whole.bytes || composite == whole ? .same(basis: basis) : .differs(basis: basis)
+            return read.whole(kind) == whole.bytes || composite == whole ? .same(basis: basis) : .differs(basis: basis)
         }
         if let (composite, count) = head.compositeChecksum {
             guard let partSize = try await partSize(location, size: size, partCount: count ?? S3CompletedUpload.partCount(ofETag: head.eTag))
             else { return .unknown }
-            let hashes = try FileHashes.read(path, wanting: [.parts(.checksum(composite.algorithm), size: partSize)])
-            let parts = hashes.parts(.checksum(composite.algorithm), size: partSize) ?? []
+            let read = try await hashes(path, [.parts(.checksum(composite.algorithm), size: partSize)])
+            let parts = read.parts(.checksum(composite.algorithm), size: partSize) ?? []
             let recomputed = ChecksumHasher.checksum(composite.algorithm, of: parts.flatMap { $0 })
             let basis = "composite \(composite.algorithm) in parts of \(partSize)"
             return recomputed == composite ? .same(basis: basis) : .differs(basis: basis)
@@ -104,8 +104,8 @@ public struct SyncContentCheck: Sendable {
             let count = S3CompletedUpload.partCount(ofETag: tag),
             let partSize = try await partSize(location, size: size, partCount: count)
         else { return .unknown }
-        let hashes = try FileHashes.read(path, wanting: [.parts(.md5, size: partSize)])
-        let parts = hashes.parts(.md5, size: partSize) ?? []
+        let read = try await hashes(path, [.parts(.md5, size: partSize)])
+        let parts = read.parts(.md5, size: partSize) ?? []
         let digest = Digest(.md5)
         for part in parts { digest.update(part) }
         let recomputed = "\(digest.finalizeHex())-\(parts.count)"
@@ -115,11 +115,17 @@ public struct SyncContentCheck: Sendable {
 
     /// The file's `stored.algorithm` checksum (from `earlier` when that pass computed it) against
     /// `stored`.
-    private func compare(_ path: String, _ stored: Checksum, earlier: FileHashes?) throws -> Verdict {
+    private func compare(_ path: String, _ stored: Checksum, earlier: FileHashes?) async throws -> Verdict {
         let want = FileHashes.Kind.checksum(stored.algorithm)
-        let bytes = try earlier?.whole(want) ?? FileHashes.read(path, wanting: [.whole(want)]).whole(want)
+        let bytes: [UInt8]?
+        if let known = earlier?.whole(want) { bytes = known } else { bytes = try await hashes(path, [.whole(want)]).whole(want) }
         let basis = "\(stored.algorithm)"
         return bytes == stored.bytes ? .same(basis: basis) : .differs(basis: basis)
+    }
+
+    /// `FileHashes.read` on the blocking pool (a file read is a blocking call).
+    private func hashes(_ path: String, _ wants: [FileHashes.Want]) async throws -> FileHashes {
+        try await BlockingPool.shared.run { try FileHashes.read(path, wanting: wants) }
     }
 
     /// What a `HeadObject` found.
@@ -167,15 +173,15 @@ public struct SyncContentCheck: Sendable {
 }
 
 /// Checksums of one file computed in one read: of the whole file, or of each part of a size.
-struct FileHashes {
+struct FileHashes: Sendable {
     /// A hash function.
-    enum Kind: Hashable {
+    enum Kind: Hashable, Sendable {
         case md5
         case checksum(ChecksumAlgorithm)
     }
 
     /// What to compute.
-    enum Want: Hashable {
+    enum Want: Hashable, Sendable {
         case whole(Kind)
         case parts(Kind, size: Int64)
     }
