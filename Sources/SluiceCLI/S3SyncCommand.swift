@@ -175,7 +175,7 @@ struct S3SyncCommand {
         var summary = "\(counted(sent, "file")) \(verb), \(done.unchanged) unchanged"
         if deletes { summary += ", \(done.deleted) \(dryRun ? "to delete" : "deleted")" }
         if comparison == .checksum {
-            summary += "; by content \(done.comparedByContent), by size and time only \(done.comparedBySizeAndTime) (no checksum or MD5 ETag to compare)"
+            summary += "; compared by content \(done.comparedByContent), by size and time only \(done.comparedBySizeAndTime)"
         }
         if let job = done.job {
             if job.kept > 0 { summary += ", \(job.kept) exists, kept" }
