@@ -113,9 +113,13 @@ def test_checksum_sends_the_same_size_edits_the_aws_cli_misses(s3, env, tmp_path
         {("upload", path, "s3://%s/%s" % (BUCKET, key), "contentDiffers", True) for _, path, key in edited}, err
     assert "by content 10, by size and time only 0" in err, err
 
-    status, out, err = sluice_sync(env, cwd, "tree", target, "--checksum", "--progress", "none")
+    status, out, err = sluice_sync(env, cwd, "tree", target, "--checksum", "--progress", "json")
     assert status == 0, err
     assert "5 files sent, 5 unchanged" in err, err
+    # A real run's decisions are in the JSON lines too, as they are made.
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith('{"decision"')]
+    assert {(line["path"], line["reason"], line["dryrun"]) for line in lines} == \
+        {(path, "contentDiffers", False) for _, path, _ in edited}, err
     expected = {}
     for kind in KINDS:
         for state in ["edited", "same"]:
