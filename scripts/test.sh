@@ -117,7 +117,8 @@ swift_tests() {
 
 # The threaded code under ThreadSanitizer: the stream pairs and pump, the receiver, the engine
 # (loops, lifecycle, parallel parts and their progress, producers), the aws-chunked read-ahead
-# on the loops and the S3 stream pool with parts reset and retried. A report does not change
+# on the loops and the S3 stream pool with parts reset and retried, the blocking-call pool and the
+# state machines (PartTrackerState, AWSChunkReadAheadState, BlockingPool.State). A report does not change
 # `swift test`'s exit status, so the output is searched for reports too.
 tsan_tests() {
     local log="$TMP/tsan.log" status reports
@@ -126,7 +127,7 @@ tsan_tests() {
     timeout -k 30 "${SLUICE_TSAN_BUILD_TIMEOUT:-1800}" swift build --build-tests --sanitize=thread "${TSAN_SCRATCH[@]}" \
         || return 1
     timeout -k 30 "${SLUICE_SWIFT_TEST_TIMEOUT:-1200}" swift test --skip-build --sanitize=thread "${TSAN_SCRATCH[@]}" \
-        --filter 'ByteRing|BoundStream|InputStreamSource|FoundationStreamChannel|LoopbackReceiver|FileLifetime|SpecialFile|AWSChunked|TransferEngine|EngineLifecycle|ParallelUpload|PartProgress|PartScheduler|PartTracker|CurlProducer|ReadAheadEngine|S3StreamPool|S3StreamRetry|RequestBudget|JobJournal|BlockingPool' 2>&1 | tee "$log"
+        --filter 'ByteRing|BoundStream|InputStreamSource|FoundationStreamChannel|LoopbackReceiver|FileLifetime|SpecialFile|AWSChunked|TransferEngine|EngineLifecycle|ParallelUpload|PartProgress|PartScheduler|PartTracker|CurlProducer|ReadAheadEngine|S3StreamPool|S3StreamRetry|RequestBudget|JobJournal|BlockingPool|AWSChunkReadAhead' 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
     reports=$(grep -c 'WARNING: ThreadSanitizer' "$log")
     if ((reports > 0)); then

@@ -22,35 +22,7 @@ import Dispatch
 final class AWSChunkReadAhead: @unchecked Sendable {
     // @unchecked: the slot memory is written only by the producer for a slot it claimed, and
     // read only by the consumer for a slot marked ready, ownership passing under `state`'s lock.
-    struct Slot {
-        var chunk: Int64 = -1
-        var ready = false
-        var hash: [UInt8] = []
-        /// The chunk's bytes: in the slot's memory, or in place in a resident source.
-        var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
-        var error: (any Error)?
-    }
-
-    struct State {
-        var slots: [Slot]
-        /// The next chunk the producer will read.
-        var produced: Int64 = 0
-        /// The chunk the consumer holds; slots of earlier chunks are free.
-        var consumed: Int64 = -1
-        var running = false
-        /// Bumped on restart; a chunk claimed in an older generation is dropped.
-        var generation = 0
-        /// The consumer sleeps until this chunk is ready (or the producer stops or fails): it
-        /// waits for a batch of chunks, not for each one, so the two threads do not trade a
-        /// wake-up per chunk. nil when the consumer is not waiting.
-        var wakeAt: Int64?
-        /// Called instead of a broadcast for a consumer that does not wait (set by `take`).
-        var waker: (@Sendable () -> Void)?
-        /// `end` was called: nothing is produced any more.
-        var ended = false
-        /// Run once the producer has stopped after `end`.
-        var whenStopped: [@Sendable () -> Void] = []
-    }
+    typealias Slot = AWSChunkReadAheadState.Slot
 
     /// What `take` found.
     enum Taken {
@@ -67,7 +39,8 @@ final class AWSChunkReadAhead: @unchecked Sendable {
     let slotCount: Int
     /// `slotCount` chunk buffers; nil for a resident source.
     private let memory: UnsafeMutableRawBufferPointer?
-    private let state: Lock<State>
+    /// The state machine (`AWSChunkReadAheadState`); the lock only guards it.
+    private let state: Lock<AWSChunkReadAheadState>
 
     /// The default ring: 2 MiB, 32 chunks of the default 64 KiB.
     static let defaultBytes = 2 << 20
@@ -88,7 +61,7 @@ final class AWSChunkReadAhead: @unchecked Sendable {
         // A resident source is hashed in place: the slots hold only hashes. The ring comes and
         // goes with each request: whole pages, given back to the kernel at the end.
         memory = source is any ResidentByteSource ? nil : try PageMemory.allocate(byteCount: slotCount * encoding.chunkSize)
-        state = Lock(State(slots: Array(repeating: Slot(), count: slotCount)))
+        state = Lock(AWSChunkReadAheadState(slotCount: slotCount, dataChunkCount: encoding.dataChunkCount))
     }
 
     deinit { memory.map(PageMemory.deallocate) }
@@ -115,54 +88,24 @@ final class AWSChunkReadAhead: @unchecked Sendable {
     ///   chunk is ready or failed.
     /// - Throws: The source's error for that chunk.
     func take(_ chunk: Int64, wake: (@Sendable () -> Void)? = nil) throws -> Taken {
-        let start = state.withLockBroadcasting { state -> Bool in
-            guard !state.ended else { return false }
-            state.consumed = chunk
-            if state.produced < chunk { state.produced = chunk }
-            return startProducerLocked(&state)
-        }
-        if start { launch() }
-        let found = { (state: inout State) -> Result<Taken, any Error>? in
-            if state.ended { return .success(.ended) }
-            let slot = state.slots[Int(chunk % Int64(self.slotCount))]
-            guard slot.chunk == chunk, slot.ready else {
-                // Chunks are produced in order: wait for half a ring past this one.
-                state.wakeAt =
-                    min(
-                        chunk + Int64(self.slotCount / 2), self.encoding.dataChunkCount,
-                        state.consumed + Int64(self.slotCount)) - 1
-                return nil
+        if case .launch = state.withLockBroadcasting({ $0.event(.take(chunk)) }) { launch() }
+        let look = { (state: inout AWSChunkReadAheadState) -> Result<Taken, any Error>? in
+            switch state.event(.look(chunk, waker: wake)) {
+            case .ended: return .success(.ended)
+            case .chunk(let bytes, let hash): return .success(.chunk(bytes, hash: hash))
+            case .failed(let error): return .failure(error)
+            case .notReady: return .success(.notReady)
+            default: return nil
             }
-            state.wakeAt = nil
-            state.waker = nil
-            if let error = slot.error {
-                // Forget what was read ahead: the next take of this chunk reads it again.
-                state.generation += 1
-                state.produced = chunk
-                for index in state.slots.indices { state.slots[index] = Slot() }
-                return .failure(error)
-            }
-            return .success(.chunk(slot.bytes, hash: slot.hash))
         }
-        guard let wake else { return try state.wait(found).get() }
-        return try state.withLock { state -> Result<Taken, any Error> in
-            if let taken = found(&state) { return taken }
-            state.waker = wake
-            return .success(.notReady)
-        }.get()
+        guard wake != nil else { return try state.wait(look).get() }
+        return try state.withLock { try look(&$0)?.get() ?? .notReady }
     }
 
     /// Stops the producer: it claims no chunk after this, and `then` runs once it has stopped
     /// (on its thread), or at once on the caller's when it is not running. Idempotent.
     func end(then: @escaping @Sendable () -> Void) {
-        let now = state.withLockBroadcasting { state -> Bool in
-            state.ended = true
-            state.waker = nil
-            guard state.running else { return true }
-            state.whenStopped.append(then)
-            return false
-        }
-        if now { then() }
+        if case .run(let now) = state.withLockBroadcasting({ $0.event(.end(then: then)) }) { for then in now { then() } }
     }
 
     /// Whether the producer is at work.
@@ -173,22 +116,7 @@ final class AWSChunkReadAhead: @unchecked Sendable {
 
     /// Forgets every chunk read ahead: the consumer starts again from chunk 0.
     func restart() {
-        state.withLockBroadcasting { state in
-            state.generation += 1
-            state.produced = 0
-            state.consumed = -1
-            for index in state.slots.indices { state.slots[index] = Slot() }
-        }
-    }
-
-    /// Marks the producer running when there is a free slot and a chunk left; true when the
-    /// caller must launch it.
-    private func startProducerLocked(_ state: inout State) -> Bool {
-        guard !state.running, !state.ended, state.produced < encoding.dataChunkCount,
-            state.produced < state.consumed + Int64(slotCount)
-        else { return false }
-        state.running = true
-        return true
+        _ = state.withLockBroadcasting { $0.event(.restart) }
     }
 
     private func launch() {
@@ -199,28 +127,14 @@ final class AWSChunkReadAhead: @unchecked Sendable {
     /// are free and left), reads them and hashes them (two together: `SigningCrypto.sha256(_:_:)`).
     private func produce() {
         while true {
-            let claim = state.withLock { state -> (first: Int64, count: Int, generation: Int)? in
-                let chunk = state.produced
-                guard !state.ended, chunk < encoding.dataChunkCount, chunk < state.consumed + Int64(slotCount),
-                    chunk >= max(state.consumed, 0)
-                else {
-                    state.running = false
-                    return nil
-                }
-                let count = chunk + 1 < encoding.dataChunkCount && chunk + 1 < state.consumed + Int64(slotCount) ? 2 : 1
-                for claimed in chunk..<chunk + Int64(count) {
-                    state.slots[Int(claimed % Int64(slotCount))] = Slot(chunk: claimed)
-                }
-                state.produced += Int64(count)
-                return (chunk, count, state.generation)
-            }
-            guard let claim else {
-                let stopped = state.withLockBroadcasting { state -> [@Sendable () -> Void] in
-                    defer { state.whenStopped = [] }
-                    return state.whenStopped
-                }
+            let claim: AWSChunkReadAheadState.Claim
+            switch state.withLock({ $0.event(.claim) }) {
+            case .read(let claimed): claim = claimed
+            case .run(let stopped):
+                state.broadcast()
                 for then in stopped { then() }
                 return
+            default: return
             }
             var slots = (0..<claim.count).map { Slot(chunk: claim.first + Int64($0), ready: true) }
             // Counted as a reader of the source (a pooled part buffer is not refilled
@@ -255,24 +169,7 @@ final class AWSChunkReadAhead: @unchecked Sendable {
             }
             // A chunk not read stays unready in its slot.
             if endedBetween { slots.removeLast(slots.count - read) }
-            let waker = state.withLock { state -> (@Sendable () -> Void)?? in
-                for slot in slots {
-                    let index = Int(slot.chunk % Int64(slotCount))
-                    if state.generation == claim.generation, state.slots[index].chunk == slot.chunk { state.slots[index] = slot }
-                }
-                guard let wakeAt = state.wakeAt else { return nil }
-                // The batch is ready, a chunk failed, or this claim ends what the producer may
-                // claim now (the ring is full or the body ends): the consumer goes on.
-                let newest = claim.first + Int64(claim.count) - 1
-                let last = min(encoding.dataChunkCount, state.consumed + Int64(slotCount)) - 1
-                guard newest >= wakeAt || newest >= last || slots.contains(where: { $0.error != nil }) || state.generation != claim.generation else {
-                    return nil
-                }
-                state.wakeAt = nil
-                defer { state.waker = nil }
-                return .some(state.waker)
-            }
-            if let waker {
+            if case .wake(let waker) = state.withLock({ $0.event(.read(claim, slots: slots)) }) {
                 state.broadcast()
                 waker?()
             }
