@@ -75,6 +75,7 @@ sluice_peers_install() {
     [[ -x /usr/sbin/nginx ]] || packages+=(nginx-light)
     [[ -x /usr/bin/curl ]] || packages+=(curl)
     [[ -x /usr/bin/openssl ]] || packages+=(openssl)
+    [[ -x /usr/bin/time ]] || packages+=(time)   # peak RSS in Benchmarks and Tests/e2e/test_s3_sync_scale.py
     command -v jq >/dev/null || packages+=(jq)   # the README's presigned example (Tests/e2e/test_readme.py)
     # GNU parallel: four `s3 sync --shard K/4` at once (Tests/e2e/test_s3_shard.py) and the README's recipe.
     command -v parallel >/dev/null || packages+=(parallel)

@@ -166,6 +166,16 @@ struct S3XMLTests {
         #expect(parsed.isRetryable(status: status) == (code == "SlowDown"))
     }
 
+    /// A value is trimmed as Foundation's `trimmingCharacters(in: .whitespacesAndNewlines)`
+    /// trims it (which `value` no longer calls: it went through UTF-16 for every value).
+    @Test(arguments: [
+        "", " ", "\n\t \r", "x", " x ", "\n\"etag\"\n", "a b", "\u{A0}x\u{2028}", "\u{85}\u{3000}x y\u{202F}",
+        "\u{200B}x\u{FEFF}", "é\u{301} ", "\u{1680}\u{2000}\u{200A}\u{205F}", "\u{1F600}\u{0B}\u{0C}",
+    ])
+    func valuesAreTrimmedAsFoundationTrimsThem(_ text: String) {
+        #expect(S3XMLElement.trimmed(text) == text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     @Test func errorsWithoutADocumentUseTheStatus() {
         #expect(S3ServerError(status: 403, body: Data()).code == "AccessDenied")
         #expect(S3ServerError(status: 502, body: Data("<html>bad gateway</html>".utf8)).isRetryable(status: 502))
