@@ -63,7 +63,8 @@ struct UploadPartsCommand {
                 settings.stateDirectory = value
             case "--transport": settings.transport = try Arguments.transport(value)
             case "--progress": settings.progress = try Arguments.progressStyle(value)
-            case "--stall-timeout": settings.transfer.stallTimeout = try Arguments.seconds(value, option: name)
+            // The connect too, as every command (before: 30 s whatever --stall-timeout said).
+            case "--stall-timeout": try Arguments.stallTimeout(value, into: &settings.transfer)
             case "--cacert": settings.transfer.caFile = value
             case "--limit-rate": try Arguments.limitRate(value, into: &settings.transfer)
             case "--insecure": settings.transfer.insecure = true

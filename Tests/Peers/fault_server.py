@@ -36,6 +36,10 @@ is answered with `100 Continue` before the body is read (except where noted).
   /trickle            read the body, answer 200 with a Content-Length of ?bytes= (1 MiB), then
                       send that body ?rate= bytes (5) a second until done or the client goes:
                       an answer that keeps a connection busy without ever stalling
+  /keep-alive-answer  read the body, answer 200 at once (no Content-Length, Connection: close) with
+                      an XML declaration, then ?spaces= (5) spaces, one every ?every= seconds (2),
+                      then a CompleteMultipartUploadResult: as S3 keeps a CompleteMultipartUpload's
+                      connection alive while it joins the parts
   GET /requests       JSON list of every request seen so far (path, method, bytes, sha256,
                       outcome), for tests that count attempts
   anything else       404 after reading the body
@@ -303,6 +307,8 @@ class Handler(socketserver.StreamRequestHandler):
             self.slow(body)
         elif path == "/trickle":
             self.trickle(body)
+        elif path == "/keep-alive-answer":
+            self.keep_alive_answer(body)
         else:
             self.send_continue()
             body.drain()
@@ -400,6 +406,22 @@ class Handler(socketserver.StreamRequestHandler):
         seq = self.record(body, "ok (slow)", 200)
         self.send_json(200, "OK", self.report(body, seq))
 
+
+    def keep_alive_answer(self, body):
+        self.send_continue()
+        body.drain()
+        self.record(body, "kept alive", 200)
+        spaces = int(self.param("spaces", "5"))
+        every = float(self.param("every", "2"))
+        try:
+            self.connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nConnection: close\r\n\r\n"
+                                    b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+            for _ in range(spaces):
+                time.sleep(every)
+                self.connection.sendall(b" ")
+            self.connection.sendall(b"<CompleteMultipartUploadResult><ETag>\"kept-2\"</ETag></CompleteMultipartUploadResult>")
+        except OSError:
+            return
 
     def trickle(self, body):
         self.send_continue()

@@ -176,7 +176,7 @@ extension CurlTransfer {
     /// a sink that throws aborts the transfer.
     func receiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let buffer, count > 0 else { return count }
-        onLoop.answer.received(count)
+        onLoop.answer.receivedBody(UnsafeRawBufferPointer(start: buffer, count: count), at: .now)
         do {
             try responseBody.receive(UnsafeRawBufferPointer(start: buffer, count: count))
             return count
@@ -202,7 +202,7 @@ extension CurlTransfer {
         if isCancelled { return 1 }
         let now = ContinuousClock.now
         if !onLoop.answer.hasBegun, bodyAllSent(uploaded) { onLoop.answer.begin(at: now) }
-        if let violation = onLoop.answer.check(at: now) {
+        if let violation = onLoop.answer.check(at: now) ?? onLoop.answer.checkSilence(sent: uploaded, at: now) {
             onLoop.failure = UploadError(
                 .timedOut, violation.describe(host: onLoop.url.hostAndPort),
                 bytesSent: bytesSent, totalBytes: body.length.value)

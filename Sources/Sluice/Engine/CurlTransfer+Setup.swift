@@ -46,8 +46,12 @@ extension CurlTransfer {
         try easy.set(SLUICE_CURLOPT_TCP_NODELAY, true)
         try easy.set(SLUICE_CURLOPT_HTTP_VERSION, Int(SLUICE_CURL_HTTP_VERSION_2TLS))
         try easy.set(SLUICE_CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.wholeUnits(of: .milliseconds(1)))
-        try easy.set(SLUICE_CURLOPT_LOW_SPEED_LIMIT, 1)
-        try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, options.stallTimeout.wholeUnits(of: .seconds(1)))
+        // Under 1 byte a second for a stall timeout ends the transfer; not for an answer kept
+        // alive by a space every few seconds (`AnswerPace.checkSilence` ends silence there).
+        if options.answerKeepAlive == nil {
+            try easy.set(SLUICE_CURLOPT_LOW_SPEED_LIMIT, 1)
+            try easy.set(SLUICE_CURLOPT_LOW_SPEED_TIME, options.stallTimeout.wholeUnits(of: .seconds(1)))
+        }
         try easy.set(SLUICE_CURLOPT_EXPECT_100_TIMEOUT_MS, Self.expectContinueTimeoutMilliseconds)
         // Both of libcurl's buffers follow bufferSize, up to their limits: many transfers at
         // once (S3 parts) ask for small ones. A body shorter than that gets an upload buffer its

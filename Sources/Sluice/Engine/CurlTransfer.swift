@@ -112,7 +112,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.options = options
         self.progress = progress
         origin = request.url.origin
-        loopState = LoopState(url: request.url, urlOrigin: origin, answer: AnswerPace(stallTimeout: options.stallTimeout))
+        loopState = LoopState(url: request.url, urlOrigin: origin, answer: AnswerPace(stallTimeout: options.stallTimeout, keepAlive: options.answerKeepAlive))
         responseBody = ResponseBodyReceiver(options.responseBody)
         errorBuffer = .allocate(capacity: Int(SLUICE_CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(SLUICE_CURL_ERROR_SIZE))
@@ -288,7 +288,7 @@ final class CurlTransfer: @unchecked Sendable {
         onLoop.pausedDescriptor = nil
         onLoop.lastReported = -1
         onLoop.responseHeaders = []
-        onLoop.answer = AnswerPace(stallTimeout: options.stallTimeout)
+        onLoop.answer = AnswerPace(stallTimeout: options.stallTimeout, keepAlive: options.answerKeepAlive)
         onLoop.url = next
         try setHeaders(easy, chunked: onLoop.chunked)
         try easy.set(SLUICE_CURLOPT_URL, string: next.absoluteString)

@@ -46,6 +46,10 @@ public struct UploadOptions: Sendable {
     /// follows the headers at once: a round trip and two wake-ups less per request, and a
     /// refusal comes after the body instead of before it (S3 turns it off for small bodies).
     var expectsContinue = true
+    /// The server may keep its answer alive with whitespace before its document for up to this
+    /// long (S3's `CompleteMultipartUpload`): `AnswerPace` judges no pace until the document
+    /// begins, and the libcurl transport's own stall check gives way to `AnswerPace.checkSilence`.
+    var answerKeepAlive: Duration?
 
     /// Options with every property at its default (given with each property).
     public init() {}

@@ -14,6 +14,9 @@ struct S3Call: Sendable {
     /// The most bytes of the answer read, when more than `ResponseBodyHandling.answerLimit`
     /// (a `ListObjectsV2` page of 1,000 URL-encoded keys of up to 1,024 bytes each).
     var answerLimit: Int?
+    /// How long the server may keep its answer alive with whitespace before its document
+    /// (`UploadOptions.answerKeepAlive`): `CompleteMultipartUpload` only.
+    var answerKeepAlive: Duration?
 }
 
 /// A request body and how it is protected.
@@ -214,6 +217,7 @@ extension S3Client {
         let response: UploadResponse
         var transfer = requestTransfer
         if let limit = call.answerLimit { transfer.responseBody = .collectOrFail(limit: limit) }
+        transfer.answerKeepAlive = call.answerKeepAlive
         // A small object goes without `Expect: 100-continue`, as aws-sdk-go (s5cmd's SDK) sends
         // it only above 2 MiB: waiting for the server's go-ahead cost a round trip per object.
         // Parts keep it (only a last part is small): a part reset before any answer is then
@@ -418,6 +422,9 @@ extension S3Client {
         return headers
     }
 
+    /// The longest `CompleteMultipartUpload` may keep its answer alive with whitespace.
+    static let completionKeepAlive: Duration = .seconds(30 * 60)
+
     /// `CompleteMultipartUpload`, with the object's conditions and SSE-C key, and for a
     /// FULL_OBJECT checksum the whole object's, combined from the parts' (`lengths`).
     ///
@@ -427,9 +434,11 @@ extension S3Client {
         _ location: S3Location, uploadID: String, parts: [S3CompletedPart], lengths: [Int64], counters: S3Counters
     ) async throws -> S3CompletedUpload {
         let headers = completeMultipartUploadHeaders(parts, lengths: lengths)
+        // S3 answers 200 at once and sends a space every few seconds while it joins the parts,
+        // which "could take several minutes": not a trickle (AnswerPace), up to half an hour.
         let call = S3Call(
             method: "POST", location: location, query: [SigV4QueryItem("uploadId", uploadID)], headers: headers,
-            action: "CompleteMultipartUpload", uploadID: uploadID)
+            action: "CompleteMultipartUpload", uploadID: uploadID, answerKeepAlive: Self.completionKeepAlive)
         let document = Array(S3CompletedPart.completionDocument(parts))
         var budget = RetryBudget(options.retryPolicy)
         while true {

@@ -2,7 +2,8 @@
 /// (stderr, error descriptions, progress) goes through `secrets(in:)`, one rule for all of them.
 ///
 /// - A URL's password (`user:password@`) is shown as `user:***@`, however it is spelled: a
-///   password holding `#`, `/`, `?`, `@` or a space still ends at the `@` before the host.
+///   password holding `#`, `/`, `?`, `@` or a space still ends at the `@` before the host
+///   (`u:p@ss#word@host` too, which a URL parser reads as the host `ss`).
 /// - The value of a query parameter that signs or authorizes a request (`X-Amz-Signature`,
 ///   `X-Amz-Security-Token`, `Signature`, `sig`, `token`, anything named `…signature`,
 ///   `…token`, `…secret`, `…password`) is shown as `***`: a presigned URL in a log is an
@@ -40,6 +41,9 @@ public enum Redaction {
             {
                 output += bytes[start...colon]
                 output += Array("***".utf8)
+                // `u:p@ss#word@host`: the authority ends at the `#`, but the password may go on
+                // to a later `@` of the same URL (a parser takes `ss` for the host).
+                if let later = laterAt(in: bytes, after: end) { return later }
                 output += bytes[at..<end]
                 return end
             }
@@ -125,6 +129,25 @@ public enum Redaction {
         default:
             return byte < 0x20 || byte == 0x7F
         }
+    }
+
+    /// The next `@` of the same URL after an authority with a password that ended at `end` on
+    /// a delimiter a password may hold (`#`, `/`, `?`, a space), before the line or a quoted
+    /// text ends and before another URL begins; nil when there is none. The password is taken to run to it: a path holding an
+    /// `@` after such an authority is hidden too, which costs a host name, never a secret.
+    private static func laterAt(in bytes: [UInt8], after end: Int) -> Int? {
+        guard end < bytes.count, [UInt8(ascii: "#"), UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: " ")].contains(bytes[end]) else {
+            return nil
+        }
+        let rest = bytes[end...].prefix { byte in
+            byte >= 0x20 && byte != 0x7F
+                && ![UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`")].contains(byte)
+        }
+        guard let at = rest.firstIndex(of: UInt8(ascii: "@")) else { return nil }
+        // Another URL before it (`…?next=http://v:q@other/`) has its own user information.
+        let between = Array(bytes[end..<at])
+        let startsURL = between.indices.dropLast(2).contains { between[$0] == UInt8(ascii: ":") && between[$0 + 1] == UInt8(ascii: "/") && between[$0 + 2] == UInt8(ascii: "/") }
+        return startsURL ? nil : at
     }
 
     /// Whether what follows an authority's `:` is a port: one digit or more, nothing else

@@ -248,7 +248,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         self.streams = streams
         self.responseBody = responseBody
         self.progress = progress
-        state = Lock(State(answer: AnswerPace(stallTimeout: options.stallTimeout)))
+        state = Lock(State(answer: AnswerPace(stallTimeout: options.stallTimeout, keepAlive: options.answerKeepAlive)))
     }
 
     func run() async throws -> UploadResponse {
@@ -605,7 +605,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let violation = state.withLock { state -> AnswerPace.Violation? in
             guard state.sinkFailure == nil else { return nil }
-            state.answer.received(data.count)
+            data.withUnsafeBytes { state.answer.receivedBody($0, at: .now) }
             guard let violation = state.answer.check(at: .now) else { return nil }
             state.sinkFailure = UploadError(.timedOut, violation.describe(host: url.hostAndPort))
             return violation

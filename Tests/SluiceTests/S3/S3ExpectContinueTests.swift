@@ -11,6 +11,8 @@ struct S3ExpectContinueTests {
     final class Recorder: UploadTransport {
         /// (method, is a part, body length, expects continue) per request.
         let seen = Mutex<[(String, Bool, Int64, Bool)]>([])
+        /// (action by method and query, `answerKeepAlive`) per request.
+        let keepAlive = Mutex<[(String, Duration?)]>([])
 
         func send(
             _ request: UploadRequest, body: UploadBody, options: UploadOptions,
@@ -19,6 +21,7 @@ struct S3ExpectContinueTests {
             let length = body.length.value ?? -1
             let part = (request.url.query ?? "").contains("partNumber=")
             seen.withLock { $0.append((request.method, part, length, options.expectsContinue)) }
+            keepAlive.withLock { $0.append(("\(request.method) \(request.url.query ?? "")", options.answerKeepAlive)) }
             if case .random(let source, _) = body.storage, let chunked = source as? AWSChunkedBody { _ = try chunked.trailerChecksum() }
             let query = request.url.query ?? ""
             let xml: String
@@ -59,5 +62,8 @@ struct S3ExpectContinueTests {
         #expect(puts.filter { !$0.1 }.map { $0.3 } == [false])
         #expect(puts.filter { $0.1 }.map { $0.3 } == [true, true])
         #expect(puts.contains { $0.1 && $0.2 < S3Client.expectContinueThreshold })
+        // Only CompleteMultipartUpload's answer may be kept alive with whitespace (AnswerPace).
+        let kept = recorder.keepAlive.withLock { $0 }.filter { $0.1 != nil }
+        #expect(kept.count == 1 && kept.allSatisfy { $0.0.hasPrefix("POST uploadId=") && $0.1 == S3Client.completionKeepAlive }, "\(kept)")
     }
 }

@@ -40,6 +40,9 @@ struct RedactionTests {
         "http://u:#pass@h/x", "http://u:/pass@h/x", "http://u:?pass@h/x", "http://u: pass@h/x",
         "http://u:pa%20ss@h/x", "https://u:p#a/s?s w@h:9000/x", "invalid URL \"http://u:pa ss@h:1/files/\": it holds a space",
         "http://u:pass@h/x",
+        // An '@' before the delimiter too (issue 29 follow-up): before, `u:***@ss#word@h/x`.
+        "http://u:pa@ss#word@h/x", "http://u:pa@ss/word@h/x", "http://u:pa@ss?word@h/x", "http://u:pa@ss wo rd@h/x",
+        "invalid URL \"http://u:pa@ss#wo rd@h:1/x\": it holds a space", "tus: OPTIONS http://u:pa@ss#word@h:1/x failed",
     ])
     func malformedPasswordsAreShownAsStars(text: String) {
         let shown = Redaction.secrets(in: text)
