@@ -32,7 +32,8 @@ extension S3CopyCommand {
         job.followsSymlinks = walk.followsSymlinks
         if let filesFrom = walk.filesFrom {
             do { job.list = try readList(filesFrom) } catch {
-                Terminal.error("sluice: \(command): --files-from \(filesFrom): \(error); nothing was sent")
+                let shown = (error as? PathListError)?.problem == .holdsNUL ? "the list holds a NUL byte: a NUL-separated list (find -print0) needs --null" : "\(error)"
+                Terminal.error("sluice: \(command): --files-from \(filesFrom): \(shown); nothing was sent")
                 return nil
             }
         }

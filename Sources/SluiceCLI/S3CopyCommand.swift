@@ -96,7 +96,7 @@ struct S3CopyCommand {
             case "--exclude": walk.filters.append(.exclude(GlobPattern(value)))
             case "--no-follow-symlinks": walk.followsSymlinks = false
             case "--shard":
-                do { walk.shard = try KeyShard(parsing: value) } catch { throw UsageError("\(error)") }
+                do { walk.shard = try KeyShard(parsing: value) } catch { throw UsageError("--shard \(error)") }
             case "--files-from":
                 guard !value.isEmpty else { throw UsageError("--files-from needs a file, or - for stdin") }
                 walk.filesFrom = value

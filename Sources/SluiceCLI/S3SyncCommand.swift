@@ -71,7 +71,9 @@ struct S3SyncCommand {
         }
         guard parsed.positionals.count == 2 else { throw UsageError("s3 sync needs DIR and s3://BUCKET/PREFIX/") }
         if maximumDeletes != nil, !deletes { throw UsageError("--max-delete goes with --delete") }
-        if deletes, settings.walk.filesFrom != nil { throw UsageError("\(S3Sync.DeletesNeedAWalk())") }
+        if deletes, settings.walk.filesFrom != nil {
+            throw UsageError("--delete does not go with --files-from: a list names files to send, not all that the prefix is to hold")
+        }
         try S3CopyCommand.checkDirectory(parsed.positionals[0], command: "s3 sync")
         settings.walk.recursive = true
         copy = try S3CopyCommand(settings: settings, parsed: parsed)

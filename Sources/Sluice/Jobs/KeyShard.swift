@@ -97,12 +97,13 @@ public struct KeyShardError: Error, Sendable, Equatable, CustomStringConvertible
     /// What is wrong with it.
     public var problem: Problem
 
+    /// What is wrong, without the option's name (the command line puts `--shard ` before it).
     public var description: String {
         let rule = "K/N, K from 0 to N-1 and N from 1 to \(KeyShard.maximumCount)"
         switch problem {
-        case .syntax: return "--shard needs \(rule) (as 0/4), got '\(text)'"
-        case .count: return "--shard \(text): N must be from 1 to \(KeyShard.maximumCount)"
-        case .index: return "--shard \(text): K must be from 0 to N-1"
+        case .syntax: return "needs \(rule) (as 0/4), got '\(text)'"
+        case .count: return "\(text): N must be from 1 to \(KeyShard.maximumCount)"
+        case .index: return "\(text): K must be from 0 to N-1"
         }
     }
 }

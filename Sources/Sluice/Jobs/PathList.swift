@@ -310,7 +310,7 @@ public struct PathListError: Error, Sendable, Equatable, CustomStringConvertible
         case .leavesRoot(let path): text = "\(path): leaves the directory (..)"
         case .notAFilePath(let path): text = "'\(path)': names the directory itself, not a file"
         case .notUTF8(let path): text = "\(path): the name is not UTF-8"
-        case .holdsNUL: text = "the list holds a NUL byte: a NUL-separated list (find -print0) needs --null"
+        case .holdsNUL: text = "the list holds a NUL byte, as a NUL-separated list (find -print0) does"
         case .tooLong(let start): text = "\(start)...: longer than \(PathList.maximumPathBytes) bytes"
         case .unreadable(let code): return "cannot read the list: \(String(cString: strerror(code)))"
         case .spool(let error): return "the list of files: \(error)"

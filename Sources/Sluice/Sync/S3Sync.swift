@@ -32,7 +32,7 @@ public struct S3Sync: Sendable {
         public init() {}
 
         public var description: String {
-            "--delete does not go with --files-from: a list names files to send, not all that the prefix is to hold"
+            "deletions need a walk of the directory: a list names files to send, not all that the prefix is to hold"
         }
     }
 
