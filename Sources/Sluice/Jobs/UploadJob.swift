@@ -144,7 +144,8 @@ public struct UploadJob: Sendable {
                         }
                     }
                 }
-                walking: while recordFailure == nil, let entry = try await Self.next(&walk, on: pool) {
+                var ahead: [WalkEntry] = []
+                walking: while recordFailure == nil, let entry = try await Self.next(&walk, ahead: &ahead, on: pool) {
                     try Task.checkCancellation()
                     switch entry {
                     case .issue(let issue) where issue.isDeliberate:
@@ -207,16 +208,26 @@ public struct UploadJob: Sendable {
             elapsed: (ContinuousClock.now - started) / .seconds(1), recordKept: !complete ? path : nil)
     }
 
-    /// The walk's next entry, read on `pool` (a directory is listed, `readdir` and `stat`, when
-    /// the walk enters it; a list's spool is read).
-    static func next(_ walk: inout JobFiles, on pool: BlockingPool) async throws -> WalkEntry? {
-        let current = walk
-        let (entry, advanced) = try await pool.run {
-            var walk = current
-            return (walk.next(), walk)
+    /// Walk entries read on the pool in one trip: a trip a file cost two thread switches and
+    /// about 11 futex calls a file (113,731 for a sync of 10,000 unchanged files, 0.1–0.4 CPU-s).
+    static let walkBatch = 256
+
+    /// The walk's next entry: from `ahead` (the batch read last, last entry first), else the next
+    /// `walkBatch` entries read on `pool` (a directory is listed, `readdir` and `stat`, when the
+    /// walk enters it; a list's spool is read).
+    static func next(_ walk: inout JobFiles, ahead: inout [WalkEntry], on pool: BlockingPool) async throws -> WalkEntry? {
+        if ahead.isEmpty {
+            let current = walk
+            let (entries, advanced) = try await pool.run {
+                var walk = current
+                var entries: [WalkEntry] = []
+                while entries.count < walkBatch, let entry = walk.next() { entries.append(entry) }
+                return (entries, walk)
+            }
+            walk = advanced
+            ahead = entries.reversed()
         }
-        walk = advanced
-        return entry
+        return ahead.popLast()
     }
 
     /// Sends one file and records it; a failure is an outcome, never a thrown error (the other
