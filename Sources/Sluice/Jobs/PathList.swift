@@ -189,7 +189,7 @@ struct FilePayload {
 
     init(_ bytes: [UInt8]) {
         func word(_ index: Int) -> UInt64 {
-            (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[index * 8 + $1]) << (8 * UInt64($1)) }
+            bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
         }
         self.init(
             size: Int64(bitPattern: word(0)), modified: Int64(bitPattern: word(1)), changed: Int64(bitPattern: word(2)),

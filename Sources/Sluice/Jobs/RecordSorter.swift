@@ -66,10 +66,13 @@ struct RecordSorter {
         func word(_ at: Int) -> Int {
             Int(UInt32(held[at]) | UInt32(held[at + 1]) << 8 | UInt32(held[at + 2]) << 16 | UInt32(held[at + 3]) << 24)
         }
-        func key(at start: Int) -> ArraySlice<UInt8> {
-            held[(start + Self.headerBytes)..<(start + Self.headerBytes + word(start))]
+        held.withUnsafeBytes { raw in
+            func key(at start: Int) -> UnsafeRawBufferPointer {
+                let length = Int(raw.loadUnaligned(fromByteOffset: start, as: UInt32.self).littleEndian)
+                return UnsafeRawBufferPointer(rebasing: raw[(start + Self.headerBytes)..<(start + Self.headerBytes + length)])
+            }
+            starts.sort { order.precedes(key(at: $0), key(at: $1)) }
         }
-        starts.sort { order.precedes(key(at: $0), key(at: $1)) }
         let begin = appender.offset
         for start in starts {
             let end = start + Self.headerBytes + word(start) + word(start + 4)
@@ -196,53 +199,64 @@ struct RunReader {
     let file: SpoolFile
     private var position: Int64
     private let end: Int64
-    private var buffer: [UInt8] = []
-    private var consumed = 0
+    /// Bytes read from the run; `unread` of them not yet taken.
+    private var buffer: [UInt8]
+    private var unread = 0..<0
 
     init(file: SpoolFile, range: Range<Int64>) {
         self.file = file
         position = range.lowerBound
         end = range.upperBound
+        buffer = [UInt8](repeating: 0, count: Int(min(Int64(RecordSorter.readBuffer), range.upperBound - range.lowerBound)))
     }
 
     /// Makes at least `count` unread bytes available; false at the run's end.
     private mutating func fill(_ count: Int) throws(SpoolError) -> Bool {
-        if buffer.count - consumed >= count { return true }
-        buffer.removeFirst(consumed)
-        consumed = 0
-        while buffer.count < count, position < end {
-            let want = Int(min(Int64(max(RecordSorter.readBuffer, count - buffer.count)), end - position))
-            let old = buffer.count
-            buffer.append(contentsOf: repeatElement(0, count: want))
-            let (file, at) = (self.file, position)
+        if unread.count >= count { return true }
+        // What is left goes to the front, and the buffer grows for a record larger than it.
+        let left = unread.count
+        if unread.lowerBound > 0 {
+            let from = unread.lowerBound
+            buffer.withUnsafeMutableBytes { raw in
+                if left > 0 { memmove(raw.baseAddress!, raw.baseAddress! + from, left) }
+            }
+        }
+        unread = 0..<left
+        if buffer.count < count { buffer += [UInt8](repeating: 0, count: count - buffer.count) }
+        while unread.count < count, position < end {
+            let want = Int(min(Int64(buffer.count - unread.upperBound), end - position))
+            let (file, at, from) = (self.file, position, unread.upperBound)
             let got = try buffer.withUnsafeMutableBytes { raw in
-                Result { () throws(SpoolError) in try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[old...]), at: at) }
+                Result { () throws(SpoolError) in
+                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[from..<(from + want)]), at: at)
+                }
             }.get()
-            buffer.removeLast(want - got)
             guard got > 0 else { throw SpoolError(operation: "read (the file ended early)", errno: EIO) }
             position += Int64(got)
+            unread = 0..<(unread.upperBound + got)
         }
-        return buffer.count - consumed >= count
+        return unread.count >= count
     }
 
     /// The run's next record; nil at its end.
     mutating func next() throws(SpoolError) -> (key: [UInt8], payload: [UInt8])? {
         guard try fill(RecordSorter.headerBytes) else {
-            guard buffer.count == consumed else { throw SpoolError(operation: "read (a record cut short)", errno: EIO) }
+            guard unread.isEmpty else { throw SpoolError(operation: "read (a record cut short)", errno: EIO) }
             return nil
         }
-        func word(_ at: Int) -> Int {
-            Int(UInt32(buffer[at]) | UInt32(buffer[at + 1]) << 8 | UInt32(buffer[at + 2]) << 16 | UInt32(buffer[at + 3]) << 24)
+        let (keyLength, payloadLength) = buffer.withUnsafeBytes { raw in
+            (
+                Int(raw.loadUnaligned(fromByteOffset: unread.lowerBound, as: UInt32.self).littleEndian),
+                Int(raw.loadUnaligned(fromByteOffset: unread.lowerBound + 4, as: UInt32.self).littleEndian)
+            )
         }
-        let keyLength = word(consumed)
-        let payloadLength = word(consumed + 4)
         guard try fill(RecordSorter.headerBytes + keyLength + payloadLength) else {
             throw SpoolError(operation: "read (a record cut short)", errno: EIO)
         }
-        let keyStart = consumed + RecordSorter.headerBytes
+        let keyStart = unread.lowerBound + RecordSorter.headerBytes
         let key = Array(buffer[keyStart..<(keyStart + keyLength)])
         let payload = Array(buffer[(keyStart + keyLength)..<(keyStart + keyLength + payloadLength)])
-        consumed = keyStart + keyLength + payloadLength
+        unread = (keyStart + keyLength + payloadLength)..<unread.upperBound
         return (key, payload)
     }
 }
