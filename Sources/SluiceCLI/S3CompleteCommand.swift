@@ -21,7 +21,9 @@ struct S3CompleteCommand {
         operands: [OperandSpec("s3://BUCKET/KEY")],
         options: [
             OptionSpec("--upload-id", value: "ID", help: "the upload, as the plan names it"),
-            OptionSpec("--parts", value: "etags.json", completion: .file, help: "the parts list `sluice upload --parts` printed"),
+            OptionSpec(
+                "--parts", value: "etags.json", completion: .file,
+                help: "the parts list `sluice upload --parts` printed; repeatable: the lists of several ranges (--part-numbers) are joined"),
             OptionSpec(
                 "--plan", value: "plan.json", completion: .file,
                 help: """
@@ -32,18 +34,18 @@ struct S3CompleteCommand {
 
     var location: S3Location
     var uploadID: String
-    var listPath: String
+    var listPaths: [String]
     var planPath: String?
     var common: S3CommonOptions
 
     init(arguments: [String]) throws {
         var uploadID: String?
-        var listPath: String?
+        var listPaths: [String] = []
         var planPath: String?
         let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
             switch name {
             case "--upload-id": uploadID = value
-            case "--parts": listPath = value
+            case "--parts": listPaths.append(value)
             case "--plan": planPath = value
             default: throw UsageError.unhandled(name)
             }
@@ -51,16 +53,45 @@ struct S3CompleteCommand {
         guard parsed.positionals.count == 1 else { throw UsageError("s3 complete needs exactly one s3://BUCKET/KEY") }
         location = try parsed.location(at: 0)
         guard let uploadID, !uploadID.isEmpty else { throw UsageError("s3 complete needs --upload-id ID") }
-        guard let listPath, !listPath.isEmpty else { throw UsageError("s3 complete needs --parts FILE, the list sluice upload --parts printed") }
+        guard !listPaths.isEmpty, !listPaths.contains("") else { throw UsageError("s3 complete needs --parts FILE, the list sluice upload --parts printed") }
         self.uploadID = uploadID
-        self.listPath = listPath
+        self.listPaths = listPaths
         self.planPath = planPath
         common = parsed.common
     }
 
+    /// The lists at `paths` as one (the ranges of several `upload --parts --part-numbers` runs),
+    /// and the name to give it in messages.
+    ///
+    /// - Throws: `S3Error` (`.verification`) when two lists are of other uploads, or give one
+    ///   part two ETags; the errors of reading a list.
+    static func joined(_ paths: [String]) throws -> (S3PresignedPartList, String) {
+        var joined = try S3PresignedDocuments.read(S3PresignedPartList.self, from: paths[0], what: "parts list")
+        var byNumber = Dictionary(joined.parts.map { ($0.partNumber, $0) }, uniquingKeysWith: { first, _ in first })
+        for path in paths.dropFirst() {
+            let list = try S3PresignedDocuments.read(S3PresignedPartList.self, from: path, what: "parts list")
+            guard list.upload == joined.upload else {
+                throw S3Error(
+                    .verification,
+                    "the parts list \(path) is for upload \(list.upload.uploadID) of \(list.upload.location), not \(paths[0])'s \(joined.upload.uploadID) of \(joined.upload.location); nothing was completed"
+                )
+            }
+            for part in list.parts {
+                if let known = byNumber[part.partNumber], known != part {
+                    throw S3Error(
+                        .verification, "the parts lists give part \(part.partNumber) two ETags or checksums (\(path) and another); nothing was completed",
+                        partNumber: part.partNumber)
+                }
+                byNumber[part.partNumber] = part
+            }
+        }
+        joined.parts = byNumber.values.sorted { $0.partNumber < $1.partNumber }
+        return (joined, paths.count == 1 ? paths[0] : "\(paths[0]) (and \(paths.count - 1) more)")
+    }
+
     func run() async -> Int32 {
         await S3PresignedDocuments.run("s3 complete") {
-            let list = try S3PresignedDocuments.read(S3PresignedPartList.self, from: listPath, what: "parts list")
+            let (list, listPath) = try Self.joined(listPaths)
             var upload = list.upload
             if let planPath {
                 upload = try S3PresignedDocuments.read(S3PresignedPlan.self, from: planPath, what: "plan").upload

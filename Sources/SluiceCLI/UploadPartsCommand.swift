@@ -19,6 +19,9 @@ struct UploadPartsCommand {
         operands: [OperandSpec("SOURCE", completion: .file)],
         options: [
             OptionSpec("--parts", value: "plan.json", completion: .file, help: "the plan `sluice s3 presign --multipart` printed"),
+            OptionSpec(
+                "--part-numbers", value: "A-B",
+                help: "send only parts A to B (or one part N): several machines send one upload, each a range; complete with every range's list"),
             OptionSpec("--concurrency", value: "N", help: "parts in flight (default 8)"),
             OptionSpec("--retries", value: "N", help: "attempts after the first per part, 0 ... 1000 (default 5)"),
             OptionSpec("--state", value: "DIR", completion: .directory, help: "where accepted parts are recorded (default ~/.cache/sluice/s3-presigned)"),
@@ -39,6 +42,8 @@ struct UploadPartsCommand {
         var progress = ProgressPrinter.Style.auto
         var concurrency = 8
         var retries = 5
+        /// `--part-numbers A-B`; nil for every part.
+        var partNumbers: ClosedRange<Int>?
         var stateDirectory: String?
         var transfer = UploadOptions()
         /// `--sse-c-key-file` (else `SLUICE_SSE_C_KEY_FILE` when the plan needs a key).
@@ -56,6 +61,7 @@ struct UploadPartsCommand {
         try scanner.scan(Self.specification) { name, value in
             switch name {
             case "--parts": planPath = value
+            case "--part-numbers": settings.partNumbers = try Self.partNumbers(value)
             case "--concurrency": settings.concurrency = try Arguments.count(value, option: name, in: 1...256)
             case "--retries": settings.retries = try Arguments.count(value, option: name, in: 0...1000)
             case "--state":
@@ -100,6 +106,7 @@ struct UploadPartsCommand {
             upload.concurrency = settings.concurrency
             upload.retryPolicy.retries = settings.retries
             upload.stateDirectory = settings.stateDirectory
+            upload.partNumbers = settings.partNumbers
             upload.transfer = settings.transfer
             let chosen = settings.transport
             let parts = upload
@@ -113,14 +120,29 @@ struct UploadPartsCommand {
                 throw error
             }
             try S3PresignedDocuments.write(S3PresignedPartList(plan: plan, result: result))
-            let sent = plan.upload.partCount - result.partsSkipped
-            var line = "sent \(sent) of \(plan.upload.partCount) parts of \(plan.upload.location) (upload \(plan.upload.uploadID))"
+            let which = settings.partNumbers.map { "\($0.count) parts (\($0.lowerBound)-\($0.upperBound))" } ?? "\(plan.upload.partCount) parts"
+            let sent = result.parts.count - result.partsSkipped
+            var line = "sent \(sent) of \(which) of \(plan.upload.location) (upload \(plan.upload.uploadID))"
             if result.partsSkipped > 0 { line += ", \(result.partsSkipped) accepted before" }
             line += ", \(result.bytesSent) bytes, \(result.retries) retries"
             if result.renewedURLs > 0 { line += ", \(result.renewedURLs) expired URLs asked for again" }
-            Terminal.error("sluice: \(line); complete with: sluice s3 complete \(plan.upload.location) --upload-id \(plan.upload.uploadID) --parts FILE")
+            let lists = settings.partNumbers == nil ? "--parts FILE" : "--parts FILE for every range's list"
+            Terminal.error("sluice: \(line); complete with: sluice s3 complete \(plan.upload.location) --upload-id \(plan.upload.uploadID) \(lists)")
             return 0
         }
+    }
+
+    /// `A-B` (or `N`): part numbers from 1 to 10,000, A not above B.
+    ///
+    /// - Throws: `UsageError` naming what is wrong.
+    static func partNumbers(_ text: String) throws -> ClosedRange<Int> {
+        let ends = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        let numbers = ends.map { end in end.allSatisfy(\.isASCII) ? Int(end).flatMap { (1...10_000).contains($0) ? $0 : nil } : nil }
+        guard (1...2).contains(numbers.count), let first = numbers.first!, let last = numbers.last! else {
+            throw UsageError("--part-numbers needs A-B (or N), part numbers from 1 to 10000, got '\(text)'")
+        }
+        guard first <= last else { throw UsageError("--part-numbers \(text): A must not be above B") }
+        return first...last
     }
 
     /// An interruption says how to go on; anything else is the library's line.

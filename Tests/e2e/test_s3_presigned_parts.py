@@ -449,3 +449,61 @@ def test_an_explicit_checksum_type_is_stored_in_the_plan(s3, env, tmp_path):
     assert head.get("ChecksumType") == "FULL_OBJECT"
     status, out, _ = sluice(env, "checksum", "--algorithm", "crc32c", spec)
     assert out.split()[0] == head["ChecksumCRC32C"] and head["ChecksumCRC32C"] in err, (out, head, err)
+
+
+def test_two_machines_send_one_upload_by_part_ranges(s3, env, tmp_path):
+    """`--part-numbers A-B`: two processes at once (each its own state directory, as two
+    machines have), each sending its range; `s3 complete` joins their lists; the object is whole."""
+    name = key()
+    size = 4 * PART + 777
+    spec = "synthetic:%d:43" % size
+    plan = presign(env, name, size)
+    upload_id = plan["upload"]["uploadId"]
+    plan_path = write_json(tmp_path / "plan.json", plan)
+    runs = []
+    for index, numbers in enumerate(["1-2", "3-5"]):
+        args = [sluice_bin(), "upload", "--parts", plan_path, spec, "--progress", "none", "--part-numbers", numbers,
+                "--state", str(tmp_path / ("machine%d" % index))]
+        runs.append(subprocess.Popen(args, env=no_credentials(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    lists = []
+    for index, run in enumerate(runs):
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0 and one_line(err.decode()), err
+        lists.append(json.loads(out))
+    assert [p["partNumber"] for p in lists[0]["parts"]] == [1, 2]
+    assert [p["partNumber"] for p in lists[1]["parts"]] == [3, 4, 5]
+    # One list alone names only its range: refused, nothing completed.
+    first = write_json(tmp_path / "etags-1.json", lists[0])
+    second = write_json(tmp_path / "etags-2.json", lists[1])
+    status, _, err = complete(env, name, upload_id, first)
+    assert status != 0 and one_line(err) and "nothing was completed" in err, err
+    assert absent(s3, name)
+    # A rerun of a range sends nothing (its own record) and prints the same list.
+    status, out, err = upload_parts(env, plan_path, spec, "--part-numbers", "3-5", "--state", str(tmp_path / "machine1"))
+    assert status == 0 and "sent 0 of 3 parts (3-5)" in err, err
+    assert json.loads(out) == lists[1]
+    status, out, err = sluice(env, "s3", "complete", "s3://%s/%s" % (BUCKET, name), "--upload-id", upload_id,
+                              "--parts", second, "--parts", first, "--plan", plan_path)
+    assert status == 0 and one_line(err) and "in 5 parts" in err, err
+    assert object_sha256(s3, name) == checksum(spec)
+    assert uploads_of(s3, name) == []
+
+
+@pytest.mark.parametrize("numbers,expected", [
+    ("0-2", "--part-numbers needs A-B (or N), part numbers from 1 to 10000, got '0-2'"),
+    ("3-2", "--part-numbers 3-2: A must not be above B"),
+    ("1-", "--part-numbers needs A-B"),
+    ("a-b", "--part-numbers needs A-B"),
+    ("1-99999999999999999999", "--part-numbers needs A-B"),
+    ("2-9", "parts 2-9 are not all in the plan, which has parts 1-2"),
+])
+def test_a_bad_part_range_is_one_line_and_sends_nothing(s3, env, tmp_path, numbers, expected):
+    name = key()
+    plan = presign(env, name, PART + 1)
+    plan_path = write_json(tmp_path / "plan.json", plan)
+    status, out, err = upload_parts(env, plan_path, "synthetic:%d:44" % (PART + 1), "--part-numbers", numbers,
+                                    "--state", str(tmp_path / "state"))
+    assert status != 0 and out == "" and one_line(err), (status, err)
+    assert expected in err, err
+    assert held_parts(s3, name, plan["upload"]["uploadId"]) == []
+    sluice(env, "s3", "abort", "s3://%s/%s" % (BUCKET, name), "--upload-id", plan["upload"]["uploadId"])

@@ -10,8 +10,10 @@ extension S3PresignedPartsUpload {
     ///     bound stream pair per part; on Linux a part of up to `URLSessionTransport.sizedBodyLimit`
     ///     goes with `Content-Length`, held in memory, a longer one chunked, which SeaweedFS takes
     ///     for a presigned part and AWS does not). Parts go through the part scheduler either way.
-    ///   - progress: Bytes of the whole source sent so far (recorded parts count as sent).
-    /// - Returns: Every part's number, ETag and checksum, in part-number order.
+    ///   - progress: Bytes of the parts to send (`partNumbers`, else the whole source) sent so
+    ///     far (recorded parts count as sent).
+    /// - Returns: Every part's number, ETag and checksum (of `partNumbers` only, when set), in
+    ///   part-number order.
     /// - Throws: `S3Error`: `.server` (status, `serverCode`; an expired URL that was not renewed
     ///   is 403 `AccessDenied`), `.verification` (S3's checksum of a part differs from the bytes
     ///   sent), `.sourceChanged` (a file written to, grown, shrunk or replaced while it was sent:
@@ -23,13 +25,14 @@ extension S3PresignedPartsUpload {
         guard (1...256).contains(concurrency), retryPolicy.retries >= 0 else {
             throw S3Error(.invalidOption, "concurrency must be 1 ... 256 and retries not negative", uploadID: uploadID)
         }
+        let chosen = try chosenParts()
         let start = ContinuousClock.now
         // The record is read (and created, synced) on the blocking pool's threads.
         let journal = try await BlockingPool.shared.run { [self] in try S3PresignedPartsJournal(self) }
         // The record stays for a rerun (synced here); a success closes it first, to say a failed sync.
         defer { try? journal.close() }
-        let count = plan.partCount ?? 1
-        let meter = S3PartProgress(total: source.bytes.length, interval: transfer.progressInterval, report: progress)
+        let total = chosen.reduce(Int64(0)) { $0 + Int64(plan.range(ofPart: $1).count) }
+        let meter = S3PartProgress(total: total, interval: transfer.progressInterval, report: progress)
         defer { meter.end() }
         var done: [Int: S3CompletedPart] = [:]
         for (number, part) in journal.recorded {
@@ -37,7 +40,7 @@ extension S3PresignedPartsUpload {
             meter.finish(part: number, length: Int64(plan.range(ofPart: number).count))
         }
         let skipped = done.count
-        let missing = (1...count).filter { done[$0] == nil }
+        let missing = chosen.filter { done[$0] == nil }
         let counters = S3Counters()
         let renewals = Lock(0)
         let sent = try await sendParts(missing, over: transport, journal: journal, counters: counters, meter: meter, renewals: renewals)
@@ -52,7 +55,7 @@ extension S3PresignedPartsUpload {
         }
         try await BlockingPool.shared.run(ignoringCancellation: true) { try journal.close() }
         return S3PresignedPartsResult(
-            uploadID: uploadID, parts: (1...count).map { done[$0]! }, partsSkipped: skipped, bytesSent: counters.bytesSent,
+            uploadID: uploadID, parts: chosen.map { done[$0]! }, partsSkipped: skipped, bytesSent: counters.bytesSent,
             retries: counters.retries, renewedURLs: renewals.withLock { $0 }, elapsed: S3Client.seconds(since: start))
     }
 

@@ -38,25 +38,28 @@ final class S3PresignedPartsJournal: Sendable {
             default: throw S3Error(.state, "\(error)", uploadID: upload.uploadID, underlying: error)
             }
         }
-        let count = upload.plan.partCount ?? 1
+        let chosen = try upload.chosenParts()
         recorded = Dictionary(
-            journal.takeAll().filter { (1...count).contains($0.partNumber) && !$0.eTag.isEmpty }.map { ($0.partNumber, $0) },
+            journal.takeAll().filter { chosen.contains($0.partNumber) && !$0.eTag.isEmpty }.map { ($0.partNumber, $0) },
             uniquingKeysWith: { _, last in last })
     }
 
-    /// The record file: keyed by the upload id and the source's identity and fingerprint.
+    /// The record file: keyed by the upload id, the source's identity and fingerprint, and the
+    /// range of parts when the run sends one (`partNumbers`: each range its own record and lock).
     static func path(of upload: S3PresignedPartsUpload) -> String {
         let fingerprint = (try? JSONEncoder.sorted.encode(upload.source.fingerprint)).map { String(decoding: $0, as: UTF8.self) } ?? ""
         let store = RecordStore<S3PartETag>(directory: upload.stateDirectory ?? S3PresignedPartsUpload.defaultStateDirectory)
-        return String(store.path(upload.uploadID, upload.source.identity, fingerprint).dropLast(".json".count)) + ".journal"
+        let range = upload.partNumbers.map { ["parts \($0.lowerBound)-\($0.upperBound)"] } ?? []
+        return String(store.path([upload.uploadID, upload.source.identity, fingerprint] + range).dropLast(".json".count)) + ".journal"
     }
 
     /// What the record's header names: the upload, its source and fingerprint, the part size
     /// and checksum (a record of another plan is refused, not resumed with).
     static func identity(of upload: S3PresignedPartsUpload) -> String {
         let fingerprint = (try? JSONEncoder.sorted.encode(upload.source.fingerprint)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let range = upload.partNumbers.map { ", parts \($0.lowerBound)-\($0.upperBound)" } ?? ""
         return
-            "upload \(upload.uploadID) of \(upload.source.identity) \(fingerprint) in parts of \(upload.plan.partSize) bytes, checksum \(upload.checksum?.s3Algorithm.rawValue ?? "none")"
+            "upload \(upload.uploadID) of \(upload.source.identity) \(fingerprint) in parts of \(upload.plan.partSize) bytes, checksum \(upload.checksum?.s3Algorithm.rawValue ?? "none")\(range)"
     }
 
     /// Records part `part` as accepted.

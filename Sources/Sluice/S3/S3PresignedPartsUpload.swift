@@ -56,6 +56,9 @@ public struct S3PresignedPartsUpload: Sendable {
     public var retryPolicy = RetryPolicy()
     /// Where the accepted parts are recorded; nil for `defaultStateDirectory`.
     public var stateDirectory: String?
+    /// Only these parts (several machines sending one upload, each its own range); nil for
+    /// every part. A range keeps its own record, so ranges run at once on one machine too.
+    public var partNumbers: ClosedRange<Int>?
     /// Timeouts, buffers and TLS of each part's request. Redirects are never followed (a URL is
     /// signed for one host).
     public var transfer = UploadOptions()
@@ -87,6 +90,20 @@ public struct S3PresignedPartsUpload: Sendable {
         self.plan = try S3PartPlan(length: source.bytes.length, partSize: partSize)
         self.checksum = checksum
         self.url = url
+    }
+
+    /// The parts this run is to send: `partNumbers`, else every part of the plan.
+    ///
+    /// - Throws: `S3Error` with code `.invalidOption` for a range outside the plan's parts.
+    func chosenParts() throws -> ClosedRange<Int> {
+        let all = 1...(plan.partCount ?? 1)
+        guard let partNumbers else { return all }
+        guard all.contains(partNumbers.lowerBound), all.contains(partNumbers.upperBound) else {
+            throw S3Error(
+                .invalidOption, "parts \(partNumbers.lowerBound)-\(partNumbers.upperBound) are not all in the plan, which has parts 1-\(all.upperBound)",
+                uploadID: uploadID)
+        }
+        return partNumbers
     }
 
     /// Removes the record of accepted parts, if any.
