@@ -57,6 +57,21 @@ def stop(proc):
         proc.wait()
 
 
+def wait_until_catching_signals(proc, timeout=120):
+    """Gate: returns once `proc` has its SIGINT handler installed (bit 2 of SigCgt in
+    /proc/PID/status), so a SIGINT sent now is handled, not the default death (-2). Fails if
+    the process ends first; `timeout` is a hang guard only."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "exited %s before catching signals" % proc.returncode
+        with open("/proc/%d/status" % proc.pid) as handle:
+            caught = next(int(line.split()[1], 16) for line in handle if line.startswith("SigCgt:"))
+        if caught & (1 << (signal.SIGINT - 1)):
+            return
+        time.sleep(0.01)
+    raise AssertionError("pid %d did not catch SIGINT within %s s" % (proc.pid, timeout))
+
+
 def checksum(spec):
     status, out, err = run("checksum", spec)
     assert status == 0, err

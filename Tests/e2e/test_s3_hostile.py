@@ -10,11 +10,12 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
-from conftest import LocalServer, sluice_bin
+from conftest import LocalServer, sluice_bin, wait_until_catching_signals
 from conftest import REPO
 from test_s3_cli import BUCKET, MIB, env, key, object_sha256, s3, sluice, uploads_of, weed  # noqa: F401 (fixtures)
 
@@ -26,20 +27,34 @@ def one_line(err):
     return err.startswith("sluice: ") and err.count("\n") == 1
 
 
-def interrupt_when_idle(env, args, stdin, after=1.5):
-    """Starts sluice, sends SIGINT after `after` seconds; (status, stderr, seconds to exit)."""
-    proc = subprocess.Popen([sluice_bin(), *args], env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def interrupt(env, args, stdin, sent=None):
+    """Starts sluice and sends it SIGINT at a gate: once it catches signals, or (sent=N) once
+    its `--progress json` reports N bytes sent; (status, stderr without progress lines). What
+    would hang instead (a read that blocks for ever) is killed by a 120 s guard and fails."""
+    extra = ["--progress", "json"] if sent is not None else []
+    proc = subprocess.Popen([sluice_bin(), *args, *extra], env=env, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    guard = threading.Timer(120, proc.kill)
+    guard.start()
     try:
-        time.sleep(after)
-        assert proc.poll() is None, proc.stderr.read().decode()
-        proc.send_signal(signal.SIGINT)
-        signalled = time.monotonic()
-        status = proc.wait(timeout=10)
-        return status, proc.stderr.read().decode("utf-8", "replace"), time.monotonic() - signalled
+        if sent is None:
+            wait_until_catching_signals(proc)
+            proc.send_signal(signal.SIGINT)
+            lines = proc.stderr.read().decode("utf-8", "replace").splitlines(keepends=True)
+        else:
+            lines, signalled = [], False
+            for raw in proc.stderr:
+                lines.append(raw.decode("utf-8", "replace"))
+                if not signalled and lines[-1].startswith("{") and json.loads(lines[-1])["bytes_sent"] >= sent:
+                    proc.send_signal(signal.SIGINT)
+                    signalled = True
+            assert signalled, "the upload ended before the signal: %s" % "".join(lines[-3:])
+        status = proc.wait()
     finally:
+        guard.cancel()
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    return status, "".join(line for line in lines if not line.startswith("{"))
 
 
 def test_closed_stdin_is_one_line_not_a_hang(env):
@@ -61,27 +76,25 @@ def test_closed_stdout_and_stderr_do_not_take_other_descriptors(s3, env):
 
 
 def test_ctrl_c_ends_an_upload_whose_stdin_is_idle(s3, env):
-    # The writer keeps the pipe open and writes nothing: before, the read blocked until input came.
-    writer = subprocess.Popen(["sleep", "60"], stdout=subprocess.PIPE)
+    # The writer keeps the pipe open and writes nothing: before, the read blocked until input
+    # came (here: never, so the guard in interrupt() would kill it and the status would be -9).
+    writer = subprocess.Popen(["sleep", "600"], stdout=subprocess.PIPE)
     try:
         name = key()
-        status, err, seconds = interrupt_when_idle(env, ["s3", "cp", "-", "s3://%s/%s" % (BUCKET, name)], writer.stdout)
+        status, err = interrupt(env, ["s3", "cp", "-", "s3://%s/%s" % (BUCKET, name)], writer.stdout)
         assert status == 130 and one_line(err) and "interrupted" in err, (status, err)
-        assert seconds < 5, seconds
     finally:
         writer.kill()
         writer.wait()
 
 
 def test_ctrl_c_mid_stream_aborts_the_multipart_upload(s3, env):
-    # 12 MiB then silence: parts 1 and 2 are sent, part 3 waits for bytes that never come.
-    writer = subprocess.Popen(["sh", "-c", "head -c %d /dev/zero; sleep 60" % (12 * MIB)], stdout=subprocess.PIPE)
+    # 12 MiB then silence: parts 1 and 2 are sent (the gate), part 3 waits for bytes that never come.
+    writer = subprocess.Popen(["sh", "-c", "head -c %d /dev/zero; exec sleep 600" % (12 * MIB)], stdout=subprocess.PIPE)
     try:
         name = key()
-        status, err, seconds = interrupt_when_idle(env, ["s3", "cp", "-", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB"],
-                                                   writer.stdout, after=6)
+        status, err = interrupt(env, ["s3", "cp", "-", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB"], writer.stdout, sent=10 * MIB)
         assert status == 130 and one_line(err) and "aborted" in err, (status, err)
-        assert seconds < 5, seconds
         assert uploads_of(s3, name) == []
     finally:
         writer.kill()
@@ -91,9 +104,8 @@ def test_ctrl_c_mid_stream_aborts_the_multipart_upload(s3, env):
 def test_a_fifo_without_a_writer_stops_on_ctrl_c(env, tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    status, err, seconds = interrupt_when_idle(env, ["s3", "cp", str(fifo), "s3://%s/%s" % (BUCKET, key())], subprocess.DEVNULL)
+    status, err = interrupt(env, ["s3", "cp", str(fifo), "s3://%s/%s" % (BUCKET, key())], subprocess.DEVNULL)
     assert status == 130 and one_line(err), (status, err)
-    assert seconds < 5, seconds
 
 
 def test_a_fifo_and_a_proc_file_are_read_as_streams(s3, env, tmp_path):
@@ -164,25 +176,36 @@ def test_a_file_that_changes_during_the_upload_is_not_completed(s3, env, tmp_pat
     assert uploads_of(s3, name) == []
 
 
-def test_a_small_file_rewritten_while_it_is_put_fails(s3, env, tmp_path):
-    # A PutObject cannot be held back: the run fails, naming the change.
-    path = tmp_path / "small.bin"
+def test_a_file_rewritten_while_it_is_put_fails(s3, weed, env, tmp_path):
+    # A PutObject cannot be held back: the run fails, naming the change. The gate: the file is
+    # written to once the server has taken the body and before its answer reaches sluice (the
+    # proxy's hook), so the change falls inside the send however busy the machine is. (Before,
+    # a writer looping on its own was started and the test waited to see it run: when it did
+    # not, the upload was sent whole and exited 0.) 4 MiB is past the small-body snapshot,
+    # which reads a file once at rest.
+    path = tmp_path / "rewritten.bin"
     with open(path, "wb") as handle:
         handle.write(os.urandom(4 * MIB))
-    # Writes without pause (killed as soon as sluice ends), so the file's times move while it is sent.
-    writer = subprocess.Popen([sys.executable, "-c", "import sys, time\nend = time.monotonic() + 30\ni = 0\n"
-                               "while time.monotonic() < end:\n    open(sys.argv[1], 'r+b').write(b'%03d' % (i % 1000)); i += 1",
-                               str(path)])
+    opened = os.stat(path).st_ctime_ns
+    written = []
+
+    def write_before_the_answer(status, headers, body):
+        # Until the change time moves: a write in the same tick of the kernel's clock leaves it.
+        while os.stat(path).st_ctime_ns == opened:
+            with open(path, "r+b") as handle:
+                handle.write(b"new")
+            time.sleep(0.001)
+        written.append(status)
+        return status, headers, body
+
+    proxy = FaultProxy(weed[1])
     try:
-        deadline = time.monotonic() + 30
-        while open(path, "rb").read(3) != b"000" and time.monotonic() < deadline:
-            time.sleep(0.01)
-        # Capped at 8 MiB/s, the PutObject lasts half a second: uncapped it took a few ms on
-        # loopback, and a writer left without a core that long changed nothing while it was sent.
-        status, _, err = sluice(env, "s3", "cp", str(path), "s3://%s/%s" % (BUCKET, key()), "--limit-rate", "8M", timeout=60)
+        proxy.rewrite["put"] = write_before_the_answer
+        status, _, err = sluice(dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port),
+                                "s3", "cp", str(path), "s3://%s/%s" % (BUCKET, key()), timeout=120)
     finally:
-        writer.kill()
-        writer.wait()
+        proxy.close()
+    assert written == [200], (written, proxy.actions)
     assert status == 1 and one_line(err) and "changed while it was sent" in err, (status, err)
 
 
