@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.parse
 
 import pytest
@@ -344,10 +343,9 @@ def silent():
         server.close()
 
 
-def timed(*args, **kwargs):
-    started = time.monotonic()
-    result = run(*args, **kwargs)
-    return result + (time.monotonic() - started,)
+# Only tells an ended command from a hang; no test here asserts how long a command took: its
+# line names the limit that ended it.
+HANG_GUARD = 120
 
 
 @pytest.mark.parametrize("command", ["s3 cp", "s3 abort", "tus", "upload"])
@@ -364,31 +362,33 @@ def test_a_server_that_never_answers_costs_the_stall_timeout_per_attempt(silent,
         "upload": ["upload", str(source), silent.url + "/sink"],
     }[command]
     # Before: s3 and tus had no --stall-timeout (a usage error), and waited 60 s an attempt.
-    status, out, err, seconds = timed(*args, "--stall-timeout", "1", env=environment, timeout=60)
+    status, out, err = run(*args, "--stall-timeout", "1", env=environment, timeout=HANG_GUARD)
     assert status == 1 and out == "" and one_line(err), (status, err)
     assert "timed out" in err and "127.0.0.1:%d" % silent.port in err, err
+    # The limit that fired is the one given, not the 60 s default: libcurl's 1 s speed window,
+    # or the answer's wait of 4 x the stall timeout once the request was sent.
+    assert "the last 1 seconds" in err or "longer than 4 s (4 x the stall timeout)" in err, err
     # A stall is one failed attempt: retried as any other (libcurl's rate window adds a few
     # seconds to an attempt that sent a body).
     assert {"s3 cp": "after 2 attempts", "tus": "failed 2 times", "s3 abort": "after 6 attempts"}.get(command, "") in err, err
-    assert seconds < 30, seconds
 
 
 @pytest.mark.parametrize("kind", ["fifo", "stdin"])
 def test_s3_cp_of_a_source_that_never_writes_ends_after_the_stall_timeout(env, tmp_path, kind):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    writer = subprocess.Popen(["sleep", "30"], stdout=subprocess.PIPE)   # holds stdin open, writes nothing
+    # Holds stdin open and writes nothing, for longer than the hang guard.
+    writer = subprocess.Popen(["sleep", str(HANG_GUARD + 60)], stdout=subprocess.PIPE)
     try:
         source = str(fifo) if kind == "fifo" else "-"
-        status, out, err, seconds = timed("s3", "cp", source, "s3://%s/%s" % (BUCKET, key()), "--stall-timeout", "1",
-                                          env=env, stdin=writer.stdout, timeout=30)
+        status, out, err = run("s3", "cp", source, "s3://%s/%s" % (BUCKET, key()), "--stall-timeout", "1",
+                               env=env, stdin=writer.stdout, timeout=HANG_GUARD)
     finally:
         writer.kill()
         writer.wait()
     # Before: no --stall-timeout for s3 cp, and it waited for ever.
     assert status == 1 and out == "" and one_line(err), (status, err)
-    assert "produced nothing for 1 s" in err, err
-    assert seconds < 10, seconds
+    assert "produced nothing for 1 s" in err, err   # the stall timeout given ended it
 
 
 @pytest.mark.parametrize("command", [["s3", "cp", "--help"], ["s3", "abort", "--help"], ["tus", "--help"], ["upload", "--help"]])
@@ -572,13 +572,12 @@ def test_a_tus_answer_that_never_ends_fails_at_1_mib(tmp_path):
     server = EndlessAnswer()
     try:
         # Before: the answer was read (16 MiB kept, the rest dropped) for as long as it came: no end.
-        status, out, err, seconds = timed("tus", str(source), server.url + "/files/", "--retries", "0",
-                                          "--state", str(tmp_path / "tus"), timeout=60)
+        status, out, err = run("tus", str(source), server.url + "/files/", "--retries", "0",
+                               "--state", str(tmp_path / "tus"), timeout=HANG_GUARD)
     finally:
         server.close()
     assert status == 1 and out == "" and one_line(err), (status, err)
-    assert "longer than 1 MiB" in err, err
-    assert seconds < 20, seconds
+    assert "longer than 1 MiB" in err, err   # the bound on an answer ended it
 
 
 def test_a_presigned_part_answered_with_20_mib_fails_at_1_mib(s3, weed, env, tmp_path):
