@@ -1,5 +1,6 @@
 """`--transport urlsession` where URLSession on Linux asks for what a one-shot body cannot give,
-or cannot reach: each case ends in a full body at the server or one line and exit 1, in seconds."""
+or cannot reach: each case ends in a full body at the server or one line and exit 1, never a
+hang. No case asserts how long it took: the line says what ended it."""
 
 import hashlib
 import os
@@ -39,9 +40,13 @@ def faults():
         stop(proc)
 
 
-def upload_stdin(url, data, *extra, timeout=30):
-    """`sluice upload - URL --transport urlsession` with `data` through a pipe; (status, stdout, stderr, seconds)."""
-    started = time.monotonic()
+# Only tells an ended upload from a hang, far above what any case needs on a busy machine.
+HANG_GUARD = 120
+
+
+def upload_stdin(url, data, *extra, timeout=HANG_GUARD):
+    """`sluice upload - URL --transport urlsession` with `data` through a pipe; (status, stdout,
+    stderr), status None when it was still running at `timeout` (then killed)."""
     proc = subprocess.Popen([sluice_bin(), "upload", "-", url, "--transport", "urlsession", *extra],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
@@ -49,8 +54,8 @@ def upload_stdin(url, data, *extra, timeout=30):
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
-        return None, out, err.decode("utf-8", "replace"), time.monotonic() - started
-    return proc.returncode, out, err.decode("utf-8", "replace"), time.monotonic() - started
+        return None, out, err.decode("utf-8", "replace")
+    return proc.returncode, out, err.decode("utf-8", "replace")
 
 
 @pytest.mark.parametrize("path, extra", [
@@ -61,10 +66,9 @@ def test_a_one_shot_body_asked_for_again_fails_in_one_line(faults, path, extra):
     # The transport answers these itself (the task completes, then it would replay): a
     # one-shot body is refused there. The other way URLSession asks again, from inside
     # libcurl's rewind, is URLSessionReplayTests.
-    status, _, err, seconds = upload_stdin(faults + path, os.urandom(3 << 20), *extra)
+    status, _, err = upload_stdin(faults + path, os.urandom(3 << 20), *extra)
     assert status == 1 and one_line(err), (status, err)
     assert "cannot be replayed" in err, err
-    assert seconds < 10, seconds
 
 
 def requests_at(faults, run):
@@ -81,10 +85,9 @@ def test_a_one_shot_body_rewound_by_libcurl_inside_urlsession_fails_in_one_line(
     # own work queue. Before the fix the delegate cancelled the task right there, and the
     # cancel waited for that queue: the upload hung.
     run = "oneshot-%d" % time.monotonic_ns()
-    status, _, err, seconds = upload_stdin(faults + "/expect-417?then=drain&run=" + run, os.urandom(3 << 20), timeout=60)
-    assert status == 1 and one_line(err), (status, err)
+    status, _, err = upload_stdin(faults + "/expect-417?then=drain&run=" + run, os.urandom(3 << 20))
+    assert status == 1 and one_line(err), (status, err)   # status None: the hang came back
     assert "cannot be replayed" in err, err
-    assert seconds < 30, seconds
     assert [entry["status"] for entry in requests_at(faults, run)] == [417], requests_at(faults, run)
 
 
@@ -172,12 +175,13 @@ def tuspy(tmp_path_factory):
                              "--no-access-log", "--timeout-keep-alive", "75", "tus_app:app"],
                             env=dict(os.environ, SLUICE_TUS_STORE=store), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + HANG_GUARD   # gate: tuspyserver accepts a connection
+        while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None, "tuspyserver never listened on %d" % port
                 time.sleep(0.1)
         yield "http://127.0.0.1:%d/files/" % port, store
     finally:
