@@ -2,9 +2,9 @@
 `upload` (both transports), `tus` and `s3 cp` (parts in parallel share it).
 
 A cap is shown by its lower bound: a body of S bytes under a cap of R bytes per second with a
-burst of R/10 cannot take less than S/R - 0.1 s, whatever the machine's load; the upper bound
-is loose (a loaded machine is slow), and the measured accuracy lives in the closing notes, not
-in a timed assertion. Every upload is checked byte for byte at the server."""
+burst of R/10 cannot take less than S/R - 0.1 s, whatever the machine's load. No upper bound is
+asserted (a loaded machine is slow; the subprocess timeout is only a hang guard), and the
+measured accuracy lives in the closing notes, not in a timed assertion. Every upload is checked byte for byte at the server."""
 
 import hashlib
 import json
@@ -32,7 +32,6 @@ def test_upload_keeps_to_the_cap(receiver, transport, size, rate):
     answer = json.loads(out)
     assert (answer["sha256"], answer["bytes"]) == checksum(spec)
     assert elapsed >= lower_bound(size, rate), "%d bytes in %.2f s under a cap of %d B/s" % (size, elapsed, rate)
-    assert elapsed < 60
 
 
 def test_tus_keeps_to_the_cap():
