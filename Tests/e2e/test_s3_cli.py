@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import uuid
@@ -35,6 +36,8 @@ MIB = 1 << 20
 BUCKET = os.environ.get("SLUICE_S3_BUCKET", "sluice")
 ACCESS_KEY = "AKIDSLUICETEST"
 SECRET_KEY = "sluice/test+secret"
+# Only tells an ended command from a hang: no test here asserts how long a command took.
+HANG_GUARD = 120
 
 
 def free_port():
@@ -151,7 +154,7 @@ def write_random(path, size, seed=7):
 
 def start_and_stop_at(env, args, fraction, sig):
     """Starts `sluice s3 cp ... --progress json`, sends `sig` once `fraction` of the bytes are
-    sent; returns (exit status, stderr text, seconds from the signal to the exit)."""
+    sent; returns (exit status, stderr text without the progress lines)."""
     proc = subprocess.Popen([sluice_bin(), *args, "--progress", "json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     lines = []
     signalled = None
@@ -162,10 +165,10 @@ def start_and_stop_at(env, args, fraction, sig):
             progress = json.loads(line)
             if progress["total_bytes"] and progress["bytes_sent"] >= fraction * progress["total_bytes"]:
                 proc.send_signal(sig)
-                signalled = time.monotonic()
-    status = proc.wait(timeout=60)
+                signalled = True
+    status = proc.wait(timeout=HANG_GUARD)
     assert signalled is not None, "the upload ended before the signal: %s" % "".join(lines[-3:])
-    return status, "".join(line for line in lines if not line.startswith("{")), time.monotonic() - signalled
+    return status, "".join(line for line in lines if not line.startswith("{"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,15 +236,17 @@ def test_stdin_shorter_than_a_part_is_one_put(s3, env):
     assert object_sha256(s3, name) == (hashlib.sha256(b"").hexdigest(), 0)
 
 
-def test_wrong_secret_is_a_clear_403_within_seconds(env):
+def test_wrong_secret_is_a_clear_403_at_the_first_request(fault_proxy):
+    proxy, env = fault_proxy
     env = dict(env, AWS_SECRET_ACCESS_KEY="wrong")
-    for source in ["synthetic:100", "synthetic:20MiB"]:
-        started = time.monotonic()
-        status, _, err = sluice(env, "s3", "cp", source, "s3://sluice/denied.bin", "--part-size", "5MiB", timeout=60)
+    for source, action in [("synthetic:100", "put"), ("synthetic:20MiB", "create")]:
+        del proxy.actions[:]
+        status, _, err = sluice(env, "s3", "cp", source, "s3://sluice/denied.bin", "--part-size", "5MiB", timeout=HANG_GUARD)
         assert status == 1
         assert err.count("\n") == 1, err
         assert "403" in err and "SignatureDoesNotMatch" in err, err
-        assert time.monotonic() - started < 30
+        # Counted at the proxy, not timed: the first request's 403 ends it, never retried.
+        assert proxy.actions == [action], proxy.actions
 
 
 def test_sigkill_then_the_same_command_resends_only_the_parts_in_flight(weed, s3, env, tmp_path):
@@ -254,7 +259,7 @@ def test_sigkill_then_the_same_command_resends_only_the_parts_in_flight(weed, s3
         write_random(path, size)
         name = key()
         args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "4"]
-        status, _, _ = start_and_stop_at(env, args, 0.3, signal.SIGKILL)
+        status, _ = start_and_stop_at(env, args, 0.3, signal.SIGKILL)
         assert status == -signal.SIGKILL
         assert len(state_files(env)) == 1
         [upload] = uploads_of(s3, name)
@@ -285,7 +290,7 @@ def test_a_changed_source_is_refused_and_restart_starts_over(s3, env, tmp_path):
     write_random(path, 60 * MIB)
     name = key()
     args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "2"]
-    status, _, _ = start_and_stop_at(env, args, 0.2, signal.SIGKILL)
+    status, _ = start_and_stop_at(env, args, 0.2, signal.SIGKILL)
     [old] = uploads_of(s3, name)
     with open(path, "r+b") as handle:
         handle.seek(7 * MIB)
@@ -362,13 +367,39 @@ def test_a_failed_stdin_upload_is_aborted(weed, s3, env, tmp_path):
         proxy.close()
 
 
-def test_ctrl_c_stops_promptly_and_keeps_the_state(s3, env):
+def test_ctrl_c_stops_promptly_and_keeps_the_state(s3, fault_proxy):
+    """SIGINT while parts are in flight: exit 130 without waiting for them. The proxy answers two
+    parts, then holds back every part's answer until sluice has exited: an interrupt that waited
+    for the parts in flight would wait for ever (until the hang guard), not for a while."""
+    proxy, env = fault_proxy
     name = key()
     args = ["s3", "cp", "synthetic:300MiB:2", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "2"]
-    status, err, seconds = start_and_stop_at(env, args, 0.3, signal.SIGINT)
+    held, release, answered = threading.Event(), threading.Event(), []
+
+    def hold(status, headers, body):
+        answered.append(status)
+        if len(answered) > 2:
+            held.set()
+            release.wait(3 * HANG_GUARD)   # let go only after sluice ended (below), or never
+        return status, headers, body
+    proxy.rewrite["part"] = hold
+    proc = subprocess.Popen([sluice_bin(), *args, "--progress", "none"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert held.wait(HANG_GUARD), "no part's answer was held back"
+        proc.send_signal(signal.SIGINT)
+        try:
+            # Ends while the answers of the parts in flight are still held: release comes after.
+            _, err = proc.communicate(timeout=HANG_GUARD)
+        except subprocess.TimeoutExpired:
+            pytest.fail("still running %d s after SIGINT, waiting for the parts in flight" % HANG_GUARD)
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    del proxy.rewrite["part"]
+    status, err = proc.returncode, err.decode("utf-8", "replace")
     assert status == 130, err
-    print("SIGINT to exit: %.2f s" % seconds)
-    assert seconds < 5, seconds
     assert err.count("\n") == 1, err
     assert "run the same command again to resume" in err and "sluice s3 abort" in err, err
     assert len(state_files(env)) == 1
@@ -451,21 +482,17 @@ def test_a_slowdown_5xx_or_reset_on_one_part_retries_that_part_alone(s3, fault_p
     assert object_sha256(s3, name) == checksum(PARTS_SPEC)
 
 
-def test_a_persistent_slowdown_fails_in_one_line_within_bounded_time(s3, fault_proxy):
+def test_a_persistent_slowdown_fails_in_one_line_after_its_retries(s3, fault_proxy):
     proxy, env = fault_proxy
     proxy.fail_part(2, 503, "SlowDown", times=None)
     name = key()
-    started = time.monotonic()
     status, out, err = sluice(env, "s3", "cp", PARTS_SPEC, "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB",
-                              "--concurrency", "3", "--retries", "3", timeout=120)
-    elapsed = time.monotonic() - started
+                              "--concurrency", "3", "--retries", "3", timeout=HANG_GUARD)
     assert status == 1, err
     assert out == "" and err.count("\n") == 1 and err.startswith("sluice: s3 cp: "), err
     assert "503" in err and "SlowDown" in err and "part 2" in err, err
     assert proxy.attempts[2] == 4, proxy.attempts      # the first attempt and 3 retries, then no more
     assert proxy.actions.count("complete") == 0
-    # Backoff 0.25 + 0.5 + 1 s; generous for a loaded machine, far below an unbounded loop.
-    assert elapsed < 60, elapsed
     assert s3.list_objects_v2(Bucket=BUCKET, Prefix=name).get("KeyCount", 0) == 0
 
 
@@ -642,9 +669,7 @@ def test_https_trust_from_aws_ca_bundle_and_clear_failures(env, tls_weed):
     assert "certificate" in err.lower(), err
     # A wrong secret over https: the header signature is still checked.
     for source in ["synthetic:100", "synthetic:11MiB"]:
-        started = time.monotonic()
         status, _, err = sluice(dict(env, AWS_SECRET_ACCESS_KEY="wrong"), "s3", "cp", source, target, "--part-size", "5MiB",
-                                "--ca-bundle", cert, timeout=60)
+                                "--ca-bundle", cert, timeout=HANG_GUARD)
         assert status == 1 and err.count("\n") == 1, err
         assert "403" in err and "SignatureDoesNotMatch" in err, err
-        assert time.monotonic() - started < 30
