@@ -1,71 +1,50 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Keys kept on disk in the order they were added, then read back once in that order: what a
 /// sync is to delete, held until the walk has ended without an error, in a few KiB of memory
 /// however many keys there are.
 ///
-/// The file is an unnamed temporary file (`tmpfile`): it goes when the spool is closed or the
-/// process ends, whatever way it ends.
+/// The keys are records of a `SpoolFile` (the format of `RecordSorter`'s runs, without a
+/// payload), so the file goes when the spool is closed or the process ends, whatever way it ends.
 ///
 /// - Important: Not thread-safe: one owner (`S3SyncPlanner`) uses it.
 final class KeySpool {
-    private var file: UnsafeMutablePointer<FILE>?
+    private var appender: SpoolAppender?
+    private var reader: RunReader?
     /// Keys added.
     private(set) var count = 0
-    private var reading = false
+    private var record: [UInt8] = []
 
     /// Opens an empty spool.
     ///
-    /// - Throws: `KeySpoolError` when no temporary file can be made.
-    init() throws(KeySpoolError) {
-        guard let file = tmpfile() else { throw KeySpoolError(operation: "tmpfile", errno: errno) }
-        self.file = file
+    /// - Throws: `SpoolError` when no temporary file can be made.
+    init() throws(SpoolError) {
+        appender = SpoolAppender(try SpoolFile())
     }
 
     /// Adds `key` at the end.
-    func append(_ key: String) throws(KeySpoolError) {
-        guard let file, !reading else { preconditionFailure("KeySpool.append after reading began or after close") }
-        var length = UInt32(key.utf8.count).littleEndian
-        var bytes = Array(key.utf8)
-        let ok =
-            withUnsafeBytes(of: &length) { fwrite($0.baseAddress, 1, 4, file) == 4 }
-            && bytes.withUnsafeMutableBytes { $0.isEmpty || fwrite($0.baseAddress, 1, $0.count, file) == $0.count }
-        guard ok else { throw KeySpoolError(operation: "write", errno: errno) }
+    func append(_ key: String) throws(SpoolError) {
+        guard appender != nil, reader == nil else { preconditionFailure("KeySpool.append after reading began or after close") }
+        record.removeAll(keepingCapacity: true)
+        RecordSorter.appendHeader(to: &record, key: key.utf8.count, payload: 0)
+        record.append(contentsOf: key.utf8)
+        try record.withUnsafeBytes { raw in Result { () throws(SpoolError) in try self.appender?.append(raw) } }.get()
         count += 1
     }
 
     /// The next key, from the first added; nil after the last.
-    func next() throws(KeySpoolError) -> String? {
-        guard let file else { return nil }
-        if !reading {
-            reading = true
-            guard fflush(file) == 0, fseek(file, 0, SEEK_SET) == 0 else { throw KeySpoolError(operation: "seek", errno: errno) }
+    func next() throws(SpoolError) -> String? {
+        if reader == nil {
+            guard appender != nil else { return nil }
+            try appender?.flush()
+            guard let appender else { return nil }
+            reader = RunReader(file: appender.file, range: 0..<appender.offset)
         }
-        var length: UInt32 = 0
-        let got = withUnsafeMutableBytes(of: &length) { fread($0.baseAddress, 1, 4, file) }
-        if got == 0, feof(file) != 0 { return nil }
-        guard got == 4 else { throw KeySpoolError(operation: "read", errno: errno) }
-        var bytes = [UInt8](repeating: 0, count: Int(UInt32(littleEndian: length)))
-        let read = bytes.withUnsafeMutableBytes { $0.isEmpty ? 0 : fread($0.baseAddress, 1, $0.count, file) }
-        guard read == bytes.count else { throw KeySpoolError(operation: "read", errno: errno) }
-        return String(decoding: bytes, as: UTF8.self)
+        guard let record = try reader?.next() else { return nil }
+        return String(decoding: record.key, as: UTF8.self)
     }
 
-    /// Closes and removes the file; called once, when the spool is done with.
+    /// Drops the file; called once, when the spool is done with.
     func close() {
-        if let file { fclose(file) }
-        file = nil
+        appender = nil
+        reader = nil
     }
-}
-
-/// A `KeySpool`'s file could not be made, written or read.
-struct KeySpoolError: Error, Sendable, CustomStringConvertible {
-    var operation: String
-    var errno: Int32
-
-    var description: String { "the list of objects to delete: \(operation) of a temporary file failed: \(String(cString: strerror(errno)))" }
 }
