@@ -86,7 +86,7 @@ public struct SyncContentCheck: Sendable {
             else { return try await compare(path, whole, earlier: nil) }
             let kind = FileHashes.Kind.checksum(whole.algorithm)
             let read = try await hashes(path, [.whole(kind), .parts(kind, size: partSize)])
-            let composite = ChecksumHasher.checksum(whole.algorithm, of: (read.parts(kind, size: partSize) ?? []).flatMap { $0 })
+            let composite = Self.composite(whole.algorithm, of: read.parts(kind, size: partSize))
             let basis = "\(whole.algorithm), whole or composite in parts of \(partSize) (the server does not say which)"
             return read.whole(kind) == whole.bytes || composite == whole ? .same(basis: basis) : .differs(basis: basis)
         }
@@ -94,8 +94,7 @@ public struct SyncContentCheck: Sendable {
             guard let partSize = try await partSize(location, size: size, partCount: count ?? S3CompletedUpload.partCount(ofETag: head.eTag))
             else { return .unknown }
             let read = try await hashes(path, [.parts(.checksum(composite.algorithm), size: partSize)])
-            let parts = read.parts(.checksum(composite.algorithm), size: partSize) ?? []
-            let recomputed = ChecksumHasher.checksum(composite.algorithm, of: parts.flatMap { $0 })
+            let recomputed = Self.composite(composite.algorithm, of: read.parts(.checksum(composite.algorithm), size: partSize))
             let basis = "composite \(composite.algorithm) in parts of \(partSize)"
             return recomputed == composite ? .same(basis: basis) : .differs(basis: basis)
         }
@@ -111,6 +110,11 @@ public struct SyncContentCheck: Sendable {
         let recomputed = "\(digest.finalizeHex())-\(parts.count)"
         let basis = "ETag (MD5 of the MD5s of parts of \(partSize))"
         return recomputed == tag ? .same(basis: basis) : .differs(basis: basis)
+    }
+
+    /// The composite checksum (without its `-N`) of parts whose checksums are `parts`.
+    private static func composite(_ algorithm: ChecksumAlgorithm, of parts: [[UInt8]]?) -> Checksum? {
+        Checksum.composite(of: (parts ?? []).map { Checksum(algorithm: algorithm, bytes: $0) })?.checksum
     }
 
     /// The file's `stored.algorithm` checksum (from `earlier` when that pass computed it) against
