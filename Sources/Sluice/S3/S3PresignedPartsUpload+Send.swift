@@ -28,7 +28,7 @@ extension S3PresignedPartsUpload {
         let chosen = try chosenParts()
         let start = ContinuousClock.now
         // The record is read (and created, synced) on the blocking pool's threads.
-        let journal = try await BlockingPool.shared.run { [self] in try S3PresignedPartsJournal(self) }
+        let journal = try await BlockingPool.shared.run { [self] in try S3PresignedPartsJournal(self, chosen: chosen) }
         // The record stays for a rerun (synced here); a success closes it first, to say a failed sync.
         defer { try? journal.close() }
         let total = chosen.reduce(Int64(0)) { $0 + Int64(plan.range(ofPart: $1).count) }

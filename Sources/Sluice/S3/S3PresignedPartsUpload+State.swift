@@ -20,12 +20,13 @@ final class S3PresignedPartsJournal: Sendable {
     /// The parts recorded by earlier runs, by number.
     let recorded: [Int: S3PartETag]
 
-    /// Takes the lock of the record of `upload` and reads it (creating it when there is none).
+    /// Takes the lock of the record of `upload` and reads it (creating it when there is none),
+    /// keeping the recorded parts among `chosen` (`upload.chosenParts()`).
     ///
     /// - Throws: `S3Error` with code `.stateDirectory` (the directory cannot be used),
     ///   `.inUse` (another run holds the record) or `.state` (the record cannot be read or
     ///   written: the message names it).
-    init(_ upload: S3PresignedPartsUpload) throws {
+    init(_ upload: S3PresignedPartsUpload, chosen: ClosedRange<Int>) throws {
         let directory = upload.stateDirectory ?? S3PresignedPartsUpload.defaultStateDirectory
         try S3StateStore(directory: directory).prepare()
         let path = Self.path(of: upload)
@@ -38,7 +39,6 @@ final class S3PresignedPartsJournal: Sendable {
             default: throw S3Error(.state, "\(error)", uploadID: upload.uploadID, underlying: error)
             }
         }
-        let chosen = try upload.chosenParts()
         recorded = Dictionary(
             journal.takeAll().filter { chosen.contains($0.partNumber) && !$0.eTag.isEmpty }.map { ($0.partNumber, $0) },
             uniquingKeysWith: { _, last in last })
@@ -47,7 +47,7 @@ final class S3PresignedPartsJournal: Sendable {
     /// The record file: keyed by the upload id, the source's identity and fingerprint, and the
     /// range of parts when the run sends one (`partNumbers`: each range its own record and lock).
     static func path(of upload: S3PresignedPartsUpload) -> String {
-        let fingerprint = (try? JSONEncoder.sorted.encode(upload.source.fingerprint)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let fingerprint = fingerprintText(of: upload)
         let store = RecordStore<S3PartETag>(directory: upload.stateDirectory ?? S3PresignedPartsUpload.defaultStateDirectory)
         let range = upload.partNumbers.map { ["parts \($0.lowerBound)-\($0.upperBound)"] } ?? []
         return String(store.path([upload.uploadID, upload.source.identity, fingerprint] + range).dropLast(".json".count)) + ".journal"
@@ -56,10 +56,15 @@ final class S3PresignedPartsJournal: Sendable {
     /// What the record's header names: the upload, its source and fingerprint, the part size
     /// and checksum (a record of another plan is refused, not resumed with).
     static func identity(of upload: S3PresignedPartsUpload) -> String {
-        let fingerprint = (try? JSONEncoder.sorted.encode(upload.source.fingerprint)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let fingerprint = fingerprintText(of: upload)
         let range = upload.partNumbers.map { ", parts \($0.lowerBound)-\($0.upperBound)" } ?? ""
         return
             "upload \(upload.uploadID) of \(upload.source.identity) \(fingerprint) in parts of \(upload.plan.partSize) bytes, checksum \(upload.checksum?.s3Algorithm.rawValue ?? "none")\(range)"
+    }
+
+    /// The source's fingerprint as sorted JSON, as the path and the header name it.
+    private static func fingerprintText(of upload: S3PresignedPartsUpload) -> String {
+        (try? JSONEncoder.sorted.encode(upload.source.fingerprint)).map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
 
     /// Records part `part` as accepted.

@@ -27,7 +27,7 @@ struct S3PresignedRecordTests {
     @Test func tenThousandPartsAreWrittenOnceEachAndReadBackWhole() throws {
         let state = try s3TemporaryDirectory("presigned-record")
         let upload = try upload(state: state)
-        let journal = try S3PresignedPartsJournal(upload)
+        let journal = try S3PresignedPartsJournal(upload, chosen: try upload.chosenParts())
         #expect(journal.recorded.isEmpty)
         var lines = 0
         for number in 1...10_000 {
@@ -39,7 +39,7 @@ struct S3PresignedRecordTests {
         let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
         let header = try String(contentsOfFile: path, encoding: .utf8).prefix { $0 != "\n" }.utf8.count + 1
         #expect(size == header + lines)
-        let again = try S3PresignedPartsJournal(upload)
+        let again = try S3PresignedPartsJournal(upload, chosen: try upload.chosenParts())
         #expect(again.recorded.count == 10_000)
         #expect(again.recorded[9_999] == part(9_999))
         try again.close()
@@ -49,7 +49,7 @@ struct S3PresignedRecordTests {
     @Test func anUnreadableRecordIsAnErrorNamingIt() throws {
         let state = try s3TemporaryDirectory("presigned-record")
         let upload = try upload(state: state)
-        let journal = try S3PresignedPartsJournal(upload)
+        let journal = try S3PresignedPartsJournal(upload, chosen: try upload.chosenParts())
         try journal.accepted(part(1))
         try journal.close()
         let path = S3PresignedPartsJournal.path(of: upload)
@@ -58,7 +58,7 @@ struct S3PresignedRecordTests {
         try handle.write(contentsOf: Data("not a part\n".utf8))
         try handle.close()
         do {
-            _ = try S3PresignedPartsJournal(upload)
+            _ = try S3PresignedPartsJournal(upload, chosen: try upload.chosenParts())
             Issue.record("a damaged record was read")
         } catch let error as S3Error {
             #expect(error.code == .state)
@@ -69,15 +69,15 @@ struct S3PresignedRecordTests {
     @Test func aSecondRunIsRefusedNamingThePid() throws {
         let state = try s3TemporaryDirectory("presigned-record")
         let upload = try upload(state: state)
-        let journal = try S3PresignedPartsJournal(upload)
+        let journal = try S3PresignedPartsJournal(upload, chosen: try upload.chosenParts())
         do {
-            _ = try S3PresignedPartsJournal(upload)
+            _ = try S3PresignedPartsJournal(upload, chosen: try upload.chosenParts())
             Issue.record("a second run went on")
         } catch let error as S3Error {
             #expect(error.code == .inUse)
             #expect(error.message.contains("sluice pid \(getpid())"), "\(error)")
         }
         try journal.close()
-        try S3PresignedPartsJournal(upload).close()
+        try S3PresignedPartsJournal(upload, chosen: try upload.chosenParts()).close()
     }
 }
