@@ -110,17 +110,26 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
 
     /// Starts an 8-byte read of `pair` on a thread of its own; returns once the reader is
     /// blocked waiting for the writer (the pair's probe counts a reader that went to wait,
-    /// under the lock every waker takes).
+    /// under the lock every waker takes). The thread starts here, not from a task: a task can
+    /// wait behind other suites for the cooperative pool's two threads on a busy machine.
     private func startRead(from pair: BoundStreamPair) async -> Task<Int, Never> {
         let waitsBefore = pair.core.readerWaits.load(ordering: .relaxed)
+        let count = Lock<Int?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 8)
+            let read = buffer.withUnsafeMutableBufferPointer { pair.inputStream.read($0.baseAddress!, maxLength: 8) }
+            count.withLock { $0 = read }
+            finished.signal()
+        }.start()
         let reader = Task {
             await onThread { () -> Int in
-                var buffer = [UInt8](repeating: 0, count: 8)
-                return buffer.withUnsafeMutableBufferPointer { pair.inputStream.read($0.baseAddress!, maxLength: 8) }
+                finished.wait()
+                return count.withLock { $0 } ?? -2
             }
         }
         let blocked = await onThread { () -> Bool in
-            let deadline = DispatchTime.now() + 30
+            let deadline = DispatchTime.afterPatience
             while pair.core.readerWaits.load(ordering: .relaxed) == waitsBefore {
                 if DispatchTime.now() > deadline { return false }
                 usleep(1000)  // polls the probe; does not burn a core meanwhile
@@ -253,7 +262,7 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
         // Each private serial queue may borrow a dispatch thread of its own for a moment; a
         // leaked one (a pump stuck in a read) never goes back. Wait for the pool to settle.
         let settled = await onThread { () -> Int in
-            let deadline = DispatchTime.now() + 30
+            let deadline = DispatchTime.afterPatience
             while threadCount() - threadsBefore > 8 && DispatchTime.now() < deadline { usleep(100_000) }
             return threadCount()
         }

@@ -116,7 +116,7 @@ import Testing
         // A run-loop thread holds a few descriptors (its wake-up and timer fds) until it ends:
         // a leaked thread shows here too. Warm-up threads still ending may make it fewer.
         let settled = await onThread { () -> (threads: Int, fds: Int) in
-            let deadline = DispatchTime.now() + 30
+            let deadline = DispatchTime.afterPatience
             var counts = (threads: threadCount(), fds: openFileDescriptorCount())  // tested as returned
             while (counts.threads - threadsBefore > 8 || counts.fds > fdsBefore) && DispatchTime.now() < deadline {
                 usleep(100_000)

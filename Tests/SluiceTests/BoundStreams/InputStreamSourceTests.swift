@@ -217,7 +217,7 @@ import Testing
         // Each private serial queue may borrow a dispatch thread of its own for a moment; a
         // leaked one (a pump stuck in a read) never goes back. Wait for the pool to settle.
         let settled = await onThread { () -> Int in
-            let deadline = DispatchTime.now() + 30
+            let deadline = DispatchTime.afterPatience
             var count = threadCount()  // one reading, tested and returned: the pool moves between two
             while count - threadsBefore > 8 && DispatchTime.now() < deadline {
                 usleep(100_000)
