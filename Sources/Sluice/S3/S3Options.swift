@@ -82,8 +82,15 @@ public struct S3Options: Sendable {
     /// 2 MiB a part at concurrency 8, none from 128 on (each chunk is then hashed as it goes).
     static let readAheadBudget = 16 << 20
     /// Memory the parts in flight share for their connections' buffers (libcurl's upload and
-    /// receive buffers, 16 ... 512 KiB and 16 ... 64 KiB).
-    static let connectionBufferBudget = 4 << 20
+    /// receive buffers, 16 ... 512 KiB and 16 ... 64 KiB): 256 KiB each at concurrency 8.
+    ///
+    /// 2 MiB, not 4: once libcurl's upload buffer could reach 512 KiB (it was capped at 64 KiB),
+    /// 4 MiB gave every part 512 KiB and `s3 cp` from stdin at 8 MiB parts peaked 4.4 MiB
+    /// higher, over its bound (the two loops' malloc arenas each keep their own peak). At 8
+    /// parts, 256 KiB (four signed chunks a fill, hashed two at a time) cost the same CPU as
+    /// 512 KiB for a file, stdin and a job of 1 MiB files, and 128 KiB 6 % more for the job
+    /// (docs/performance.md, "S3: memory").
+    static let connectionBufferBudget = 2 << 20
 
     /// One part's share of the read-ahead budget.
     var readAheadPerPart: Int { Self.readAheadBudget / max(1, concurrency) }

@@ -150,7 +150,7 @@ struct S3PartPlanTests {
 
 /// What the parts in flight hold beside the part itself stays within a fixed budget at every
 /// allowed concurrency: the signed read-ahead (16 MiB in all) and libcurl's two buffers per
-/// connection (4 MiB in all, never below 16 KiB each), so peak RSS does not grow with it.
+/// connection (2 MiB in all, never below 16 KiB each), so peak RSS does not grow with it.
 struct S3MemoryBudgetTests {
     @Test func perPartMemoryShrinksAsConcurrencyGrows() throws {
         for concurrency in [1, 2, 8, 9, 64, 128, 255, 256] {
