@@ -48,7 +48,9 @@ master_process off;
 worker_processes 1;
 pid $dir/nginx.pid;
 error_log $dir/logs/error.log warn;
-events { worker_connections 256; }
+# 512: (c) runs 256 parts at once; at 256 nginx ran out of connections and parts were retried
+# (56-99 retries of 410 parts, now and then one failed after 6 attempts).
+events { worker_connections 512; }
 http {
     access_log off;
     client_body_temp_path $dir/body;
