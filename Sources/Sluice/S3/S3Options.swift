@@ -86,7 +86,7 @@ public struct S3Options: Sendable {
     ///
     /// 2 MiB, not 4: once libcurl's upload buffer could reach 512 KiB (it was capped at 64 KiB),
     /// 4 MiB gave every part 512 KiB and `s3 cp` from stdin at 8 MiB parts peaked 4.4 MiB
-    /// higher, over its bound (the two loops' malloc arenas each keep their own peak). At 8
+    /// higher, over its bound (8 x 448 KiB more, and malloc's heap keeps a little more). At 8
     /// parts, 256 KiB (four signed chunks a fill, hashed two at a time) cost the same CPU as
     /// 512 KiB for a file, stdin and a job of 1 MiB files, and 128 KiB 6 % more for the job
     /// (docs/performance.md, "S3: memory").
