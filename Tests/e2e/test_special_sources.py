@@ -81,8 +81,8 @@ def test_empty_regular_file_is_an_empty_body(receiver, tmp_path):
     assert got["bytes"] == 0 and got["chunked"] is False and got["content_length"] == 0
 
 
-def _has_open(pid, path, timeout=20):
-    """Gate: `pid` holds a descriptor on `path`."""
+def _has_open(pid, path, timeout=120):
+    """Gate: `pid` holds a descriptor on `path`; False if it is gone or after `timeout`, a hang guard."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

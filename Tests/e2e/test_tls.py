@@ -58,13 +58,14 @@ http {
     proc = subprocess.Popen(["/usr/sbin/nginx", "-c", str(d / "nginx.conf"), "-p", str(d)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 120   # gate: nginx accepts a connection; the deadline is a hang guard
+        while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
                 assert proc.poll() is None, proc.stderr.read().decode()
+                assert time.monotonic() < deadline, "nginx never listened on %d" % port
                 time.sleep(0.05)
         yield "https://127.0.0.1:%d" % port, str(d)
     finally:
