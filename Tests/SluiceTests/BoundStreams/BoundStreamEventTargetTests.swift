@@ -48,7 +48,7 @@ import Testing
         let read = buffer.withUnsafeMutableBufferPointer { pair.inputStream.read($0.baseAddress!, maxLength: 37) }
         #expect(read == 20)
         let second = await onThread { () -> Bool in
-            let deadline = Date().addingTimeInterval(5)
+            let deadline = Date().addingTimeInterval(patienceSeconds)
             while Date() < deadline {
                 if recorder.events.withLock({ $0.filter { $0 == .hasSpaceAvailable }.count }) >= 2 { return true }
                 _ = recorder.signal.wait(timeout: .now() + 0.1)

@@ -263,8 +263,12 @@ final class EventRecorder: StreamDelegate, @unchecked Sendable {
         // leaked one (a pump stuck in a read) never goes back. Wait for the pool to settle.
         let settled = await onThread { () -> Int in
             let deadline = DispatchTime.afterPatience
-            while threadCount() - threadsBefore > 8 && DispatchTime.now() < deadline { usleep(100_000) }
-            return threadCount()
+            var count = threadCount()  // one reading, tested and returned: the pool moves between two
+            while count - threadsBefore > 8 && DispatchTime.now() < deadline {
+                usleep(100_000)
+                count = threadCount()
+            }
+            return count
         }
         #expect(settled - threadsBefore <= 8, "threads \(threadsBefore) -> \(settled)")
     }

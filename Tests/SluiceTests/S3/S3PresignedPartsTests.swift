@@ -111,13 +111,13 @@ struct S3PresignedPartsSeaweedTests {
         let source = SyntheticByteSource(length: 21 << 20, seed: 36)
         let upload = try await backend.createPresignedUpload(try location(), length: source.length)
         // No URL is handed out before three parts asked for theirs: with parts sent one at a
-        // time the barrier never opens, and the test fails after 20 s (checked at concurrency 1).
+        // time the barrier never opens, and the test fails after `patience` (checked at concurrency 1).
         let barrier = Barrier(3)
         var client = try clientUpload(upload, source: source, state: try s3TemporaryDirectory("presigned-parallel")) { request in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await barrier.arrive() }
                 group.addTask {
-                    try await Task.sleep(for: .seconds(20))
+                    try await Task.sleep(for: patience)
                     throw BarrierTimedOut()
                 }
                 try await group.next()

@@ -28,7 +28,7 @@ final class TusPeerProcess: @unchecked Sendable {
 
     /// Starts `arguments` and waits until a line of its output matches `portPattern`
     /// (one capture group: the port), for at most `timeout` seconds.
-    init(_ arguments: [String], environment: [String: String] = [:], portPattern: String, timeout: Double = 20) throws {
+    init(_ arguments: [String], environment: [String: String] = [:], portPattern: String, timeout: Double = patienceSeconds) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
@@ -121,7 +121,7 @@ struct TusPeer: Sendable {
 
     /// Waits until tuspyserver is done with the upload at `url` (its lock file is free),
     /// so a cancelled request's bytes are accounted for before the next run asks.
-    func waitUntilIdle(_ url: URL, timeout: Double = 10) throws {
+    func waitUntilIdle(_ url: URL, timeout: Double = patienceSeconds) throws {
         let path = store + "/.locks/" + url.lastPathComponent + ".lock"
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
@@ -199,7 +199,7 @@ struct FaultProxy: Sendable {
 }
 
 /// Polls `OPTIONS endpoint` until the server answers (a readiness gate, bounded).
-func tusWaitForOptions(_ endpoint: URL, timeout: Double = 20) async throws {
+func tusWaitForOptions(_ endpoint: URL, timeout: Double = patienceSeconds) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     var request = URLRequest(url: endpoint)
     request.httpMethod = "OPTIONS"
