@@ -401,7 +401,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
                 status: response?.statusCode, bytesSent: sent, totalBytes: total, offset: failure.offset, underlying: failure)
         }
         if let error {
-            throw Self.map(error, bytesSent: sent, total: total, url: url)
+            throw Self.map(error, bytesSent: sent, total: total, url: url, stallTimeout: options.stallTimeout)
         }
         guard let response else {
             throw UploadError(.noResponse, "no response from \(url.absoluteString)", bytesSent: sent, totalBytes: total)
@@ -431,7 +431,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         return result
     }
 
-    static func map(_ error: any Error, bytesSent: Int64, total: Int64?, url: URL) -> UploadError {
+    static func map(_ error: any Error, bytesSent: Int64, total: Int64?, url: URL, stallTimeout: Duration) -> UploadError {
         let host = url.hostAndPort
         guard let urlError = error as? URLError else {
             return UploadError(.transport, "upload failed: \(error)", bytesSent: bytesSent, totalBytes: total, underlying: error)
@@ -444,7 +444,12 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         case .networkConnectionLost:
             code = .connectionReset; message = "connection to \(host) lost"
         case .timedOut:
-            code = .timedOut; message = "timed out talking to \(host)"
+            // URLSession's idle timeout (`requestTimeout`): the line names it and the stall
+            // timeout it comes from, as libcurl's names its window.
+            let idle = String(format: "%g", Self.requestTimeout(stallTimeout: stallTimeout))
+            let stall = String(format: "%g", min(stallTimeout, UploadOptions.maximumTimeout).inSeconds)
+            code = .timedOut
+            message = "timed out talking to \(host): nothing sent or received for \(idle) s (the stall timeout of \(stall) s and a margin)"
         case .cancelled:
             code = .cancelled; message = "upload cancelled"
         case .badServerResponse, .zeroByteResource, .cannotParseResponse:
