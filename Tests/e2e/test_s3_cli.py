@@ -152,23 +152,40 @@ def write_random(path, size, seed=7):
     del generator
 
 
-def start_and_stop_at(env, args, fraction, sig):
-    """Starts `sluice s3 cp ... --progress json`, sends `sig` once `fraction` of the bytes are
-    sent; returns (exit status, stderr text without the progress lines)."""
-    proc = subprocess.Popen([sluice_bin(), *args, "--progress", "json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    lines = []
-    signalled = None
-    for raw in proc.stderr:
-        line = raw.decode("utf-8", "replace")
-        lines.append(line)
-        if signalled is None and line.startswith("{"):
-            progress = json.loads(line)
-            if progress["total_bytes"] and progress["bytes_sent"] >= fraction * progress["total_bytes"]:
-                proc.send_signal(sig)
-                signalled = True
-    status = proc.wait(timeout=HANG_GUARD)
-    assert signalled is not None, "the upload ended before the signal: %s" % "".join(lines[-3:])
-    return status, "".join(line for line in lines if not line.startswith("{"))
+def signal_with_answers_held(proxy, env, args, answered, sig):
+    """Starts `sluice s3 cp ...` through `proxy` (a FaultProxy); once the server has answered
+    `answered` parts, the proxy holds back every further part's answer and `sig` is sent, so
+    the upload cannot end before the signal however busy the machine is. The held answers go
+    once sluice has exited. Returns (exit status, stderr text); a process still running
+    HANG_GUARD s after the signal fails the test."""
+    lock, count, held, release = threading.Lock(), [0], threading.Event(), threading.Event()
+
+    def hold(status, headers, body):
+        with lock:
+            count[0] += 1
+            over = count[0] > answered
+        if over:
+            held.set()
+            release.wait(3 * HANG_GUARD)   # let go only after sluice ended (below), or never
+        return status, headers, body
+    proxy.rewrite["part"] = hold
+    proc = subprocess.Popen([sluice_bin(), *args, "--progress", "none"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert held.wait(HANG_GUARD), "no part's answer was held back"
+        proc.send_signal(sig)
+        try:
+            # Ends while the answers of the parts in flight are still held: release comes after.
+            _, err = proc.communicate(timeout=HANG_GUARD)
+        except subprocess.TimeoutExpired:
+            pytest.fail("still running %d s after signal %d, waiting for the parts in flight" % (HANG_GUARD, sig))
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        del proxy.rewrite["part"]
+    proxy.wait_idle()
+    return proc.returncode, err.decode("utf-8", "replace")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,48 +266,45 @@ def test_wrong_secret_is_a_clear_403_at_the_first_request(fault_proxy):
         assert proxy.actions == [action], proxy.actions
 
 
-def test_sigkill_then_the_same_command_resends_only_the_parts_in_flight(weed, s3, env, tmp_path):
-    _, port, _, _ = weed
-    proxy = CountingProxy(port)
-    try:
-        env = dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port)
-        path = tmp_path / "source.bin"
-        size = 200 * MIB + 3
-        write_random(path, size)
-        name = key()
-        args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "4"]
-        status, _ = start_and_stop_at(env, args, 0.3, signal.SIGKILL)
-        assert status == -signal.SIGKILL
-        assert len(state_files(env)) == 1
-        [upload] = uploads_of(s3, name)
-        held = s3.list_parts(Bucket=BUCKET, Key=name, UploadId=upload).get("Parts", [])
-        assert len(held) > 0
-        before = proxy.client_bytes
-        status, _, err = sluice(env, *args)
-        assert status == 0, err
-        # Parts whose body had reached the server may still have been stored after the kill
-        # (and after the listing above): the rerun's own listing may find more.
-        found = re.search(r"\((\d+) already at the server\)", err)
-        assert "resumed" in err and found and int(found.group(1)) >= len(held), err
-        resent = proxy.client_bytes - before
-        missing = size - int(found.group(1)) * 5 * MIB
-        # What the rerun sent: the missing parts (those in flight at the kill among them),
-        # aws-chunked framing (< 0.2 %), and the small requests; no part the server held.
-        assert missing <= resent <= missing * 1.002 + 256 * 1024, (resent, missing)
-        with open(path, "rb") as handle:
-            assert object_sha256(s3, name) == (hashlib.sha256(handle.read()).hexdigest(), size)
-        assert state_files(env) == []
-        assert uploads_of(s3, name) == []
-    finally:
-        proxy.close()
+def test_sigkill_then_the_same_command_resends_only_the_parts_in_flight(s3, fault_proxy, tmp_path):
+    proxy, env = fault_proxy
+    path = tmp_path / "source.bin"
+    size = 200 * MIB + 3
+    write_random(path, size)
+    name = key()
+    args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "4"]
+    status, _ = signal_with_answers_held(proxy, env, args, 12, signal.SIGKILL)
+    assert status == -signal.SIGKILL
+    assert len(state_files(env)) == 1
+    [upload] = uploads_of(s3, name)
+    held = s3.list_parts(Bucket=BUCKET, Key=name, UploadId=upload).get("Parts", [])
+    assert len(held) > 0
+    before = sum(proxy.part_bytes.values())
+    status, _, err = sluice(env, *args)
+    assert status == 0, err
+    # Parts whose body had reached the server may still have been stored after the kill
+    # (and after the listing above): the rerun's own listing may find more.
+    found = re.search(r"\((\d+) already at the server\)", err)
+    assert "resumed" in err and found and int(found.group(1)) >= len(held), err
+    resent = sum(proxy.part_bytes.values()) - before
+    missing = size - int(found.group(1)) * 5 * MIB
+    # What the rerun sent in parts' bodies: the missing parts (those in flight at the kill
+    # among them) with aws-chunked framing (< 0.2 %); no part the server held.
+    assert missing <= resent <= missing * 1.002, (resent, missing)
+    with open(path, "rb") as handle:
+        assert object_sha256(s3, name) == (hashlib.sha256(handle.read()).hexdigest(), size)
+    assert state_files(env) == []
+    assert uploads_of(s3, name) == []
 
 
-def test_a_changed_source_is_refused_and_restart_starts_over(s3, env, tmp_path):
+def test_a_changed_source_is_refused_and_restart_starts_over(s3, fault_proxy, tmp_path):
+    proxy, env = fault_proxy
     path = tmp_path / "changing.bin"
     write_random(path, 60 * MIB)
     name = key()
     args = ["s3", "cp", str(path), "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "2"]
-    status, _ = start_and_stop_at(env, args, 0.2, signal.SIGKILL)
+    status, _ = signal_with_answers_held(proxy, env, args, 2, signal.SIGKILL)
+    assert status == -signal.SIGKILL
     [old] = uploads_of(s3, name)
     with open(path, "r+b") as handle:
         handle.seek(7 * MIB)
@@ -308,10 +322,11 @@ def test_a_changed_source_is_refused_and_restart_starts_over(s3, env, tmp_path):
     assert state_files(env) == []
 
 
-def test_abort_removes_the_upload_and_its_state(s3, env, tmp_path):
+def test_abort_removes_the_upload_and_its_state(s3, fault_proxy, tmp_path):
+    proxy, env = fault_proxy
     name = key()
     args = ["s3", "cp", "synthetic:60MiB:9", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "2"]
-    start_and_stop_at(env, args, 0.2, signal.SIGKILL)
+    assert signal_with_answers_held(proxy, env, args, 2, signal.SIGKILL)[0] == -signal.SIGKILL
     [upload] = uploads_of(s3, name)
     assert len(state_files(env)) == 1
     status, out, err = sluice(env, "s3", "abort", "s3://%s/%s" % (BUCKET, name))
@@ -320,7 +335,7 @@ def test_abort_removes_the_upload_and_its_state(s3, env, tmp_path):
     assert uploads_of(s3, name) == []
     assert state_files(env) == []
     # By id.
-    start_and_stop_at(env, args, 0.2, signal.SIGKILL)
+    assert signal_with_answers_held(proxy, env, args, 2, signal.SIGKILL)[0] == -signal.SIGKILL
     [second] = uploads_of(s3, name)
     assert second != upload and len(state_files(env)) == 1
     status, out, err = sluice(env, "s3", "abort", "s3://%s/%s" % (BUCKET, name), "--upload-id", second)
@@ -374,31 +389,7 @@ def test_ctrl_c_stops_promptly_and_keeps_the_state(s3, fault_proxy):
     proxy, env = fault_proxy
     name = key()
     args = ["s3", "cp", "synthetic:300MiB:2", "s3://%s/%s" % (BUCKET, name), "--part-size", "5MiB", "--concurrency", "2"]
-    held, release, answered = threading.Event(), threading.Event(), []
-
-    def hold(status, headers, body):
-        answered.append(status)
-        if len(answered) > 2:
-            held.set()
-            release.wait(3 * HANG_GUARD)   # let go only after sluice ended (below), or never
-        return status, headers, body
-    proxy.rewrite["part"] = hold
-    proc = subprocess.Popen([sluice_bin(), *args, "--progress", "none"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert held.wait(HANG_GUARD), "no part's answer was held back"
-        proc.send_signal(signal.SIGINT)
-        try:
-            # Ends while the answers of the parts in flight are still held: release comes after.
-            _, err = proc.communicate(timeout=HANG_GUARD)
-        except subprocess.TimeoutExpired:
-            pytest.fail("still running %d s after SIGINT, waiting for the parts in flight" % HANG_GUARD)
-    finally:
-        release.set()
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    del proxy.rewrite["part"]
-    status, err = proc.returncode, err.decode("utf-8", "replace")
+    status, err = signal_with_answers_held(proxy, env, args, 2, signal.SIGINT)
     assert status == 130, err
     assert err.count("\n") == 1, err
     assert "run the same command again to resume" in err and "sluice s3 abort" in err, err
