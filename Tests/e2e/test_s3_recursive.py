@@ -102,10 +102,21 @@ def journal_lines(state):
 
 
 @pytest.mark.parametrize("recorded", [0, 5, 40, 100])
-def test_kill_9_then_the_same_command_finishes_the_job(s3, env, tmp_path, recorded):
+def test_kill_9_then_the_same_command_finishes_the_job(s3, fault_proxy, tmp_path, recorded):
     """SIGKILL once the job has recorded `recorded` files (0: while the first requests are in
     flight, the big file's parts among them), then the same command: the bucket is the tree,
-    and the files recorded before the kill are not sent again."""
+    and the files recorded before the kill are not sent again. The gate: the proxy holds the big
+    file's CompleteMultipartUpload (never forwarded), so the job cannot end before the kill
+    however busy the machine is."""
+    proxy, env = fault_proxy
+    release = threading.Event()
+
+    def hold_complete(action, headers):
+        if action != "complete":
+            return None
+        release.wait(300)
+        return 503, "SlowDown", "held by the test until sluice was killed"
+    proxy.policy = hold_complete
     root = str(tmp_path / "tree")
     files = make_tree(root, small=150, big=24 * MIB)
     prefix = "kill-%s/" % uuid.uuid4().hex[:8]
@@ -113,11 +124,20 @@ def test_kill_9_then_the_same_command_finishes_the_job(s3, env, tmp_path, record
     args = [sluice_bin(), "s3", "cp", "-r", root, "s3://%s/%s" % (BUCKET, prefix), "--state", state, "--progress", "none",
             "--concurrency", "4", "--part-size", "5MiB", "--limit-rate", "8M"]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while journal_lines(state) < max(1, recorded) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    try:
+        deadline = time.monotonic() + 120   # a hang guard: the job cannot end while Complete is held
+        while journal_lines(state) < max(1, recorded) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.stderr.read().decode("utf-8", "replace")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=120)
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    proxy.wait_idle()
+    proxy.policy = None
     done_before = journal_lines(state)
     assert done_before >= recorded
     status, out, err = sluice(env, "s3", "cp", "-r", root, "s3://%s/%s" % (BUCKET, prefix), "--state", state,
