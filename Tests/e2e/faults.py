@@ -187,10 +187,11 @@ def producer_stall_then_sigint(url, transport, workdir):
             proc.communicate()
             return False, "still running %d s after SIGINT" % HANG_GUARD
         line = _fail_line(err.decode())
-        # 130 is the interrupt; a SIGINT left waiting behind the stalled producer would end
-        # only at the stall timeout (60 s by default, inside the hang guard): exit 1 and
-        # "the source produced nothing".
-        ok = proc.returncode == 130 and "cancelled" in line
+        # 130 is the interrupt ("upload cancelled", or "interrupted" when it lands before the
+        # transfer began); a SIGINT left waiting behind the stalled producer would end only at
+        # the stall timeout (60 s by default, inside the hang guard): exit 1 and "the source
+        # produced nothing".
+        ok = proc.returncode == 130 and ("cancelled" in line or "interrupted" in line)
         return ok, "exit %d after SIGINT: %s" % (proc.returncode, line)
     finally:
         os.close(write_end)

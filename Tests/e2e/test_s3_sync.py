@@ -202,7 +202,8 @@ def test_delete_with_an_unreadable_directory_deletes_nothing(s3, env):
         binary, state = open_to_nobody(base)
         command = [binary, "s3", "sync", root, "s3://%s/%s" % (BUCKET, prefix), "--delete", "--state", state, "--progress", "none"]
         command = as_nobody(command, state)
-        run_env = dict(env, HOME=state, XDG_CACHE_HOME=state)
+        # Its spool files too: `nobody` cannot write the TMPDIR of the run (scripts/test.sh's).
+        run_env = dict(env, HOME=state, XDG_CACHE_HOME=state, TMPDIR=state)
         locked = os.path.join(root, "locked")
         os.chmod(locked, 0)
         for extra in (["--dryrun"], []):
