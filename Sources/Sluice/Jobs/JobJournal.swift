@@ -5,6 +5,13 @@ import Foundation
 package typealias JobJournal = Journal<JobJournalEntry>
 package typealias JobJournalError = JournalError
 
+extension JournalError {
+    /// A job record's error.
+    package init(path: String, problem: Problem) {
+        self.init(path: path, problem: problem, record: JobJournalEntry.recordName)
+    }
+}
+
 /// What a finished item was when it was sent: a rerun sends it again if the file differs.
 package struct JobJournalEntry: JournalEntry {
     package static let recordName = "job record"

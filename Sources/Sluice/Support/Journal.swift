@@ -297,7 +297,7 @@ package struct JournalError: Error, Sendable, Equatable, CustomStringConvertible
     /// What the record is called ("job record").
     package var record: String
 
-    package init(path: String, problem: Problem, record: String = JobJournalEntry.recordName) {
+    package init(path: String, problem: Problem, record: String) {
         self.path = path
         self.problem = problem
         self.record = record
