@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every public declaration of the Sluice module has a doc comment.
+"""Every public declaration of the Sluice library (the module and the floors it re-exports) has a doc comment.
 
     python3 scripts/docs_coverage.py SYMBOL_GRAPH_DIR SOURCES_PREFIX
 
@@ -38,13 +38,13 @@ def main(directory, prefix):
             else:
                 inherited += 1
     total = own + inherited + len(missing)
-    print("docs_coverage: %d public declarations in Sources/Sluice: %d documented "
+    print("docs_coverage: %d public declarations in the library: %d documented "
           "(%d with their own comment, %d implementations inheriting a protocol requirement's), "
           "%d undocumented" % (total, own + inherited, own, inherited, len(missing)))
     if missing:
         print("docs_coverage: undocumented public declarations (write a /// comment):", file=sys.stderr)
         for entry in sorted(missing):
-            print("  Sources/Sluice/" + entry, file=sys.stderr)
+            print("  Sources/" + entry, file=sys.stderr)
         return 1
     if total == 0:
         print("docs_coverage: no public declarations found under %s" % prefix, file=sys.stderr)

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// The reading end of a `BoundStreamPair`.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 extension BoundStreamPair {
     /// Both ends of the pair as one value: the ring's bytes and one `State` that says who is

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// A fixed-capacity FIFO of bytes over caller-owned storage.
 ///
 /// A plain value: its owner holds it under a lock, allocates `storage` once and frees it

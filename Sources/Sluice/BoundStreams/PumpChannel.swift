@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SluicePrimitives
 
 /// The writing side `InputStreamSource` pumps into, and the input stream the request reads.
 ///

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SluicePrimitives
 
 /// A wait for a descriptor's next bytes that another thread ends at once: the wait polls the
 /// descriptor and a pipe that `interrupt()` writes to, as the engine's producer does, and

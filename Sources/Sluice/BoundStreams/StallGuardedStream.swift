@@ -1,4 +1,5 @@
 import Dispatch
+import SluicePrimitives
 
 /// A sequential source whose reads fail with `BoundStreamPair.ProducerStalled` when the source
 /// produces nothing for `timeout`: a FIFO without a writer, a silent stdin. Used where a

@@ -1,5 +1,6 @@
 #if !canImport(Darwin)
 import Foundation
+import SluicePrimitives
 
 extension Stream {
     /// Apple's `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`, which

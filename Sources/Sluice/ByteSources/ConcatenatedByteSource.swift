@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// Several sources read back to back as one.
 ///
 /// A read never crosses a part boundary, so it may be short at each boundary.

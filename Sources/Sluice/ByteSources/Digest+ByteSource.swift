@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 extension Digest {
     /// SHA-256 of a whole source, read in `chunkSize` pieces the way uploads read it.
     ///

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SluicePrimitives
 
 /// A regular file read with `pread`, any size (files over 4 GiB included).
 ///

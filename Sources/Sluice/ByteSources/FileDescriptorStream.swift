@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SluicePrimitives
 
 /// Sequential bytes from a file descriptor: stdin, a pipe, a socket.
 ///

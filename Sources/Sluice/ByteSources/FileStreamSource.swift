@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
+import SluicePrimitives
 
 /// A path read once, front to back, whose length is learned only at its end: a FIFO
 /// (`mkfifo`), or a file whose reported size is not its length (`/proc/cpuinfo`, a /sys attribute).

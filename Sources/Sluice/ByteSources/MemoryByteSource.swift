@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// Bytes held in memory. For small bodies, form fields and tests.
 public struct MemoryByteSource: ByteSource {
     /// The bytes, read at any offset.

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SluicePrimitives
 
 /// A small random-access body read whole, once, into one buffer that is then hashed and sent:
 /// what is signed is what goes (before: a hash pass and a send pass read the file twice, so a

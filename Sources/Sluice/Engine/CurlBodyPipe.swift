@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// The fixed buffer between a producer thread (a sequential source or an `InputStream`,
 /// whose reads may block) and curl's read callback, which never blocks.

@@ -2,6 +2,7 @@
 import CCurl
 import Foundation
 import Synchronization
+import SluicePrimitives
 
 /// One event loop of the transfer engine: a thread and a libcurl multi handle that drive any
 /// number of transfers at once, and keep their connections for the next request.

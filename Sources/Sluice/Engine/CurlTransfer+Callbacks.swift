@@ -1,6 +1,7 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
+import SluicePrimitives
 
 // libcurl's callbacks, all called on the transfer's thread from inside curl_multi_perform.
 extension CurlTransfer {

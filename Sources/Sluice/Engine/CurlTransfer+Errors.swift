@@ -1,6 +1,7 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
+import SluicePrimitives
 
 extension CurlTransfer {
     /// Turns a failed attempt into one `UploadError` line with bytes sent and the cause.

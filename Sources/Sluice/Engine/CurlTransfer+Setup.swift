@@ -1,6 +1,7 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
+import SluicePrimitives
 
 extension CurlTransfer {
     /// Methods that normally carry no body: with an empty body they send no `Content-Length`.

@@ -1,6 +1,7 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
+import SluicePrimitives
 
 /// One request on the transfer engine: an easy handle driven by a `CurlLoop`.
 ///

@@ -1,6 +1,7 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
+import SluicePrimitives
 
 /// Sluice's libcurl transfer engine: a small, fixed set of loop threads, each with a libcurl
 /// multi handle, that serve any number of concurrent requests and keep their connections

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// The files of an `UploadJob` in the order of their keys: a walk of its root, or the files of
 /// its list (`UploadJob.list`, `--files-from`).
 struct JobFiles: Sendable {

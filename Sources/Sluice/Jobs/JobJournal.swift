@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// The durable record of a job of many uploads (`UploadJob`): a header naming the job, then
 /// one line per file finished, appended as each finishes (`Journal`).

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// Where the files of an `UploadJob` go: S3 is the first; tus or plain PUTs fit the same shape.
 public protocol UploadJobDestination: Sendable {

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// Content type checks and guesses for form parts.
 package enum MediaTypeSyntax {
     /// What curl sends for a file part whose type it cannot guess.

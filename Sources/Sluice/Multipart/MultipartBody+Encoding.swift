@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 // How parts become bytes.
 //
 // Layout, as curl and browsers send it:

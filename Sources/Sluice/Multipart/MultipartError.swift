@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// Why a multipart/form-data part or body could not be built.
 ///
 /// Each case reads as one line: strings that came from the user are shown escaped, so a

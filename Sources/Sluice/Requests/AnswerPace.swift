@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// The pace every answer keeps, derived from the stall timeout, as curl's `--speed-limit`/
 /// `--speed-time` and `--max-time` bound a transfer: the one rule both transports apply.
 ///

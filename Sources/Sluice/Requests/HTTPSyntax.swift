@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// The byte classes and small grammars of HTTP/1.1 (RFC 9110 §5.6, RFC 9112): what request
 /// methods, header names and values are made of, for the headers Sluice sends and for the

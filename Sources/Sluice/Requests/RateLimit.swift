@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// One cap on bytes per second, shared by every request that draws from it: a token bucket
 /// (rclone's `--bwlimit`, curl's `--limit-rate`, but across all connections of a job).
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// What a transport does with the body of the response.
 public enum ResponseBodyHandling: Sendable {

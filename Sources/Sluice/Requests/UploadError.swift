@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// Why an upload did not end in a complete body and a 2xx answer.
 ///
 /// Switch on `code`; read the numbers that matter from the other properties.

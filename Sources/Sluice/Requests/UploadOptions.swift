@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// How an upload behaves: framing, buffers, credentials, redirects, timeouts.
 public struct UploadOptions: Sendable {
     /// Send `Transfer-Encoding: chunked` even when the length is known.

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 // Sluice's one redirect policy for credentials, used by every transport.
 extension UploadRequest {

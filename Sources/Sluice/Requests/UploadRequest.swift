@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// An HTTP header: a name and a value.
 ///

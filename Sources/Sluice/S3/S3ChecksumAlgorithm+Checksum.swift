@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 extension ChecksumAlgorithm {
     /// S3's name for it (`x-amz-checksum-algorithm`, `ChecksumCRC32C` in XML).
     public var s3Algorithm: S3ChecksumAlgorithm {

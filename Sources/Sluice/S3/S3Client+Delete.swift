@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// A key `DeleteObjects` did not delete, with the server's reason.
 public struct S3DeleteFailure: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// What is true of a multipart upload whose `CompleteMultipartUpload` was interrupted: the
 /// server may have completed it before the interrupt reached it.

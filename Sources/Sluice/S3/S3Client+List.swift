@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 extension S3Client {
     /// The most bytes of a `ListObjectsV2` or `DeleteObjects` answer read: 1,000 keys of

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SluicePrimitives
 
 extension S3Client {
     /// Sends parts `numbers` of `source` under `plan`, up to `concurrency` at once, on the part

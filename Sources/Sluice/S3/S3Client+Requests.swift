@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SluicePrimitives
 
 /// One S3 request before it is signed: what, where, with which headers.
 struct S3Call: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 extension S3Client {
     /// Uploads a stream that cannot be read again (stdin): one `PutObject` when it ends within

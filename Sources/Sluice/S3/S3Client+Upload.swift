@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// Aggregate progress of parts in flight: bytes of finished parts plus each part's bytes so far.
 final class S3PartProgress: Sendable {

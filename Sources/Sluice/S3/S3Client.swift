@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// An S3 client for uploads: a single `PutObject` below the part size, otherwise a multipart
 /// upload with parts in parallel, resumable after the process dies.

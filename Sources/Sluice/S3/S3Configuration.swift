@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// An access key pair, with the session token of temporary credentials.
 public struct S3Credentials: Sendable, Equatable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// Why an S3 command did not end with the object in place (or the upload aborted).
 ///
 /// Switch on `code`; `serverCode` is S3's own error code (`SignatureDoesNotMatch`, …) when

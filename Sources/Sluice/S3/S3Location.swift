@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// An object's place in S3: `s3://BUCKET/KEY`.
 ///
 /// The key is everything after the first `/` following the bucket, byte for byte: spaces,

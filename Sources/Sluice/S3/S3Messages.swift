@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// A checksum algorithm S3 records per part and per object.
 public enum S3ChecksumAlgorithm: String, Sendable, Equatable, Codable, CaseIterable {

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// What an uploaded object carries besides its bytes: its attributes, encryption, tags, ACL,
 /// object lock and the condition it is written under. One value, turned into the headers of

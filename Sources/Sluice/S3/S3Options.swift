@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// How a body is protected on the way to S3 (`x-amz-content-sha256`).
 public enum S3PayloadSigning: String, Sendable, Equatable, CaseIterable {

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// How an object is cut into multipart parts.
 ///
 /// - Known length: equal parts (the last may be shorter). The default part size is at least

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SluicePrimitives
 
 extension S3PresignedPartsUpload {
     /// Sends every part not recorded as accepted, up to `concurrency` at once.

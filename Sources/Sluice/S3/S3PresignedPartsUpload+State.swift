@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// One accepted part is one line of a presigned-parts record.
 extension S3PartETag: JournalEntry {

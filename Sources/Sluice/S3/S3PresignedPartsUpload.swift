@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// The client half of a presigned multipart upload: the parts of a source sent to URLs a
 /// backend presigned, with no credentials on this side.

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// An S3 error document (`<Error><Code>…</Code><Message>…</Message>…</Error>`) and what it
 /// means, in one line.

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import SluicePrimitives
 
 /// What identifies a source file's content cheaply: device, inode, size, modification and
 /// change times (nanoseconds). A rewrite in place changes `mtime`/`ctime`; a replacement by

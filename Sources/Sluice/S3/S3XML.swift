@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+import SluicePrimitives
 
 /// A parsed XML element: its local name, its text, its children in order.
 ///

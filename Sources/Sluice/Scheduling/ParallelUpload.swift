@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// One part of a parallel ranged upload: a range of the source.
 public struct UploadPart: Sendable, Hashable, CustomStringConvertible {

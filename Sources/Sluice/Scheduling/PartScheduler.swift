@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// Where a part scheduler's parts come from.
 enum PartFeed: Sendable {

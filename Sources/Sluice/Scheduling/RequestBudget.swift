@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// How many requests may be in flight at once across everything that shares it: the parts of
 /// every upload of a job draw from one budget, so `--concurrency N` means N requests, however
 /// many files are open.

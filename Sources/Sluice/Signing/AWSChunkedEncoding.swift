@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// The shape of an `aws-chunked` body: payload mode, chunk size, trailer, and from them the
 /// exact encoded length, known before a byte is read.
 ///

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// Why a request could not be signed.
 public struct SigV4Error: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of signing failure a `SigV4Error` is: compare it with the static values.

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// What `x-amz-content-sha256` says about the body, and so how the body is protected.
 public enum SigV4Payload: Sendable, Hashable {
     /// `UNSIGNED-PAYLOAD`: the body is not hashed (TLS, or a checksum header, protects it).

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// One header as it goes into a signed request: name as given, value as given.
 public struct SigV4Header: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 extension SigV4Signature {
     /// The signed headers as `HTTPHeader`s for an `UploadRequest`, without `Host` and

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 extension SigV4Signer {
     /// The canonical URI: the path encoded once; normalised first only under `.normalizing`.
     func canonicalURI(_ path: String) -> String {

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 extension SigV4Signer {
     /// Signs a request whose body goes out `aws-chunked`, and wraps the body.
     ///

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 extension SigV4Signer {
     /// The longest a presigned URL may live: 7 days.
     public static let maximumExpiry = 604_800

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SluicePrimitives
 
 /// The instant a request is signed at, in SigV4's two spellings: `20150830T123600Z` and `20150830`.
 public struct SigV4Timestamp: Sendable, Hashable, CustomStringConvertible {

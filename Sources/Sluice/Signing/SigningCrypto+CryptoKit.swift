@@ -1,5 +1,6 @@
 #if canImport(CryptoKit)
 import CryptoKit
+import SluicePrimitives
 
 extension SigningCrypto {
     /// SHA-256 of `bytes`.

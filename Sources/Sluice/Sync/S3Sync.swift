@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// `sluice s3 sync DIR s3://BUCKET/PREFIX/`: the files below a directory sent where their object
 /// is missing or differs (the AWS CLI's rules, `SyncComparison`), and with `deletes` the objects
 /// with no file deleted.

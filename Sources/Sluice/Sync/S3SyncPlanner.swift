@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// A decision of `s3 sync`, in the order it is made.
 public enum SyncDecision: Sendable, Equatable {
     /// The file at `path` is sent as `key`.

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// How `s3 sync` decides that a file is sent over the object a listing shows for its key: the
 /// AWS CLI's rules (`aws s3 sync`), in one place.
 public enum SyncComparison: Sendable, Equatable {

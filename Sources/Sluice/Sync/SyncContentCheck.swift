@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// `s3 sync --checksum`: whether a file holds the bytes of the object of the same size the
 /// listing shows for its key, from what the object carries, without reading the object.

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// Sends uploads with the system's libcurl (`libcurl.so.4`): Sluice's default on Linux.
 ///
 /// - `Content-Length` whenever the body's length is known; `Transfer-Encoding: chunked` only

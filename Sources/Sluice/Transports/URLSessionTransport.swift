@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import SluicePrimitives
 
 /// Sends bodies with `URLSession`, through an `InputStreamSource` as the streamed body (a
 /// caller's `.stream` body too: it is pumped through the pair and counted, never handed over).

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// Sends one request with its body and returns the answer.
 ///
 /// A transport follows redirects and answers auth challenges itself when it can replay

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// `TusOptions.parallelUploads` partial uploads of one source, sent at once and joined by
 /// the concatenation extension (tus-js-client's `parallelUploads`).

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SluicePrimitives
 
 /// The bytes the current request has handed to the connection, for progress and counters.
 final class TusInFlight: Sendable {

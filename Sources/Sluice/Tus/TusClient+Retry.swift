@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// A tus upload's attempts under its `RetryPolicy`.
 ///

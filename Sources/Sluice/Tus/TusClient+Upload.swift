@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// One run of `TusClient.upload`: discovery, resume or creation, then PATCH to the end.
 ///

@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// Why a tus upload or termination did not end with the whole source at the server.
 ///
 /// Switch on `code`; `uploadURL` (when known) is where the upload lives, so a later run

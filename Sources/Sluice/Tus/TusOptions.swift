@@ -1,3 +1,5 @@
+import SluicePrimitives
+
 /// How a tus upload behaves: chunking, metadata, checksums, retries and where resume state lives.
 public struct TusOptions: Sendable {
     /// Bytes per PATCH; `nil` sends everything left in one PATCH (split only when checksums

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// What a tus server said about itself in answer to `OPTIONS`.
 public struct TusServerInfo: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// A random-access source with the identity a resumed upload is matched by.
 ///

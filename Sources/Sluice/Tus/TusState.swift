@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// What Sluice keeps about one upload between runs.
 public struct TusRecord: Codable, Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// Turns raw byte counts into throttled `UploadProgress` with a smoothed rate.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// The front door: sends a body to a URL over a transport, with progress and cancellation.
 ///

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
 

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceReceiver
 
 /// The Apple-platform path, run here: `InputStreamSource` over whatever

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
 

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
 

@@ -50,10 +50,19 @@ import Testing
         return literals
     }
 
+    /// The library's modules: `Sluice` and the floors it re-exports (every `Sources/Sluice*`
+    /// but the command line and the receiver).
+    static func libraryModules() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Sources").path)
+            .filter { $0.hasPrefix("Sluice") && $0 != "SluiceCLI" && $0 != "SluiceReceiver" }.sorted()
+    }
+
     @Test func noLibraryStringNamesAFlag() throws {
         let flag = try Regex("--[a-z]")
         var found: [String] = []
-        for (path, lines) in try Self.sources("Sluice") {
+        let modules = try Self.libraryModules()
+        #expect(modules.contains("Sluice") && modules.contains("SluicePrimitives"), "\(modules)")
+        for (path, lines) in try modules.flatMap({ try Self.sources($0) }) {
             for (index, line) in lines.enumerated() {
                 for literal in Self.stringLiterals(line) where literal.contains(flag) {
                     found.append("\(path):\(index + 1): \"\(literal)\"")

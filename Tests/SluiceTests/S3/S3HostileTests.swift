@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceReceiver
 
 /// Inputs a hostile user tries on S3 uploads; each ends in the right request or a clear error

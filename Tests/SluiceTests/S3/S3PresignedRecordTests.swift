@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceCLI
 
 /// The record of a presigned-parts upload: a line appended per accepted part, so 10,000 parts

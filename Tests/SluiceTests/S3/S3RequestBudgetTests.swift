@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceCLI
 
 /// `S3Options.requestBudget` holds what it says: a request attempt holds a permit while it is

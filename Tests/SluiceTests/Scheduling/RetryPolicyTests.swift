@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 
 /// The one retry policy: what is transient, how long to wait, when to stop.
 struct RetryPolicyTests {

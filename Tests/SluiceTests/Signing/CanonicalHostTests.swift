@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 
 /// An IPv4 endpoint written another way is signed as libcurl sends it (issue 18.9).
 struct CanonicalHostTests {

@@ -4,6 +4,7 @@ import Testing
 import FoundationNetworking
 #endif
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
 

@@ -1,5 +1,6 @@
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 
 /// `PageMemory`: the kernel refusing pages is an error for the request that asked, not a trap
 /// (before: `fatalError` when `mmap` failed).

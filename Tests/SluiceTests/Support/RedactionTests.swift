@@ -1,5 +1,6 @@
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 
 /// `Redaction.secrets(in:)`: the one rule every message, progress line and error
 /// description uses for URLs that carry a password.

@@ -1,5 +1,6 @@
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceCLI
 
 /// `--stall-timeout` is one bound for the connect, the answer and the source on every command

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 
 /// `s3 sync --checksum`'s decisions (`SyncContentCheck`), each branch, against a scripted server
 /// that answers `HeadObject` as told, and lies where told (a checksum of the wrong length, base64

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceReceiver
 
 /// `--limit-rate` on URLSession's sized bodies (up to `URLSessionTransport.sizedBodyLimit`,

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 
 /// URLSession asks its delegate for a new body stream (`needNewBodyStream`) when libcurl
 /// rewinds the body, from inside libcurl's seek callback on URLSession's work queue; on Linux

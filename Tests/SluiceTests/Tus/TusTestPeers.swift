@@ -7,6 +7,7 @@ import FoundationNetworking
 import Glibc
 #endif
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
 

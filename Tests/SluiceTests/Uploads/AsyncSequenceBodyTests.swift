@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceReceiver
 
 /// `UploadBody.stream(_:length:)`: an `AsyncSequence` of byte chunks sent by both transports,

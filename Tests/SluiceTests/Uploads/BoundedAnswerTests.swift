@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
+@testable import SluicePrimitives
 @testable import SluiceCLI
 
 /// `ResponseBodyHandling.collectOrFail`: how S3 and tus read answers. A body within the limit

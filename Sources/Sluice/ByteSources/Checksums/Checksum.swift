@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// A finished checksum: its algorithm and raw bytes (big-endian for the CRCs, as S3 sends them).
 public struct Checksum: Sendable, Hashable, CustomStringConvertible {

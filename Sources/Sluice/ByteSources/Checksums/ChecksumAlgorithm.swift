@@ -1,4 +1,5 @@
 import Foundation
+import SluicePrimitives
 
 /// The whole-object checksums S3 accepts (`x-amz-checksum-*`).
 public enum ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {

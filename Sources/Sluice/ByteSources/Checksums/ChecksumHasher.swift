@@ -1,6 +1,7 @@
 #if canImport(CSluiceCrypto)
 import CSluiceCrypto
 #endif
+import SluicePrimitives
 
 /// An incremental checksum of any `ChecksumAlgorithm`.
 ///

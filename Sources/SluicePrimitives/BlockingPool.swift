@@ -27,17 +27,17 @@ package final class BlockingPool: Sendable {
 
     /// One queued call: `run` calls the body and resumes its task; `fail` resumes it with an
     /// error instead. Exactly one of them is called, by whoever took the item off the queue.
-    struct Item: Sendable {
-        var id: UInt64
-        var run: @Sendable () -> Void
-        var fail: @Sendable (any Error) -> Void
+    package struct Item: Sendable {
+        package var id: UInt64
+        package var run: @Sendable () -> Void
+        package var fail: @Sendable (any Error) -> Void
     }
 
     /// The pool's state machine: the queue, the threads started and idle, shut down. Every
     /// change is a `mutating` call that says what the caller does next; no lock, no thread.
-    struct State: Sendable {
+    package struct State: Sendable {
         /// What `submit` asks of the caller.
-        enum Submitted: Equatable, Sendable {
+        package enum Submitted: Equatable, Sendable {
             /// Queued; an idle thread takes it.
             case queued
             /// Queued; start a thread (the pool had none idle and room for one).
@@ -49,7 +49,7 @@ package final class BlockingPool: Sendable {
         }
 
         /// What a thread of the pool does next.
-        enum Next: Sendable {
+        package enum Next: Sendable {
             /// Run this item.
             case run(Item)
             /// Nothing queued: wait for a change.
@@ -58,7 +58,7 @@ package final class BlockingPool: Sendable {
             case exit
         }
 
-        let threadLimit: Int
+        package let threadLimit: Int
         private(set) var queue: [Item] = []
         /// Where the queue starts in `queue` (taken items are dropped in batches).
         private(set) var head = 0
@@ -67,20 +67,20 @@ package final class BlockingPool: Sendable {
         private(set) var isShutDown = false
         private(set) var nextID: UInt64 = 0
 
-        init(threadLimit: Int) { self.threadLimit = max(1, threadLimit) }
+        package init(threadLimit: Int) { self.threadLimit = max(1, threadLimit) }
 
         /// Items queued and not taken.
-        var queued: Int { queue.count - head }
+        package var queued: Int { queue.count - head }
 
         /// An id for the next item.
-        mutating func makeID() -> UInt64 {
+        package mutating func makeID() -> UInt64 {
             nextID += 1
             return nextID
         }
 
         /// A task asks for `item` to run; `cancelled` is its task's cancellation, read under
         /// the same lock as `cancel` so that a cancel is never missed.
-        mutating func submit(_ item: Item, cancelled: Bool) -> Submitted {
+        package mutating func submit(_ item: Item, cancelled: Bool) -> Submitted {
             if isShutDown { return .shutDown }
             if cancelled { return .cancelled }
             queue.append(item)
@@ -92,13 +92,13 @@ package final class BlockingPool: Sendable {
 
         /// The task of item `id` was cancelled: the item if it was still queued (the caller
         /// fails it), nil when a thread took it or it was never queued.
-        mutating func cancel(_ id: UInt64) -> Item? {
+        package mutating func cancel(_ id: UInt64) -> Item? {
             guard let index = queue[head...].firstIndex(where: { $0.id == id }) else { return nil }
             return queue.remove(at: index)
         }
 
         /// A thread of the pool is free (it started, or ended an item or a wait).
-        mutating func next() -> Next {
+        package mutating func next() -> Next {
             if head < queue.count {
                 let item = queue[head]
                 head += 1
@@ -118,10 +118,10 @@ package final class BlockingPool: Sendable {
         }
 
         /// A thread ended an item: it is idle again.
-        mutating func ended() { idle += 1 }
+        package mutating func ended() { idle += 1 }
 
         /// No item is taken after this; threads end once the queue is empty.
-        mutating func shutDown() { isShutDown = true }
+        package mutating func shutDown() { isShutDown = true }
     }
 
     /// Threads at most.
@@ -167,15 +167,15 @@ package final class BlockingPool: Sendable {
     private static let poolKey = "sluice.BlockingPool"
 
     /// Whether the caller runs on a thread of this pool.
-    var ownsCurrentThread: Bool {
+    package var ownsCurrentThread: Bool {
         Thread.current.threadDictionary[Self.poolKey] as? ObjectIdentifier == ObjectIdentifier(self)
     }
 
     /// Items queued and not started (for tests).
-    var queued: Int { state.withLock { $0.queued } }
+    package var queued: Int { state.withLock { $0.queued } }
 
     /// Threads started and not ended (for tests).
-    var threads: Int { state.withLock { $0.threads } }
+    package var threads: Int { state.withLock { $0.threads } }
 
     /// Ends the pool: items queued still run, a later `run` fails with `ShutDown`, and each
     /// thread ends once the queue is empty. Idempotent; does not wait for the threads.

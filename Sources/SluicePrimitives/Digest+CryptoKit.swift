@@ -2,7 +2,7 @@
 import CryptoKit
 
 /// `Digest` on CryptoKit (Apple platforms; not built by this repository's CI, which runs on Linux).
-struct DigestBackend {
+package struct DigestBackend {
     private enum Hasher {
         case sha256(CryptoKit.SHA256)
         case sha1(Insecure.SHA1)
@@ -11,7 +11,7 @@ struct DigestBackend {
 
     private var hasher: Hasher
 
-    init(_ algorithm: Digest.Algorithm) {
+    package init(_ algorithm: Digest.Algorithm) {
         switch algorithm {
         case .sha256: hasher = .sha256(CryptoKit.SHA256())
         case .sha1: hasher = .sha1(Insecure.SHA1())
@@ -19,7 +19,7 @@ struct DigestBackend {
         }
     }
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         switch hasher {
         case .sha256(var state):
             state.update(bufferPointer: bytes)
@@ -33,7 +33,7 @@ struct DigestBackend {
         }
     }
 
-    mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         switch hasher {
         case .sha256(let state): return Array(state.finalize())
         case .sha1(let state): return Array(state.finalize())

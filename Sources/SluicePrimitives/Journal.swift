@@ -44,12 +44,12 @@ package final class Journal<Item: JournalEntry>: Sendable {
     /// What one line records.
     package typealias Entry = Item
 
-    struct Header: Codable {
-        var version: Int
-        var job: String
+    package struct Header: Codable {
+        package var version: Int
+        package var job: String
     }
 
-    static var version: Int { 1 }
+    package static var version: Int { 1 }
     /// Keys are at most 1,024 bytes; a line is a key and a few numbers.
     package static var maximumLineLength: Int { 64 << 10 }
     package static var syncInterval: Duration { .milliseconds(250) }
@@ -57,13 +57,13 @@ package final class Journal<Item: JournalEntry>: Sendable {
     package let path: String
     package let job: String
 
-    struct State {
-        var descriptor: Int32
+    package struct State {
+        package var descriptor: Int32
         /// By the exact bytes of the name: two names that differ only in Unicode normalisation
         /// (café as NFC and as NFD) are two files and two keys, though Swift's `==` calls them equal.
-        var finished: [[UInt8]: Entry]
-        var lastSync: ContinuousClock.Instant
-        var unsynced = false
+        package var finished: [[UInt8]: Entry]
+        package var lastSync: ContinuousClock.Instant
+        package var unsynced = false
     }
 
     private let state: Lock<State>
@@ -194,7 +194,7 @@ package final class Journal<Item: JournalEntry>: Sendable {
     }
 
     /// `mkdir -p`, with the failing call's `errno` in the error.
-    static func makeDirectories(_ directory: String) throws(JournalError) {
+    package static func makeDirectories(_ directory: String) throws(JournalError) {
         var prefix = directory.hasPrefix("/") ? "" : "."
         for component in directory.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += "/" + component
@@ -208,7 +208,7 @@ package final class Journal<Item: JournalEntry>: Sendable {
         }
     }
 
-    static func line<T: Encodable>(_ value: T, path: String) throws(JournalError) -> [UInt8] {
+    package static func line<T: Encodable>(_ value: T, path: String) throws(JournalError) -> [UInt8] {
         if let entry = value as? Entry { return entry.line }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -216,7 +216,7 @@ package final class Journal<Item: JournalEntry>: Sendable {
         return Array(data) + [0x0A]
     }
 
-    static func write(_ line: [UInt8], to descriptor: Int32, path: String) throws(JournalError) {
+    package static func write(_ line: [UInt8], to descriptor: Int32, path: String) throws(JournalError) {
         // O_APPEND: one write puts the whole line at the end; a short write (a full disk) is
         // an error, and the partial line is dropped by the next open.
         let written = line.withUnsafeBytes { raw in
@@ -228,7 +228,7 @@ package final class Journal<Item: JournalEntry>: Sendable {
     }
 
     /// The entries in the file, the length of its whole lines, and whether it has a header.
-    static func read(_ descriptor: Int32, path: String, job: String) throws(JournalError) -> ([[UInt8]: Entry], Int64, Bool) {
+    package static func read(_ descriptor: Int32, path: String, job: String) throws(JournalError) -> ([[UInt8]: Entry], Int64, Bool) {
         var finished: [[UInt8]: Entry] = [:]
         var pending: [UInt8] = []
         var consumed: Int64 = 0

@@ -25,7 +25,7 @@ public enum Redaction {
     /// and the password is what follows the first `:` in it. When the authority holds a `:`
     /// that is no port (not digits only) and no `@`, the password went on past a delimiter
     /// (`u:p#w@host`, `u:p w@host`): it runs to the next `@` on the line.
-    static func passwords(in text: String) -> String {
+    package static func passwords(in text: String) -> String {
         guard text.contains("://") else { return text }
         return rewriting(text) { bytes, index, output in
             guard bytes[index] == UInt8(ascii: ":"), index + 2 < bytes.count,
@@ -61,7 +61,7 @@ public enum Redaction {
     }
 
     /// `text` with the value of every signing or authorizing query parameter replaced by `***`.
-    static func queryCredentials(in text: String) -> String {
+    package static func queryCredentials(in text: String) -> String {
         guard text.contains("=") else { return text }
         return rewriting(text) { bytes, index, output in
             let byte = bytes[index]
@@ -100,7 +100,7 @@ public enum Redaction {
     }
 
     /// Query parameters whose value signs or authorizes a request.
-    static func isSecretName(_ name: String) -> Bool {
+    package static func isSecretName(_ name: String) -> Bool {
         let name = name.lowercased()
         if [
             "sig", "signature", "token", "x-amz-signature", "x-amz-security-token", "x-goog-signature",

@@ -17,26 +17,26 @@ import Darwin
 /// the memory held is at most what was live at once plus nothing beyond that limit.
 ///
 /// - Important: A buffer comes back with the bytes its last user left (not zeroed).
-enum PageMemory {
+package enum PageMemory {
     /// The most bytes of freed buffers kept mapped: the S3 read-ahead budget.
-    static let poolLimit = 16 << 20
+    package static let poolLimit = 16 << 20
 
     private struct Pool {
         /// Freed buffers' addresses by size.
-        var free: [Int: [UInt]] = [:]
-        var bytes = 0
+        package var free: [Int: [UInt]] = [:]
+        package var bytes = 0
     }
 
     private static let pool = Lock(Pool())
 
     /// The kernel refused the pages (`mmap` failed): an error for the request that asked, not a trap.
-    struct AllocationFailed: Error, CustomStringConvertible {
+    package struct AllocationFailed: Error, CustomStringConvertible {
         /// The bytes asked for.
-        var byteCount: Int
+        package var byteCount: Int
         /// `mmap`'s errno (ENOMEM: no memory or address space left, or over a limit).
-        var errorNumber: Int32
+        package var errorNumber: Int32
 
-        var description: String {
+        package var description: String {
             "cannot map \(byteCount) bytes of memory: \(String(cString: strerror(errorNumber)))"
         }
     }
@@ -44,7 +44,7 @@ enum PageMemory {
     /// `byteCount` bytes of pages, reused from the pool or mapped.
     ///
     /// - Throws: `AllocationFailed` when `mmap` fails.
-    static func allocate(byteCount: Int) throws(AllocationFailed) -> UnsafeMutableRawBufferPointer {
+    package static func allocate(byteCount: Int) throws(AllocationFailed) -> UnsafeMutableRawBufferPointer {
         let size = max(1, byteCount)
         let reused = pool.withLock { pool -> UInt? in
             guard let address = pool.free[size]?.popLast() else { return nil }
@@ -59,7 +59,7 @@ enum PageMemory {
         return UnsafeMutableRawBufferPointer(start: address, count: byteCount)
     }
 
-    static func deallocate(_ memory: UnsafeMutableRawBufferPointer) {
+    package static func deallocate(_ memory: UnsafeMutableRawBufferPointer) {
         guard let address = memory.baseAddress else { return }
         let size = max(1, memory.count)
         let kept = pool.withLock { pool -> Bool in
@@ -72,5 +72,5 @@ enum PageMemory {
     }
 
     /// Bytes of freed buffers kept mapped.
-    static var pooledBytes: Int { pool.withLock { $0.bytes } }
+    package static var pooledBytes: Int { pool.withLock { $0.bytes } }
 }

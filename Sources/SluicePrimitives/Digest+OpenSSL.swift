@@ -2,14 +2,14 @@
 import CSluiceCrypto
 
 /// `Digest` on OpenSSL's EVP interface.
-struct DigestBackend {
+package struct DigestBackend {
     private let context: Context
 
     /// Owns the EVP context.
     private final class Context {
-        let pointer: UnsafeMutableRawPointer
+        package let pointer: UnsafeMutableRawPointer
 
-        init(_ algorithm: Digest.Algorithm) {
+        package init(_ algorithm: Digest.Algorithm) {
             guard let pointer = sluice_digest_new(algorithm.rawValue) else {
                 fatalError("OpenSSL has no \(algorithm.rawValue)")
             }
@@ -19,16 +19,16 @@ struct DigestBackend {
         deinit { sluice_digest_free(pointer) }
     }
 
-    init(_ algorithm: Digest.Algorithm) {
+    package init(_ algorithm: Digest.Algorithm) {
         context = Context(algorithm)
     }
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress else { return }
         _ = sluice_digest_update(context.pointer, base, bytes.count)
     }
 
-    mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 64)
         let count = Int(sluice_digest_final(context.pointer, &out))
         return Array(out.prefix(count))
