@@ -37,10 +37,18 @@ let package = Package(
             dependencies: [.target(name: "CSluiceCrypto", condition: .when(platforms: [.linux]))],
             swiftSettings: strict
         ),
+        // Byte sources: a length and reads at an offset (files, memory, synthetic, slices), their
+        // digests and checksums.
+        .target(
+            name: "SluiceByteSources",
+            dependencies: ["SluicePrimitives", .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux]))],
+            swiftSettings: strict
+        ),
         .target(
             name: "Sluice",
             dependencies: [
                 "SluicePrimitives",
+                "SluiceByteSources",
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux])),
             ],
@@ -52,7 +60,7 @@ let package = Package(
         .target(name: "SluiceCLI", dependencies: ["Sluice", "SluiceReceiver"], swiftSettings: strict),
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"], swiftSettings: strict),
         .testTarget(
-            name: "SluiceTests", dependencies: ["Sluice", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
+            name: "SluiceTests", dependencies: ["Sluice", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
         ),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),

@@ -1,3 +1,4 @@
 // `import Sluice` is the whole library: the modules below are its floors (ARCHITECTURE.md),
 // re-exported so a user imports one name.
 @_exported import SluicePrimitives
+@_exported import SluiceByteSources

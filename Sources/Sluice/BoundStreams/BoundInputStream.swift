@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// The reading end of a `BoundStreamPair`.
 ///

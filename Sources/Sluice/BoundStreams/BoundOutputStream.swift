@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import SluicePrimitives
+import SluiceByteSources
 
 /// The writing end of a `BoundStreamPair`. Never blocks; one thread writes at a time; see
 /// `BoundStreamPair`.

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 extension BoundStreamPair {
     /// Both ends of the pair as one value: the ring's bytes and one `State` that says who is

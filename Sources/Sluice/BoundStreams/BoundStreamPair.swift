@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import SluicePrimitives
+import SluiceByteSources
 
 /// Linux's missing `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`:
 /// an `InputStream` and an `OutputStream` joined by one fixed-capacity ring.

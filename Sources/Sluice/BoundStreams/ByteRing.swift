@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// A fixed-capacity FIFO of bytes over caller-owned storage.
 ///

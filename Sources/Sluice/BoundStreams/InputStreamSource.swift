@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import SluicePrimitives
+import SluiceByteSources
 
 /// The seed's "input stream source": exposes a plain, unopened `InputStream` (for
 /// `URLRequest.httpBodyStream`) whose bytes it pumps from any byte source through a

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// The writing side `InputStreamSource` pumps into, and the input stream the request reads.
 ///

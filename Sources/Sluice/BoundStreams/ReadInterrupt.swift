@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import SluicePrimitives
+import SluiceByteSources
 
 /// A wait for a descriptor's next bytes that another thread ends at once: the wait polls the
 /// descriptor and a pipe that `interrupt()` writes to, as the engine's producer does, and

@@ -1,6 +1,7 @@
 #if !canImport(Darwin)
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 extension Stream {
     /// Apple's `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`, which

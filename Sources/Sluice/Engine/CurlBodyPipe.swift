@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// The fixed buffer between a producer thread (a sequential source or an `InputStream`,
 /// whose reads may block) and curl's read callback, which never blocks.

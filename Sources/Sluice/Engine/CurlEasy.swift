@@ -1,6 +1,7 @@
 #if canImport(CCurl)
 import CCurl
 import SluicePrimitives
+import SluiceByteSources
 
 /// libcurl's process-wide setup, run once before the first handle (thread-safe: a global
 /// `let` is initialized exactly once).

@@ -3,6 +3,7 @@ import CCurl
 import Foundation
 import Synchronization
 import SluicePrimitives
+import SluiceByteSources
 
 /// One event loop of the transfer engine: a thread and a libcurl multi handle that drive any
 /// number of transfers at once, and keep their connections for the next request.

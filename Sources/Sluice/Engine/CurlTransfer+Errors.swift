@@ -2,6 +2,7 @@
 import CCurl
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 extension CurlTransfer {
     /// Turns a failed attempt into one `UploadError` line with bytes sent and the cause.

@@ -2,6 +2,7 @@
 import CCurl
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 extension CurlTransfer {
     /// Methods that normally carry no body: with an empty body they send no `Content-Length`.

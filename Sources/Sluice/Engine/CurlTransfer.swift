@@ -2,6 +2,7 @@
 import CCurl
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// One request on the transfer engine: an easy handle driven by a `CurlLoop`.
 ///

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// A regular file found by a `DirectoryWalk`.
 public struct WalkedFile: Sendable, Equatable {

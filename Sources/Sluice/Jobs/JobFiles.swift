@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// The files of an `UploadJob` in the order of their keys: a walk of its root, or the files of
 /// its list (`UploadJob.list`, `--files-from`).

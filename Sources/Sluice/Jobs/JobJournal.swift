@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// The durable record of a job of many uploads (`UploadJob`): a header naming the job, then
 /// one line per file finished, appended as each finishes (`Journal`).

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// `--include` and `--exclude` with the AWS CLI's rules: every file starts included; the rules
 /// are tried in order and the last one whose pattern matches decides. A pattern is a

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import SluicePrimitives
+import SluiceByteSources
 
 /// Records (a key and a payload, bytes) sorted by key in a `KeyOrder`, in bounded memory: an
 /// external merge sort. Records are held in memory up to `runBytes`, each such run sorted and

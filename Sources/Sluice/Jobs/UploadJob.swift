@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// Where the files of an `UploadJob` go: S3 is the first; tus or plain PUTs fit the same shape.
 public protocol UploadJobDestination: Sendable {

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// Content type checks and guesses for form parts.
 package enum MediaTypeSyntax {

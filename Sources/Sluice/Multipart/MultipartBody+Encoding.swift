@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 // How parts become bytes.
 //

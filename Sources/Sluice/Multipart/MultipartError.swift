@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// Why a multipart/form-data part or body could not be built.
 ///

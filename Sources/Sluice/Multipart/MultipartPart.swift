@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// One part of a multipart/form-data body: a name, its bytes, and optionally a filename,
 /// a content type and extra headers.

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// What a transport does with the body of the response.
 public enum ResponseBodyHandling: Sendable {

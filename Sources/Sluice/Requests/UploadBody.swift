@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// What an upload sends: where the bytes come from, how many, and whether they can be
 /// sent again from byte 0 (a redirect, an auth challenge, a retry).

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// Why an upload did not end in a complete body and a 2xx answer.
 ///

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// How an upload behaves: framing, buffers, credentials, redirects, timeouts.
 public struct UploadOptions: Sendable {

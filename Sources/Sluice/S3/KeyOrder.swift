@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import SluicePrimitives
+import SluiceByteSources
 
 /// An order of object keys (and of the paths a `DirectoryWalk` yields): what a merge-join of a
 /// walk against a listing needs both sides to share.

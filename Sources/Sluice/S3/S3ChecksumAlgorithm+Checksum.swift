@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 extension ChecksumAlgorithm {
     /// S3's name for it (`x-amz-checksum-algorithm`, `ChecksumCRC32C` in XML).

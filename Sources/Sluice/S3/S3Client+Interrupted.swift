@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// What is true of a multipart upload whose `CompleteMultipartUpload` was interrupted: the
 /// server may have completed it before the interrupt reached it.

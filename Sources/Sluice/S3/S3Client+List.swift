@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 extension S3Client {
     /// The most bytes of a `ListObjectsV2` or `DeleteObjects` answer read: 1,000 keys of

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SluicePrimitives
+import SluiceByteSources
 
 extension S3Client {
     /// Sends parts `numbers` of `source` under `plan`, up to `concurrency` at once, on the part

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SluicePrimitives
+import SluiceByteSources
 
 /// One S3 request before it is signed: what, where, with which headers.
 struct S3Call: Sendable {

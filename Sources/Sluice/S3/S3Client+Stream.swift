@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 extension S3Client {
     /// Uploads a stream that cannot be read again (stdin): one `PutObject` when it ends within

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// Aggregate progress of parts in flight: bytes of finished parts plus each part's bytes so far.
 final class S3PartProgress: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// An S3 client for uploads: a single `PutObject` below the part size, otherwise a multipart
 /// upload with parts in parallel, resumable after the process dies.

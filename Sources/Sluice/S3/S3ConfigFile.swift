@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import SluicePrimitives
+import SluiceByteSources
 
 /// An AWS shared config or credentials file, parsed as botocore parses it: Python's
 /// `configparser.RawConfigParser` (sections, `key = value` or `key: value`, keys lower-cased,

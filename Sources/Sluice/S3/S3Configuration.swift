@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// An access key pair, with the session token of temporary credentials.
 public struct S3Credentials: Sendable, Equatable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// Why an S3 command did not end with the object in place (or the upload aborted).
 ///

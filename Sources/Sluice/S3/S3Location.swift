@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// An object's place in S3: `s3://BUCKET/KEY`.
 ///

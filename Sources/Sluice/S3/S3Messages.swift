@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// A checksum algorithm S3 records per part and per object.
 public enum S3ChecksumAlgorithm: String, Sendable, Equatable, Codable, CaseIterable {

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// An object as `ListObjectsV2` shows it.
 public struct S3ListedObject: Sendable, Equatable {

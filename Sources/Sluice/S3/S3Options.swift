@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// How a body is protected on the way to S3 (`x-amz-content-sha256`).
 public enum S3PayloadSigning: String, Sendable, Equatable, CaseIterable {

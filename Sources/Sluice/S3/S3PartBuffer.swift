@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// One part of a stream held in memory: filled from the stream, then sent (and re-sent on a
 /// retry) as a `ByteSource`. Resident: a signed body hashes its chunks in place, so the part

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// How an object is cut into multipart parts.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SluicePrimitives
+import SluiceByteSources
 
 extension S3PresignedPartsUpload {
     /// Sends every part not recorded as accepted, up to `concurrency` at once.

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// One accepted part is one line of a presigned-parts record.
 extension S3PartETag: JournalEntry {

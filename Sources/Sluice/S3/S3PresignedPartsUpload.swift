@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// The client half of a presigned multipart upload: the parts of a source sent to URLs a
 /// backend presigned, with no credentials on this side.

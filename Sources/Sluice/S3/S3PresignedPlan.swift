@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// One part as a client reports it to its backend once S3 accepted it.
 public struct S3PartETag: Codable, Sendable, Equatable {

@@ -5,6 +5,7 @@ import Glibc
 import Darwin
 #endif
 import SluicePrimitives
+import SluiceByteSources
 
 /// Where one part of a presigned multipart upload goes: a URL signed in its query string
 /// (SigV4, `X-Amz-Signature`) and the headers that were signed with it.

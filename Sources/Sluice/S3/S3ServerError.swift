@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// An S3 error document (`<Error><Code>…</Code><Message>…</Message>…</Error>`) and what it
 /// means, in one line.

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import SluicePrimitives
+import SluiceByteSources
 
 /// What identifies a source file's content cheaply: device, inode, size, modification and
 /// change times (nanoseconds). A rewrite in place changes `mtime`/`ctime`; a replacement by

@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import SluicePrimitives
+import SluiceByteSources
 
 /// A parsed XML element: its local name, its text, its children in order.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// One part of a parallel ranged upload: a range of the source.
 public struct UploadPart: Sendable, Hashable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// Where a part scheduler's parts come from.
 enum PartFeed: Sendable {

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// `AWSChunkReadAhead`'s state machine: which ring slots hold which chunks, what the producer
 /// may claim next, the consumer's wake-up, the end. Every change is an `event` that says what

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// The shape of an `aws-chunked` body: payload mode, chunk size, trailer, and from them the
 /// exact encoded length, known before a byte is read.

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// Why a request could not be signed.
 public struct SigV4Error: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// What `x-amz-content-sha256` says about the body, and so how the body is protected.
 public enum SigV4Payload: Sendable, Hashable {

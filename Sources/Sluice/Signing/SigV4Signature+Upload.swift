@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 extension SigV4Signature {
     /// The signed headers as `HTTPHeader`s for an `UploadRequest`, without `Host` and

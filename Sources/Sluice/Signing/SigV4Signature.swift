@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// A signed request: what to send, and every intermediate step (for tests and debugging).
 public struct SigV4Signature: Sendable, Hashable {

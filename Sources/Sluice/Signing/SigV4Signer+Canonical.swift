@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 extension SigV4Signer {
     /// The canonical URI: the path encoded once; normalised first only under `.normalizing`.

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 extension SigV4Signer {
     /// Signs a request whose body goes out `aws-chunked`, and wraps the body.

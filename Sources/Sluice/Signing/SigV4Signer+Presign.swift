@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 extension SigV4Signer {
     /// The longest a presigned URL may live: 7 days.

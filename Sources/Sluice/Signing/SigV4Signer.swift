@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// AWS Signature Version 4: header-signed requests, presigned URLs and the chunk signatures of
 /// aws-chunked bodies.

@@ -5,6 +5,7 @@ import Glibc
 import Darwin
 #endif
 import SluicePrimitives
+import SluiceByteSources
 
 /// The instant a request is signed at, in SigV4's two spellings: `20150830T123600Z` and `20150830`.
 public struct SigV4Timestamp: Sendable, Hashable, CustomStringConvertible {

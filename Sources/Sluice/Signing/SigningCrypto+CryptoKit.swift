@@ -1,6 +1,7 @@
 #if canImport(CryptoKit)
 import CryptoKit
 import SluicePrimitives
+import SluiceByteSources
 
 extension SigningCrypto {
     /// SHA-256 of `bytes`.

@@ -1,6 +1,7 @@
 #if !canImport(CryptoKit)
 import CSluiceCrypto
 import SluicePrimitives
+import SluiceByteSources
 
 extension SigningCrypto {
     /// SHA-256 of `bytes`, one shot.

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// `sluice s3 sync DIR s3://BUCKET/PREFIX/`: the files below a directory sent where their object
 /// is missing or differs (the AWS CLI's rules, `SyncComparison`), and with `deletes` the objects

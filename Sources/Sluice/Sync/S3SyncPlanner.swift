@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// A decision of `s3 sync`, in the order it is made.
 public enum SyncDecision: Sendable, Equatable {

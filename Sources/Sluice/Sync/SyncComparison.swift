@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// How `s3 sync` decides that a file is sent over the object a listing shows for its key: the
 /// AWS CLI's rules (`aws s3 sync`), in one place.

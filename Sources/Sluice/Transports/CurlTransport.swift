@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// Sends uploads with the system's libcurl (`libcurl.so.4`): Sluice's default on Linux.
 ///

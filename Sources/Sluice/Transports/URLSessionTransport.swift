@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import SluicePrimitives
+import SluiceByteSources
 
 /// Sends bodies with `URLSession`, through an `InputStreamSource` as the streamed body (a
 /// caller's `.stream` body too: it is pumped through the pair and counted, never handed over).

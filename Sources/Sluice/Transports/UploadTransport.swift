@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// Sends one request with its body and returns the answer.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// `TusOptions.parallelUploads` partial uploads of one source, sent at once and joined by
 /// the concatenation extension (tus-js-client's `parallelUploads`).

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// A tus upload's attempts under its `RetryPolicy`.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// One run of `TusClient.upload`: discovery, resume or creation, then PATCH to the end.
 ///

@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// Why a tus upload or termination did not end with the whole source at the server.
 ///

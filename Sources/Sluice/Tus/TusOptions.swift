@@ -1,4 +1,5 @@
 import SluicePrimitives
+import SluiceByteSources
 
 /// How a tus upload behaves: chunking, metadata, checksums, retries and where resume state lives.
 public struct TusOptions: Sendable {

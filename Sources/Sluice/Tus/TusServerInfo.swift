@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// What a tus server said about itself in answer to `OPTIONS`.
 public struct TusServerInfo: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// A random-access source with the identity a resumed upload is matched by.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// What Sluice keeps about one upload between runs.
 public struct TusRecord: Codable, Sendable, Equatable {

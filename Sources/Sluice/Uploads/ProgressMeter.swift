@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// Turns raw byte counts into throttled `UploadProgress` with a smoothed rate.
 ///

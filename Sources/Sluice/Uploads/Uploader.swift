@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 
 /// The front door: sends a body to a URL over a transport, with progress and cancellation.
 ///

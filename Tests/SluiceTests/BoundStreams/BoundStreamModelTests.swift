@@ -5,6 +5,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 /// Model-based test of the bound pair (issue 8 §1): random interleavings of open, write (in
 /// and outside space events, one write per event or until a short write), read, close of

@@ -5,6 +5,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 /// The Apple-platform path, run here: `InputStreamSource` over whatever
 /// `Stream.getBoundStreams` returns, through the public `Stream` API only (on Linux that is

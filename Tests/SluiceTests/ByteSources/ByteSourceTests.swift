@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 @Suite struct ByteSourceTests {
     @Test func syntheticMatchesTheDesignCheckBytes() throws {

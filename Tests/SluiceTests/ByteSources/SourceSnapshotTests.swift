@@ -7,6 +7,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+@testable import SluiceByteSources
 
 /// `SourceSnapshot`: a small body read once; a file only as it was at rest. Changes come from
 /// hooks (between the read and the second look, or in the wait), the clock is the test's where

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 /// Paths that are not plain regular files: /proc files (size 0, with content), empty files,
 /// FIFOs, devices. None may hang, and none may become a silently empty body.

@@ -5,6 +5,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 @Suite(
     "curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",

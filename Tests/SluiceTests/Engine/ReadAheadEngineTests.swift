@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// A signed aws-chunked body on the engine: the loop never waits for the read-ahead (it
 /// pauses the transfer and is woken), and the read-ahead ends with its request.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// `DirectoryWalk` and `PathFilter`: the files of a tree in key order, issues for what cannot
 /// be sent, the walk lazy, and the same files and keys as `aws s3 cp --recursive --dryrun`.

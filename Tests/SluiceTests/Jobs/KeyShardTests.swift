@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// `KeyShard` (`--shard K/N`): the function pinned (a change of it would split a running job
 /// differently on machines with different builds), the shards of any N disjoint and covering,

@@ -3,6 +3,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 /// curl `-F` syntax, checked against what curl 7.88 sends for the same arguments
 /// (see MultipartEndToEndTests.sameArgumentsParseTheSameWithCurl for the live comparison).

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 /// Random body shapes: the announced length is the number of bytes produced, and
 /// reads at any offset match a front-to-back read.

@@ -3,6 +3,7 @@ import Foundation
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 enum MultipartTestSupport {
     /// A fixed boundary for exact-byte tests.

@@ -3,6 +3,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 /// The receiver's chunked decoder and request-head parser, fed in every possible split.
 @Suite struct ChunkedBodyDecoderTests {

@@ -8,6 +8,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+@testable import SluiceByteSources
 
 private typealias Support = ReceiverTestSupport
 

@@ -8,6 +8,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+@testable import SluiceByteSources
 
 /// Helpers for the loopback receiver's tests: running `/usr/bin/curl`, writing synthetic files,
 /// and a raw TCP client for requests curl will not send.

@@ -5,6 +5,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+@testable import SluiceByteSources
 
 /// The library's stream reader ends a wait for stdin itself: a pipe that stays silent does not
 /// keep `uploadStream` waiting once its task is cancelled, nor past the stall timeout, with no

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 /// A stand-in S3 that answers the multipart calls with canned XML and records which part
 /// buffers it was handed, and how many parts were in flight at once. A fake only to look

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// A stream (stdin as the library sees it) whose parts are each reset mid-body once and
 /// retried at once: the pooled part buffers are refilled while nothing reads them any more

@@ -5,6 +5,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 @Suite("Parallel ranged upload on the engine", .serialized, .hangGuard)
 struct ParallelUploadTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// Aggregate progress of a parallel upload: never lower than the report before, except in a
 /// report that names the parts started again; in order even when parts on several loops

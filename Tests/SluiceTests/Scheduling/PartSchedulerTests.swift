@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// The part scheduler over both transports: the same retry, concurrency, budget, progress and
 /// failure semantics on URLSession (the only transport on Apple platforms) as on libcurl.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// `PartTrackerState`, the part tracker's state machine, one transition at a time: what each
 /// event does to the sums and which action it asks for.

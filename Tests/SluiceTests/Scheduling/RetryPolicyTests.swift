@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// The one retry policy: what is transient, how long to wait, when to stop.
 struct RetryPolicyTests {

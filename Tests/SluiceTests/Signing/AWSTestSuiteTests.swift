@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 /// The AWS Signature Version 4 test suite (`shared/vectors/aws4_testsuite`): canonical request,
 /// string to sign and Authorization header of every case, byte for byte.

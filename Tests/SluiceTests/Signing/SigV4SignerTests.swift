@@ -7,6 +7,7 @@ import Testing
 #if canImport(CSluiceCrypto)
 import CSluiceCrypto
 #endif
+@testable import SluiceByteSources
 
 @Suite struct SigV4SignerTests {
     static let signer = SigV4Signer(

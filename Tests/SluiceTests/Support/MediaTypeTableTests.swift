@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// `MediaTypeTable` is Python's `mimetypes.guess_type` with the tables Python reads here (what
 /// `aws s3 cp` sends as Content-Type): hand-picked names and random ones, checked against

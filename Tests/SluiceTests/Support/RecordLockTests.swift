@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// `RecordLock`: one run per record; a second is refused at once naming the holder's pid; the
 /// lock dies with its process.

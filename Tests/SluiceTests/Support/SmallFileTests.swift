@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// `SmallFile.read` (configuration files, resume records) and `FileSystemReason`: a bound on
 /// what is read, and file-system errors in a few words of Sluice's.

@@ -2,6 +2,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceCLI
+@testable import SluiceByteSources
 
 /// `--stall-timeout` is one bound for the connect, the answer and the source on every command
 /// (`Arguments.stallTimeout`).

@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 /// `--limit-rate` on URLSession's sized bodies (up to `URLSessionTransport.sizedBodyLimit`,
 /// handed over as data with `Content-Length`): their bytes are drawn from the cap before they

@@ -6,6 +6,7 @@ import FoundationNetworking
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
+@testable import SluiceByteSources
 
 /// URLSession asks its delegate for a new body stream (`needNewBodyStream`) when libcurl
 /// rewinds the body, from inside libcurl's seek callback on URLSession's work queue; on Linux

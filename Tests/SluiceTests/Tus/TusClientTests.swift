@@ -5,6 +5,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 /// End-to-end tus tests against tuspyserver (under uvicorn), a checking stub, a fault proxy
 /// and the independent tuspy client. Serialized: they share two cores and big bodies.

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
+@testable import SluiceByteSources
 
 /// tus pieces that need no server: metadata, fingerprints, the state store.
 struct TusUnitTests {

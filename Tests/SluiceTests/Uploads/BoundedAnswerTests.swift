@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceCLI
+@testable import SluiceByteSources
 
 /// `ResponseBodyHandling.collectOrFail`: how S3 and tus read answers. A body within the limit
 /// is kept whole; one past it fails the request at once (`responseTooLarge`), on both transports.

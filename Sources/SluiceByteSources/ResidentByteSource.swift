@@ -18,7 +18,7 @@ extension ByteSource {
     /// - Returns: Memory valid while the source lives (resident) or while `scratch`'s buffer does.
     /// - Throws: The source's error; `ByteSourceError.endedEarly` when it ends before
     ///   `offset + count`; `scratch`'s error (no memory for the buffer).
-    func bytes(at offset: Int64, count: Int, readingInto scratch: () throws -> UnsafeMutableRawBufferPointer) throws -> UnsafeRawBufferPointer {
+    package func bytes(at offset: Int64, count: Int, readingInto scratch: () throws -> UnsafeMutableRawBufferPointer) throws -> UnsafeRawBufferPointer {
         if let resident = self as? any ResidentByteSource { return resident.residentBytes(at: offset, count: count) }
         let target = UnsafeMutableRawBufferPointer(rebasing: try scratch()[..<count])
         let read = try readFully(into: target, at: offset)

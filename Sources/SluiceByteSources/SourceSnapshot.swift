@@ -19,20 +19,20 @@ import SluicePrimitives
 /// - Important: Memory: the whole body (callers use it below 64 KiB). The wait is at most the
 ///   granularity (two ticks of the kernel's coarse clock, or 2 s on a file system with whole
 ///   seconds); a change time further ahead of the clock than that is refused, not waited for.
-struct SourceSnapshot: Sendable {
+package struct SourceSnapshot: Sendable {
     /// The file's change time moved, or is too far ahead of the clock to trust: why, in words.
-    struct Changed: Error, Sendable, CustomStringConvertible {
-        var reason: String
-        var description: String { reason }
+    package struct Changed: Error, Sendable, CustomStringConvertible {
+        package var reason: String
+        package var description: String { reason }
     }
 
     /// The clock file times are stamped with (nanoseconds since 1970) and a way to wait.
-    struct Clock: Sendable {
-        var now: @Sendable () -> Int64
-        var sleep: @Sendable (Duration) async throws -> Void
+    package struct Clock: Sendable {
+        package var now: @Sendable () -> Int64
+        package var sleep: @Sendable (Duration) async throws -> Void
 
         /// `CLOCK_REALTIME` and `Task.sleep`.
-        static let system = Clock(
+        package static let system = Clock(
             now: {
                 var now = timespec()
                 clock_gettime(CLOCK_REALTIME, &now)
@@ -41,14 +41,17 @@ struct SourceSnapshot: Sendable {
             sleep: { try await Task.sleep(for: $0) })
     }
 
-    var clock = Clock.system
+    package var clock = Clock.system
     /// Called between the read and the second look at the change time (tests change the file there).
-    var afterRead: (@Sendable () -> Void)?
+    package var afterRead: (@Sendable () -> Void)?
+
+    /// A snapshot with the system clock and no hook.
+    package init() {}
 
     /// How long after a change time a write could still leave it unchanged: 2 s when it has
     /// whole seconds (ext4 with small inodes, FAT's 2 s), else two ticks of the coarse clock
     /// the kernel stamps file times with (4 ms at 250 Hz), at least 1 ms.
-    static func granularity(changeTime: Int64) -> Int64 {
+    package static func granularity(changeTime: Int64) -> Int64 {
         if changeTime % 1_000_000_000 == 0 { return 2_000_000_000 }
         var resolution = timespec()
         #if canImport(Glibc)
@@ -64,7 +67,7 @@ struct SourceSnapshot: Sendable {
     /// - Throws: `Changed` for a file whose change time moved since it was opened or during
     ///   the read, or is too far ahead of the clock; `ByteSourceError` when the read fails or
     ///   the source ends early; `CancellationError` while it waits.
-    func read(_ source: any ByteSource) async throws -> [UInt8] {
+    package func read(_ source: any ByteSource) async throws -> [UInt8] {
         guard let file = source as? FileByteSource else { return try source.bytes(in: 0..<source.length) }
         let opened = file.timesInNanoseconds.change
         let granularity = Self.granularity(changeTime: opened)

@@ -27,7 +27,7 @@ public final class FileStreamSource: SequentialByteSource {
     private let writerSeen = Atomic<Bool>(false)
 
     /// How long one wait for a FIFO's writer or bytes lasts before `close()` is checked.
-    static let pollSlice: Int32 = 100
+    package static let pollSlice: Int32 = 100
 
     /// Opens `path`, which must be a FIFO or a regular file.
     ///
@@ -44,7 +44,7 @@ public final class FileStreamSource: SequentialByteSource {
     }
 
     /// Takes over `fd`, open on `path` (non-blocking for a FIFO).
-    init(adopting fd: Int32, path: String, isFIFO: Bool) {
+    package init(adopting fd: Int32, path: String, isFIFO: Bool) {
         self.descriptor = OwnedDescriptor(fd, path: path)
         self.path = path
         self.isFIFO = isFIFO

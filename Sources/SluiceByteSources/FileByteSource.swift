@@ -53,7 +53,7 @@ public final class FileByteSource: ByteSource {
     ///
     /// - Parameter probed: The caller already read the file once and found it empty or
     ///   non-zero in size, so the size-0 check is skipped.
-    init(adopting fd: Int32, info: stat, path: String, probed: Bool = false) throws {
+    package init(adopting fd: Int32, info: stat, path: String, probed: Bool = false) throws {
         guard info.st_mode & S_IFMT == S_IFREG else {
             _ = systemClose(fd)
             throw FileByteSource.notRegular(path, mode: info.st_mode)
@@ -82,7 +82,7 @@ public final class FileByteSource: ByteSource {
     /// Whether a regular file's size is not its length: size 0 but a byte at offset 0 (a
     /// /proc file), or any size on /proc, /sys and the like (a sysfs attribute says 4096 and
     /// holds a few bytes).
-    static func lengthIsUnknown(_ fd: Int32, info: stat, path: String) throws -> Bool {
+    package static func lengthIsUnknown(_ fd: Int32, info: stat, path: String) throws -> Bool {
         if info.st_size == 0 { return try yieldsBytes(fd, path: path) }
         return isOnPseudoFileSystem(info)
     }
@@ -90,13 +90,13 @@ public final class FileByteSource: ByteSource {
     /// Whether a file is on the file system mounted at /proc or /sys, whose sizes are not
     /// lengths. (Their other kernel file systems, debugfs, tracefs, cgroup, report size 0 and
     /// are caught by the read at offset 0.)
-    static func isOnPseudoFileSystem(_ info: stat) -> Bool {
+    package static func isOnPseudoFileSystem(_ info: stat) -> Bool {
         pseudoFileSystemDevices.contains(UInt64(info.st_dev))
     }
 
     /// The devices of /proc and /sys, read once (a job opens thousands of files: two `stat`s
     /// each were a third of the `stat`s per file).
-    static let pseudoFileSystemDevices: Set<UInt64> = Set(
+    package static let pseudoFileSystemDevices: Set<UInt64> = Set(
         ["/proc", "/sys"].compactMap { root in
             var mount = stat()
             return stat(root, &mount) == 0 ? UInt64(mount.st_dev) : nil
@@ -104,7 +104,7 @@ public final class FileByteSource: ByteSource {
 
     /// Whether a file whose size is 0 yields a byte at offset 0 (a /proc or /sys file); the
     /// file position is left where it was.
-    static func yieldsBytes(_ fd: Int32, path: String) throws -> Bool {
+    package static func yieldsBytes(_ fd: Int32, path: String) throws -> Bool {
         let probe = UnsafeMutableRawBufferPointer.allocate(byteCount: 1, alignment: 1)
         defer { probe.deallocate() }
         do throws(Errno) {
@@ -152,7 +152,7 @@ public final class FileByteSource: ByteSource {
 
     /// Opens `path` read-only and non-blocking (so a FIFO with no writer cannot hang), and
     /// `fstat`s it.
-    static func openFile(_ path: String) throws -> (Int32, stat) {
+    package static func openFile(_ path: String) throws -> (Int32, stat) {
         var fd: Int32
         repeat {
             fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -176,7 +176,7 @@ public final class FileByteSource: ByteSource {
         return (fd, info)
     }
 
-    static func notRegular(_ path: String, mode: mode_t) -> ByteSourceError {
+    package static func notRegular(_ path: String, mode: mode_t) -> ByteSourceError {
         switch mode & S_IFMT {
         case S_IFDIR: return .isDirectory(path: path)
         case S_IFIFO: return .notRegularFile(path: path, kind: "FIFO")

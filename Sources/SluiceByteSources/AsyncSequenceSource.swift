@@ -15,7 +15,7 @@ import SluicePrimitives
 ///   task. One thread reads at a time. `cancel()` may be called from any thread, any number
 ///   of times: it cancels the iterating task and wakes a waiting read, which throws
 ///   `CancellationError`. The sequence is iterated once: the source cannot be replayed.
-final class AsyncSequenceSource: SequentialByteSource {
+package final class AsyncSequenceSource: SequentialByteSource {
     private enum Step {
         case copied(Int)
         case ended
@@ -29,18 +29,18 @@ final class AsyncSequenceSource: SequentialByteSource {
 
     private struct State {
         /// The chunk being read, and how much of it was.
-        var chunk: [UInt8] = []
-        var index = 0
+        package var chunk: [UInt8] = []
+        package var index = 0
         /// A reader waits for the next chunk.
-        var wanted = false
+        package var wanted = false
         /// The iterating task, waiting for a reader to want a chunk.
-        var demand: CheckedContinuation<Bool, Never>?
-        var end: End?
-        var started = false
-        var task: Task<Void, Never>?
+        package var demand: CheckedContinuation<Bool, Never>?
+        package var end: End?
+        package var started = false
+        package var task: Task<Void, Never>?
     }
 
-    let length: BodyLength
+    package let length: BodyLength
     private let state = Lock(State())
     private let iterate: @Sendable (AsyncSequenceSource) async -> Void
 
@@ -49,7 +49,7 @@ final class AsyncSequenceSource: SequentialByteSource {
     ///     first read asks for bytes.
     ///   - length: The declared length; the transport fails the upload when the sequence
     ///     delivers fewer or more bytes.
-    init<Chunks: AsyncSequence & Sendable>(_ sequence: Chunks, length: BodyLength)
+    package init<Chunks: AsyncSequence & Sendable>(_ sequence: Chunks, length: BodyLength)
     where Chunks.Element: Collection<UInt8> {
         self.length = length
         iterate = { source in
@@ -74,7 +74,7 @@ final class AsyncSequenceSource: SequentialByteSource {
     ///
     /// - Returns: The bytes copied, 0 at the sequence's end.
     /// - Throws: The sequence's error, or `CancellationError` after `cancel()`.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard !buffer.isEmpty else { return 0 }
         startIfNeeded()
         while true {
@@ -112,7 +112,7 @@ final class AsyncSequenceSource: SequentialByteSource {
     /// Stops the sequence: cancels the iterating task and wakes a waiting read, which throws
     /// `CancellationError`. Safe from any thread, any number of times; does nothing after the
     /// sequence ended.
-    func cancel() {
+    package func cancel() {
         finish(.failed(CancellationError()))
         state.withLock { $0.task }?.cancel()
     }

@@ -20,7 +20,7 @@ package protocol ReadAheadByteSource: ByteSource {
 
 extension ReadAheadByteSource {
     /// `endReading(then:)`, awaited.
-    func endReading() async {
+    package func endReading() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             endReading { continuation.resume() }
         }
@@ -54,7 +54,7 @@ extension ByteSource {
     /// `ReusedByteSource`.
     ///
     /// - Throws: `body`'s error, or the source's while it is being refilled.
-    func whileReading<R>(_ body: () throws -> R) throws -> R {
+    package func whileReading<R>(_ body: () throws -> R) throws -> R {
         guard let reused = self as? any ReusedByteSource else { return try body() }
         try reused.enterReader()
         defer { reused.leaveReader() }

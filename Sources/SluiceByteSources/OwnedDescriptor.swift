@@ -9,15 +9,15 @@ import SluicePrimitives
 /// A file descriptor with one owner, closed exactly once: by `close()` (idempotent, from any
 /// thread) or by `deinit`, and never while a read is using it, so a read can never reach a
 /// descriptor number the system has since handed to another file.
-final class OwnedDescriptor: Sendable {
-    let fd: Int32
+package final class OwnedDescriptor: Sendable {
+    package let fd: Int32
     /// For error messages.
-    let path: String
+    package let path: String
     /// Bit 0: closed. Bits 1...: reads in flight, in steps of 2. The descriptor is closed by
     /// whoever makes the state exactly 1 (closed, no reader): `close()` or the last reader out.
     private let state = Atomic<Int>(0)
 
-    init(_ fd: Int32, path: String) {
+    package init(_ fd: Int32, path: String) {
         self.fd = fd
         self.path = path
     }
@@ -28,12 +28,12 @@ final class OwnedDescriptor: Sendable {
     }
 
     /// Whether `close()` was called.
-    var isClosed: Bool { state.load(ordering: .acquiring) & 1 != 0 }
+    package var isClosed: Bool { state.load(ordering: .acquiring) & 1 != 0 }
 
     /// Runs `body` with the descriptor, which stays open until it returns.
     ///
     /// - Throws: `ByteSourceError.system` with `EBADF` after `close()`, or `body`'s error.
-    func use<T>(_ body: (Int32) throws -> T) throws -> T {
+    package func use<T>(_ body: (Int32) throws -> T) throws -> T {
         var current = state.load(ordering: .relaxed)
         while true {
             if current & 1 != 0 { throw ByteSourceError.system(operation: "read", path: path, errno: EBADF) }
@@ -50,9 +50,9 @@ final class OwnedDescriptor: Sendable {
 
     /// Closes the descriptor: at once when no read is in flight, else when the last one
     /// returns. Later calls do nothing.
-    func close() {
+    package func close() {
         if state.bitwiseOr(1, ordering: .acquiringAndReleasing).oldValue == 0 { _ = systemClose(fd) }
     }
 }
 
-@inline(__always) func systemClose(_ fd: Int32) -> Int32 { close(fd) }
+@inline(__always) package func systemClose(_ fd: Int32) -> Int32 { close(fd) }

@@ -120,7 +120,7 @@ extension ByteSource {
     ///
     /// - Throws: The source's or `body`'s error; `ByteSourceError.endedEarly` if the source is
     ///   short; `PageMemory.AllocationFailed` when the kernel has no memory for the buffer.
-    func forEachChunk(chunkSize: Int = 256 << 10, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    package func forEachChunk(chunkSize: Int = 256 << 10, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         let size = Int(min(Int64(chunkSize), max(length, 1)))
         var buffer: UnsafeMutableRawBufferPointer?
         defer { buffer.map(PageMemory.deallocate) }
