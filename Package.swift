@@ -44,11 +44,14 @@ let package = Package(
             dependencies: ["SluicePrimitives", .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux]))],
             swiftSettings: strict
         ),
+        // Requests: what an upload is (request, body, options, response, errors, rate limits).
+        .target(name: "SluiceRequests", dependencies: ["SluicePrimitives", "SluiceByteSources"], swiftSettings: strict),
         .target(
             name: "Sluice",
             dependencies: [
                 "SluicePrimitives",
                 "SluiceByteSources",
+                "SluiceRequests",
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux])),
             ],
@@ -60,7 +63,7 @@ let package = Package(
         .target(name: "SluiceCLI", dependencies: ["Sluice", "SluiceReceiver"], swiftSettings: strict),
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"], swiftSettings: strict),
         .testTarget(
-            name: "SluiceTests", dependencies: ["Sluice", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
+            name: "SluiceTests", dependencies: ["Sluice", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
         ),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),

@@ -2,3 +2,4 @@
 // re-exported so a user imports one name.
 @_exported import SluicePrimitives
 @_exported import SluiceByteSources
+@_exported import SluiceRequests

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// The writing end of a `BoundStreamPair`. Never blocks; one thread writes at a time; see
 /// `BoundStreamPair`.

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Linux's missing `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`:
 /// an `InputStream` and an `OutputStream` joined by one fixed-capacity ring.

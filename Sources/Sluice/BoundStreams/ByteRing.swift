@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// A fixed-capacity FIFO of bytes over caller-owned storage.
 ///

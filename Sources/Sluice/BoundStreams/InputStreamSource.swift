@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// The seed's "input stream source": exposes a plain, unopened `InputStream` (for
 /// `URLRequest.httpBodyStream`) whose bytes it pumps from any byte source through a

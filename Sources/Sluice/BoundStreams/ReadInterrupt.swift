@@ -5,6 +5,7 @@ import Darwin
 #endif
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// A wait for a descriptor's next bytes that another thread ends at once: the wait polls the
 /// descriptor and a pipe that `interrupt()` writes to, as the engine's producer does, and

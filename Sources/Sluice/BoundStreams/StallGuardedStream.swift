@@ -1,6 +1,7 @@
 import Dispatch
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// A sequential source whose reads fail with `BoundStreamPair.ProducerStalled` when the source
 /// produces nothing for `timeout`: a FIFO without a writer, a silent stdin. Used where a

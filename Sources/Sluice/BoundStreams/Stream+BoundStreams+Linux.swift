@@ -2,6 +2,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 extension Stream {
     /// Apple's `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`, which

@@ -2,6 +2,7 @@
 import CCurl
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// libcurl's process-wide setup, run once before the first handle (thread-safe: a global
 /// `let` is initialized exactly once).

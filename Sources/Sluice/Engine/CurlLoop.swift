@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// One event loop of the transfer engine: a thread and a libcurl multi handle that drive any
 /// number of transfers at once, and keep their connections for the next request.

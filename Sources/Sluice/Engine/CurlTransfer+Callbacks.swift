@@ -3,6 +3,7 @@ import CCurl
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 // libcurl's callbacks, all called on the transfer's thread from inside curl_multi_perform.
 extension CurlTransfer {

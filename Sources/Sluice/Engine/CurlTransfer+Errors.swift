@@ -3,6 +3,7 @@ import CCurl
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 extension CurlTransfer {
     /// Turns a failed attempt into one `UploadError` line with bytes sent and the cause.

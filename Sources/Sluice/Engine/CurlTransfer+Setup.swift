@@ -3,6 +3,7 @@ import CCurl
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 extension CurlTransfer {
     /// Methods that normally carry no body: with an empty body they send no `Content-Length`.

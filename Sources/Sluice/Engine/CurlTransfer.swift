@@ -3,6 +3,7 @@ import CCurl
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// One request on the transfer engine: an easy handle driven by a `CurlLoop`.
 ///

@@ -3,6 +3,7 @@ import CCurl
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Sluice's libcurl transfer engine: a small, fixed set of loop threads, each with a libcurl
 /// multi handle, that serve any number of concurrent requests and keep their connections

@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// A regular file found by a `DirectoryWalk`.
 public struct WalkedFile: Sendable, Equatable {

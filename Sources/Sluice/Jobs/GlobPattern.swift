@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// A shell-style pattern with the rules of Python's `fnmatch` (POSIX, case-sensitive), which the
 /// AWS CLI's `--include`/`--exclude` filters use: `*` matches any run of characters, `/`

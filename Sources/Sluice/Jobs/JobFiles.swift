@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// The files of an `UploadJob` in the order of their keys: a walk of its root, or the files of
 /// its list (`UploadJob.list`, `--files-from`).

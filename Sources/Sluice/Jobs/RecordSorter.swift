@@ -5,6 +5,7 @@ import Darwin
 #endif
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Records (a key and a payload, bytes) sorted by key in a `KeyOrder`, in bounded memory: an
 /// external merge sort. Records are held in memory up to `runBytes`, each such run sorted and

@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Where the files of an `UploadJob` go: S3 is the first; tus or plain PUTs fit the same shape.
 public protocol UploadJobDestination: Sendable {

@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Decides, file by file in the walk's order (the order of their keys), which files of an
 /// `UploadJob` are sent: `s3 sync` sends those whose object its listing shows missing or

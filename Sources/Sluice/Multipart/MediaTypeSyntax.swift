@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Content type checks and guesses for form parts.
 package enum MediaTypeSyntax {

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// An order of object keys (and of the paths a `DirectoryWalk` yields): what a merge-join of a
 /// walk against a listing needs both sides to share.

@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 extension ChecksumAlgorithm {
     /// S3's name for it (`x-amz-checksum-algorithm`, `ChecksumCRC32C` in XML).

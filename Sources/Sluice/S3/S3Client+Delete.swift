@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// A key `DeleteObjects` did not delete, with the server's reason.
 public struct S3DeleteFailure: Error, Sendable, Equatable, CustomStringConvertible {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 extension S3Client {
     /// Sends parts `numbers` of `source` under `plan`, up to `concurrency` at once, on the part

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// One S3 request before it is signed: what, where, with which headers.
 struct S3Call: Sendable {

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// An AWS shared config or credentials file, parsed as botocore parses it: Python's
 /// `configparser.RawConfigParser` (sections, `key = value` or `key: value`, keys lower-cased,

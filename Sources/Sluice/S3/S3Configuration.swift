@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// An access key pair, with the session token of temporary credentials.
 public struct S3Credentials: Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Why an S3 command did not end with the object in place (or the upload aborted).
 ///

@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// An object's place in S3: `s3://BUCKET/KEY`.
 ///

@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// An object as `ListObjectsV2` shows it.
 public struct S3ListedObject: Sendable, Equatable {

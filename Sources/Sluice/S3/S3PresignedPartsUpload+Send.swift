@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 extension S3PresignedPartsUpload {
     /// Sends every part not recorded as accepted, up to `concurrency` at once.

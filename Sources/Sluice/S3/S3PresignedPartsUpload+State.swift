@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// One accepted part is one line of a presigned-parts record.
 extension S3PartETag: JournalEntry {

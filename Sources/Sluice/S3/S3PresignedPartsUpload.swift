@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// The client half of a presigned multipart upload: the parts of a source sent to URLs a
 /// backend presigned, with no credentials on this side.

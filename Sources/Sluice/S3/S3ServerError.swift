@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// An S3 error document (`<Error><Code>…</Code><Message>…</Message>…</Error>`) and what it
 /// means, in one line.

@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// A parsed XML element: its local name, its text, its children in order.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// One part of a parallel ranged upload: a range of the source.
 public struct UploadPart: Sendable, Hashable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Where a part scheduler's parts come from.
 enum PartFeed: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Per-part bytes in flight and parts done, kept as running sums: an update costs the same
 /// whatever the number of parts, and only the parts in flight are held.

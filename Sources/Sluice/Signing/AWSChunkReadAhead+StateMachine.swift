@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// `AWSChunkReadAhead`'s state machine: which ring slots hold which chunks, what the producer
 /// may claim next, the consumer's wake-up, the end. Every change is an `event` that says what

@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// The shape of an `aws-chunked` body: payload mode, chunk size, trailer, and from them the
 /// exact encoded length, known before a byte is read.

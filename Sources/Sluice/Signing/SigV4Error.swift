@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Why a request could not be signed.
 public struct SigV4Error: Error, Sendable, Hashable, CustomStringConvertible {

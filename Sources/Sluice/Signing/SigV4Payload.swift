@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// What `x-amz-content-sha256` says about the body, and so how the body is protected.
 public enum SigV4Payload: Sendable, Hashable {

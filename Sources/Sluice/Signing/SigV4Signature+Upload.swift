@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 extension SigV4Signature {
     /// The signed headers as `HTTPHeader`s for an `UploadRequest`, without `Host` and

@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// A signed request: what to send, and every intermediate step (for tests and debugging).
 public struct SigV4Signature: Sendable, Hashable {

@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 extension SigV4Signer {
     /// The canonical URI: the path encoded once; normalised first only under `.normalizing`.

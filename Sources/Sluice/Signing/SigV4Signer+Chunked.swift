@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 extension SigV4Signer {
     /// Signs a request whose body goes out `aws-chunked`, and wraps the body.

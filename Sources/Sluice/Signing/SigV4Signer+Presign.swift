@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 extension SigV4Signer {
     /// The longest a presigned URL may live: 7 days.

@@ -2,6 +2,7 @@
 import CSluiceCrypto
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 extension SigningCrypto {
     /// SHA-256 of `bytes`, one shot.

@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// A decision of `s3 sync`, in the order it is made.
 public enum SyncDecision: Sendable, Equatable {

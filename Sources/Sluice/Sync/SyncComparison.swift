@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// How `s3 sync` decides that a file is sent over the object a listing shows for its key: the
 /// AWS CLI's rules (`aws s3 sync`), in one place.

@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Sends uploads with the system's libcurl (`libcurl.so.4`): Sluice's default on Linux.
 ///

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Sends bodies with `URLSession`, through an `InputStreamSource` as the streamed body (a
 /// caller's `.stream` body too: it is pumped through the pair and counted, never handed over).

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// The bytes the current request has handed to the connection, for progress and counters.
 final class TusInFlight: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// One run of `TusClient.upload`: discovery, resume or creation, then PATCH to the end.
 ///

@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Why a tus upload or termination did not end with the whole source at the server.
 ///

@@ -1,5 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// How a tus upload behaves: chunking, metadata, checksums, retries and where resume state lives.
 public struct TusOptions: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// What a tus server said about itself in answer to `OPTIONS`.
 public struct TusServerInfo: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// What Sluice keeps about one upload between runs.
 public struct TusRecord: Codable, Sendable, Equatable {

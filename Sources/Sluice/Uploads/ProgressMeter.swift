@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// Turns raw byte counts into throttled `UploadProgress` with a smoothed rate.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
+import SluiceRequests
 
 /// The front door: sends a body to a URL over a transport, with progress and cancellation.
 ///
@@ -73,50 +74,5 @@ public struct Uploader: Sendable {
             return try await upload(request, body: body) { continuation.yield($0) }
         }
         return (stream, task)
-    }
-}
-
-extension UploadOptions {
-    /// The longest timeout accepted: 365 days.
-    public static let maximumTimeout: Duration = .seconds(365 * 86_400)
-
-    /// Checks every option's range.
-    ///
-    /// - Throws: `UploadError.invalidOption` naming the option and its range.
-    public func validate() throws(UploadError) {
-        guard bufferSize >= 1024, bufferSize <= 512 << 20 else {
-            throw UploadError(.invalidOption, "buffer size \(bufferSize) is outside 1024 ... \(512 << 20) bytes")
-        }
-        guard maximumRedirects >= 0 else { throw UploadError(.invalidOption, "maximum redirects must not be negative") }
-        for (name, timeout) in [("stall timeout", stallTimeout), ("connect timeout", connectTimeout)] {
-            guard timeout > .zero, timeout <= Self.maximumTimeout else {
-                throw UploadError(.invalidOption, "\(name) \(timeout) is outside 0 < timeout <= \(Self.maximumTimeout) (365 days)")
-            }
-        }
-        guard progressInterval >= .zero, progressInterval <= Self.maximumTimeout else {
-            throw UploadError(.invalidOption, "progress interval \(progressInterval) is outside 0 ... \(Self.maximumTimeout) (365 days)")
-        }
-        switch responseBody {
-        case .collect(let limit), .collectOrFail(let limit):
-            guard limit >= 0 else { throw UploadError(.invalidOption, "response body limit \(limit) must not be negative") }
-        case .stream:
-            break
-        }
-    }
-}
-
-extension UploadResponse {
-    /// Throws `UploadError.httpStatus` unless the status is 2xx.
-    @discardableResult
-    public func requireSuccess(totalBytes: Int64? = nil) throws(UploadError) -> UploadResponse {
-        guard isSuccess else {
-            let text =
-                String(decoding: body.prefix(200), as: UTF8.self)
-                .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-            throw UploadError(
-                .httpStatus, "server answered \(status)\(text.isEmpty ? "" : ": \(text)")",
-                status: status, bytesSent: bytesSent, totalBytes: totalBytes)
-        }
-        return self
     }
 }

@@ -6,6 +6,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// The Apple-platform path, run here: `InputStreamSource` over whatever
 /// `Stream.getBoundStreams` returns, through the public `Stream` API only (on Linux that is

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// Who closes which descriptor: `FileByteSource` closes once (idempotent, thread-safe, in
 /// `deinit` at the latest); `MultipartBody` and `TusSource` own the files they opened.

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 @Suite(
     "curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 @Suite("TransferEngine: loops, threads, connection reuse, per-host limit", .serialized, .hangGuard)
 struct TransferEngineTests {

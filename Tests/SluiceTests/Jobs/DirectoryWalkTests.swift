@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `DirectoryWalk` and `PathFilter`: the files of a tree in key order, issues for what cannot
 /// be sent, the walk lazy, and the same files and keys as `aws s3 cp --recursive --dryrun`.

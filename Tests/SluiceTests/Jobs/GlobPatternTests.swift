@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `GlobPattern` is Python's `fnmatch` (what the AWS CLI's filters call): hand-made cases, then
 /// random patterns checked against Python itself.

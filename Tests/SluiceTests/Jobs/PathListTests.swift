@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `PathList` (`--files-from`) and the external sort under it (`RecordSorter`): a list in any
 /// order comes out in key order, each file once, with what a walk would say of it; a list with

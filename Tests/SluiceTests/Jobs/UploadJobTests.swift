@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// A destination whose first upload waits at a gate (the others return at once), counting the
 /// names it was asked for; a cancel while it waits is thrown as the S3 destination throws it.

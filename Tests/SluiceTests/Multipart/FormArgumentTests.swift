@@ -4,6 +4,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// curl `-F` syntax, checked against what curl 7.88 sends for the same arguments
 /// (see MultipartEndToEndTests.sameArgumentsParseTheSameWithCurl for the live comparison).

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 @Suite struct MultipartBodyTests {
     typealias Support = MultipartTestSupport

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// Bodies parsed by a multipart parser nobody here wrote (python-multipart, in
 /// `Tests/Peers/multipart_server.py`), compared part by part, and against `/usr/bin/curl -F`.

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// Names and filenames that try to leave their header: each arrives escaped, on the one
 /// `Content-Disposition` line, or is refused.

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// Random body shapes: the announced length is the number of bytes produced, and
 /// reads at any offset match a front-to-back read.

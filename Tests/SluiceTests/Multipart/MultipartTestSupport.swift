@@ -4,6 +4,7 @@ import Foundation
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 enum MultipartTestSupport {
     /// A fixed boundary for exact-byte tests.

@@ -4,6 +4,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// The receiver's chunked decoder and request-head parser, fed in every possible split.
 @Suite struct ChunkedBodyDecoderTests {

@@ -9,6 +9,7 @@ import Testing
 import Glibc
 #endif
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 private typealias Support = ReceiverTestSupport
 

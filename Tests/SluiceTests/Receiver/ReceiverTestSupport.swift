@@ -9,6 +9,7 @@ import Testing
 import Glibc
 #endif
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// Helpers for the loopback receiver's tests: running `/usr/bin/curl`, writing synthetic files,
 /// and a raw TCP client for requests curl will not send.

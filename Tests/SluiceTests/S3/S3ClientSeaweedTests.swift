@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// A stream of synthetic bytes, read once, length unknown: stdin as the library sees it.
 final class SyntheticStream: SequentialByteSource {

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `s3://BUCKET/KEY`: parsing, folder keys, URL building for both addressing styles.
 struct S3LocationTests {

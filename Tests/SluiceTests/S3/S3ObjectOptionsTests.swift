@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `S3ObjectOptions`: the headers of each request against botocore's serializer for the same
 /// call, and the refusals before anything is sent.

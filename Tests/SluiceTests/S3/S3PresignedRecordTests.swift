@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// The record of a presigned-parts upload: a line appended per accepted part, so 10,000 parts
 /// write O(parts) bytes and read back whole; a record that cannot be read is an error naming

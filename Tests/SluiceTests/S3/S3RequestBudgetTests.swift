@@ -5,6 +5,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `S3Options.requestBudget` holds what it says: a request attempt holds a permit while it is
 /// sent, and none through a retry's backoff.

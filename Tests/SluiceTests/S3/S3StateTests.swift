@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// The resume state: fingerprints and the durable, atomic record store.
 struct S3StateTests {

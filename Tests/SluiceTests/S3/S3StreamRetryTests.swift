@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// A stream (stdin as the library sees it) whose parts are each reset mid-body once and
 /// retried at once: the pooled part buffers are refilled while nothing reads them any more

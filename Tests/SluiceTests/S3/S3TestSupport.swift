@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// Runs `Tests/Peers/s3_botocore_peer.py` once with a JSON request and returns its JSON answer.
 ///

@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// S3 over `URLSessionTransport` (the only transport on Apple platforms) against SeaweedFS:
 /// the same part scheduler as on libcurl, each object read back byte-exact.

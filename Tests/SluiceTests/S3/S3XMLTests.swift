@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// S3's XML: the answers Sluice reads, the Complete document it writes, and error documents,
 /// checked by hand and against botocore's rest-xml parser on the same documents.

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 @Suite("Parallel ranged upload on the engine", .serialized, .hangGuard)
 struct ParallelUploadTests {

@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `PartTrackerState`, the part tracker's state machine, one transition at a time: what each
 /// event does to the sums and which action it asks for.

@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// The one retry policy: what is transient, how long to wait, when to stop.
 struct RetryPolicyTests {

@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `AWSChunkReadAheadState`, transition by transition: a table of (state, event) → (state,
 /// action), the illegal and late events included (a take after the end, a claim by a producer

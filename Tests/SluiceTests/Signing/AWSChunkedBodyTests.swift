@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// The S3 reference's chunked-upload example, and the aws-chunked body's replay and framing.
 @Suite struct AWSChunkedBodyTests {

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// The AWS Signature Version 4 test suite (`shared/vectors/aws4_testsuite`): canonical request,
 /// string to sign and Authorization header of every case, byte for byte.

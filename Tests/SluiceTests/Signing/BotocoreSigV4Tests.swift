@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// Sluice's signer against botocore's (`Tests/Peers/sigv4_botocore.py`): random requests,
 /// identical canonical requests, strings to sign and Authorization headers; presigned URLs

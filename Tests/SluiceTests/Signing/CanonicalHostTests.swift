@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// An IPv4 endpoint written another way is signed as libcurl sends it (issue 18.9).
 struct CanonicalHostTests {

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 @Suite struct ChecksumTests {
     /// RFC 3720 (iSCSI) appendix B.4 CRC32C vectors.

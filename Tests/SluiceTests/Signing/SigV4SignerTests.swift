@@ -8,6 +8,7 @@ import Testing
 import CSluiceCrypto
 #endif
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 @Suite struct SigV4SignerTests {
     static let signer = SigV4Signer(

@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `MediaTypeTable` is Python's `mimetypes.guess_type` with the tables Python reads here (what
 /// `aws s3 cp` sends as Content-Type): hand-picked names and random ones, checked against

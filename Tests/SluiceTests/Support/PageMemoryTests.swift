@@ -2,6 +2,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `PageMemory`: the kernel refusing pages is an error for the request that asked, not a trap
 /// (before: `fatalError` when `mmap` failed).

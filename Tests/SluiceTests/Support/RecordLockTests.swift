@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `RecordLock`: one run per record; a second is refused at once naming the holder's pid; the
 /// lock dies with its process.

@@ -2,6 +2,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `Redaction.secrets(in:)`: the one rule every message, progress line and error
 /// description uses for URLs that carry a password.

@@ -3,6 +3,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `--stall-timeout` is one bound for the connect, the answer and the source on every command
 /// (`Arguments.stallTimeout`).

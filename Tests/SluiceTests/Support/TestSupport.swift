@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// A seeded generator so random tests can print and replay their seed.
 struct SeededGenerator: RandomNumberGenerator {

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 @Suite("CurlTransport against a loopback sink", .serialized, .hangGuard)
 struct CurlTransportTests {

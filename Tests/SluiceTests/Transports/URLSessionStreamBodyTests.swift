@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// The URLSession transport's `.stream` bodies (issue 8 §5): the caller's stream is pumped
 /// through an `InputStreamSource` on Sluice's own queue, counted, and never handed to URLSession.

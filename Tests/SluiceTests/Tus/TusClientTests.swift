@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// End-to-end tus tests against tuspyserver (under uvicorn), a checking stub, a fault proxy
 /// and the independent tuspy client. Serialized: they share two cores and big bodies.

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// tus pieces that need no server: metadata, fingerprints, the state store.
 struct TusUnitTests {

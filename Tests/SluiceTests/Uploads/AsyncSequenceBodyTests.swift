@@ -5,6 +5,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// `UploadBody.stream(_:length:)`: an `AsyncSequence` of byte chunks sent by both transports,
 /// byte-exact (SHA-256 at the receiver), counted, cancellable, with backpressure.

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// Credentials and a redirect to another origin: two loopback sinks on two ports, both transports.
 @Suite("Credentials across redirects", .serialized, .hangGuard)

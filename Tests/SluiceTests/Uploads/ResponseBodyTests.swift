@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceReceiver
 @testable import SluiceByteSources
+@testable import SluiceRequests
 
 /// Response bodies larger than the collect limit: streamed whole to a sink, or kept up to the
 /// limit with the truncation visible. Both transports, against a loopback sink.

@@ -43,7 +43,7 @@ public enum ResponseBodyHandling: Sendable {
 ///
 /// - Important: Not thread-safe: one thread at a time drives it (the curl transfer's thread;
 ///   URLSession's serial delegate queue, then the awaiting task after the task completed).
-final class ResponseBodyReceiver: @unchecked Sendable {
+package final class ResponseBodyReceiver: @unchecked Sendable {
     // @unchecked: calls are serialized by the owner, as the Important note says; nothing is shared.
     private let handling: ResponseBodyHandling
     private var status = 0
@@ -52,12 +52,12 @@ final class ResponseBodyReceiver: @unchecked Sendable {
     private var count: Int64 = 0
     private var truncated = false
 
-    init(_ handling: ResponseBodyHandling) {
+    package init(_ handling: ResponseBodyHandling) {
         self.handling = handling
     }
 
     /// A new response starts: forgets the previous one's body.
-    func begin(status: Int) {
+    package func begin(status: Int) {
         self.status = status
         kept = Data()
         count = 0
@@ -67,7 +67,7 @@ final class ResponseBodyReceiver: @unchecked Sendable {
     /// A piece of the current response's body.
     ///
     /// - Throws: What the sink throws, as `UploadError.responseSinkFailed`.
-    func receive(_ bytes: UnsafeRawBufferPointer) throws {
+    package func receive(_ bytes: UnsafeRawBufferPointer) throws {
         guard !bytes.isEmpty else { return }
         count += Int64(bytes.count)
         switch handling {
@@ -94,7 +94,7 @@ final class ResponseBodyReceiver: @unchecked Sendable {
     /// - Returns: The kept body (empty when streamed), the body's byte count, whether bytes
     ///   were dropped at the limit.
     /// - Throws: `UploadError.responseSinkFailed` when the sink throws on a held body.
-    func finish() throws -> (body: Data, byteCount: Int64, isTruncated: Bool) {
+    package func finish() throws -> (body: Data, byteCount: Int64, isTruncated: Bool) {
         if case .stream(let sink) = handling, Self.mayBeIntermediate(status), !kept.isEmpty {
             let held = kept
             kept = Data()

@@ -39,20 +39,20 @@ public struct UploadOptions: Sendable {
     /// parallel upload: `ParallelUpload.concurrency`, `S3Options.concurrency`): the engine's
     /// per-origin limit does not hold it back, so what the caller asked for is what runs, and
     /// a request signed just before it is sent does not age in a queue.
-    var concurrencyBoundByCaller = false
+    package var concurrencyBoundByCaller = false
     /// Send a random-access body with `Content-Length` even where the transport can do so only
     /// by holding it in memory (URLSession on Linux, up to `maximumSizedBody`): for servers that
     /// need a length (tus). Off, such a transport streams the body, chunked.
-    var prefersContentLength = false
+    package var prefersContentLength = false
     /// The libcurl transport lets libcurl send `Expect: 100-continue` and wait for the answer
     /// before the body (see `CurlTransfer.expectContinueTimeoutMilliseconds`). Off, the body
     /// follows the headers at once: a round trip and two wake-ups less per request, and a
     /// refusal comes after the body instead of before it (S3 turns it off for small bodies).
-    var expectsContinue = true
+    package var expectsContinue = true
     /// The server may keep its answer alive with whitespace before its document for up to this
     /// long (S3's `CompleteMultipartUpload`): `AnswerPace` judges no pace until the document
     /// begins, and the libcurl transport's own stall check gives way to `AnswerPace.checkSilence`.
-    var answerKeepAlive: Duration?
+    package var answerKeepAlive: Duration?
 
     /// Options with every property at its default (given with each property).
     public init() {}
@@ -68,6 +68,35 @@ public struct UploadOptions: Sendable {
         public init(user: String, password: String) {
             self.user = user
             self.password = password
+        }
+    }
+}
+
+extension UploadOptions {
+    /// The longest timeout accepted: 365 days.
+    public static let maximumTimeout: Duration = .seconds(365 * 86_400)
+
+    /// Checks every option's range.
+    ///
+    /// - Throws: `UploadError.invalidOption` naming the option and its range.
+    public func validate() throws(UploadError) {
+        guard bufferSize >= 1024, bufferSize <= 512 << 20 else {
+            throw UploadError(.invalidOption, "buffer size \(bufferSize) is outside 1024 ... \(512 << 20) bytes")
+        }
+        guard maximumRedirects >= 0 else { throw UploadError(.invalidOption, "maximum redirects must not be negative") }
+        for (name, timeout) in [("stall timeout", stallTimeout), ("connect timeout", connectTimeout)] {
+            guard timeout > .zero, timeout <= Self.maximumTimeout else {
+                throw UploadError(.invalidOption, "\(name) \(timeout) is outside 0 < timeout <= \(Self.maximumTimeout) (365 days)")
+            }
+        }
+        guard progressInterval >= .zero, progressInterval <= Self.maximumTimeout else {
+            throw UploadError(.invalidOption, "progress interval \(progressInterval) is outside 0 ... \(Self.maximumTimeout) (365 days)")
+        }
+        switch responseBody {
+        case .collect(let limit), .collectOrFail(let limit):
+            guard limit >= 0 else { throw UploadError(.invalidOption, "response body limit \(limit) must not be negative") }
+        case .stream:
+            break
         }
     }
 }

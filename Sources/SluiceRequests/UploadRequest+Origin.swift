@@ -5,7 +5,7 @@ import SluiceByteSources
 // Sluice's one redirect policy for credentials, used by every transport.
 extension UploadRequest {
     /// Header names that carry credentials, lowercased: sent only to the request's own origin.
-    static let credentialHeaderNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+    package static let credentialHeaderNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
     /// Whether `other` has the same origin as the request's URL: scheme, host and port
     /// (the scheme's default port when none is written), compared case-insensitively.

@@ -96,12 +96,12 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A read of the body's source that threw at `offset`.
-    static func sourceFailed(_ error: any Error, at offset: Int64, totalBytes: Int64? = nil) -> UploadError {
+    package static func sourceFailed(_ error: any Error, at offset: Int64, totalBytes: Int64? = nil) -> UploadError {
         UploadError(.sourceFailed, "the source failed at byte \(offset): \(error)", totalBytes: totalBytes, offset: offset, underlying: error)
     }
 
     /// A body's source that ended at `offset`, before `expected`.
-    static func sourceEndedEarly(at offset: Int64, expected: Int64, totalBytes: Int64? = nil) -> UploadError {
+    package static func sourceEndedEarly(at offset: Int64, expected: Int64, totalBytes: Int64? = nil) -> UploadError {
         let cause = ByteSourceError.endedEarly(offset: offset, expected: expected)
         return UploadError(.sourceFailed, "the source ended early: \(cause)", totalBytes: totalBytes, offset: offset, underlying: cause)
     }

@@ -26,7 +26,7 @@ public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
     /// are cut byte by byte; Foundation is asked only when a non-ASCII byte is at either end,
     /// where a Unicode space could be (a header is made for every request and every response
     /// line: Foundation's trim was 8 % of a job's CPU).
-    static func trimmed(_ value: String) -> String {
+    package static func trimmed(_ value: String) -> String {
         let bytes = value.utf8
         guard let first = bytes.firstIndex(where: { !HTTPSyntax.isBlank($0) }) else { return "" }
         let last = bytes.lastIndex(where: { !HTTPSyntax.isBlank($0) })!
@@ -160,5 +160,21 @@ public struct UploadProgress: Sendable, Equatable {
         self.totalBytes = totalBytes
         self.bytesPerSecond = bytesPerSecond
         self.elapsed = elapsed
+    }
+}
+
+extension UploadResponse {
+    /// Throws `UploadError.httpStatus` unless the status is 2xx.
+    @discardableResult
+    public func requireSuccess(totalBytes: Int64? = nil) throws(UploadError) -> UploadResponse {
+        guard isSuccess else {
+            let text =
+                String(decoding: body.prefix(200), as: UTF8.self)
+                .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            throw UploadError(
+                .httpStatus, "server answered \(status)\(text.isEmpty ? "" : ": \(text)")",
+                status: status, bytesSent: bytesSent, totalBytes: totalBytes)
+        }
+        return self
     }
 }

@@ -5,13 +5,13 @@ import SluiceByteSources
 /// What an upload sends: where the bytes come from, how many, and whether they can be
 /// sent again from byte 0 (a redirect, an auth challenge, a retry).
 public struct UploadBody: Sendable {
-    enum Storage: Sendable {
+    package enum Storage: Sendable {
         case random(any ByteSource, startOffset: Int64)
         case sequential(any SequentialByteSource)
         case stream(length: BodyLength, make: @Sendable () -> InputStream)
     }
 
-    let storage: Storage
+    package let storage: Storage
 
     /// A random-access source: replayable, length known.
     public static func bytes(_ source: any ByteSource) -> UploadBody {

@@ -25,11 +25,11 @@ public final class RateLimit: Sendable {
     /// Caps above this are no cap at all (a terabyte per second).
     public static let maximumBytesPerSecond: Int64 = 1 << 40
 
-    struct Bucket {
-        var tokens: Double
-        var refilled: ContinuousClock.Instant
+    package struct Bucket {
+        package var tokens: Double
+        package var refilled: ContinuousClock.Instant
         /// Bytes granted less bytes given back, since the start.
-        var taken: Int64 = 0
+        package var taken: Int64 = 0
     }
 
     private let bucket: Lock<Bucket>
@@ -98,7 +98,7 @@ public final class RateLimit: Sendable {
     }
 
     /// Bytes granted less bytes given back since this cap was made: what its senders were let send.
-    var bytesTaken: Int64 { bucket.withLock { $0.taken } }
+    package var bytesTaken: Int64 { bucket.withLock { $0.taken } }
 
     /// Takes `count` bytes, grant by grant, waiting as a sender over the cap waits, for a body
     /// that goes out whole once taken (URLSession's sized bodies, handed over as data, which
@@ -107,7 +107,7 @@ public final class RateLimit: Sendable {
     /// - Parameter count: The body's length.
     /// - Throws: `CancellationError` when the task is cancelled while it waits; what was taken
     ///   is given back.
-    func takeWhole(_ count: Int64) async throws(CancellationError) {
+    package func takeWhole(_ count: Int64) async throws(CancellationError) {
         var taken: Int64 = 0
         while taken < count {
             switch take(upTo: Int(min(count - taken, Int64(Int.max)))) {
