@@ -46,12 +46,15 @@ let package = Package(
         ),
         // Requests: what an upload is (request, body, options, response, errors, rate limits).
         .target(name: "SluiceRequests", dependencies: ["SluicePrimitives", "SluiceByteSources"], swiftSettings: strict),
+        // The seed's technique: a bound stream pair over one ring, and the pump that fills it.
+        .target(name: "SluiceBoundStreams", dependencies: ["SluicePrimitives", "SluiceByteSources", "SluiceRequests"], swiftSettings: strict),
         .target(
             name: "Sluice",
             dependencies: [
                 "SluicePrimitives",
                 "SluiceByteSources",
                 "SluiceRequests",
+                "SluiceBoundStreams",
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux])),
             ],
@@ -63,7 +66,7 @@ let package = Package(
         .target(name: "SluiceCLI", dependencies: ["Sluice", "SluiceReceiver"], swiftSettings: strict),
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"], swiftSettings: strict),
         .testTarget(
-            name: "SluiceTests", dependencies: ["Sluice", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
+            name: "SluiceTests", dependencies: ["Sluice", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
         ),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),

@@ -3,3 +3,4 @@
 @_exported import SluicePrimitives
 @_exported import SluiceByteSources
 @_exported import SluiceRequests
+@_exported import SluiceBoundStreams

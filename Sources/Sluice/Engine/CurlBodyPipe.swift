@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// The fixed buffer between a producer thread (a sequential source or an `InputStream`,
 /// whose reads may block) and curl's read callback, which never blocks.

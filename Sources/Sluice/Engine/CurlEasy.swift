@@ -3,6 +3,7 @@ import CCurl
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// libcurl's process-wide setup, run once before the first handle (thread-safe: a global
 /// `let` is initialized exactly once).

@@ -4,6 +4,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 // libcurl's callbacks, all called on the transfer's thread from inside curl_multi_perform.
 extension CurlTransfer {

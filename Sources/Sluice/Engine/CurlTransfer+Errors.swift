@@ -4,6 +4,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension CurlTransfer {
     /// Turns a failed attempt into one `UploadError` line with bytes sent and the cause.

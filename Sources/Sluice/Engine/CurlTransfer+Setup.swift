@@ -4,6 +4,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension CurlTransfer {
     /// Methods that normally carry no body: with an empty body they send no `Content-Length`.

@@ -7,6 +7,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// A regular file found by a `DirectoryWalk`.
 public struct WalkedFile: Sendable, Equatable {

@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// Where the files of an `UploadJob` go: S3 is the first; tus or plain PUTs fit the same shape.
 public protocol UploadJobDestination: Sendable {

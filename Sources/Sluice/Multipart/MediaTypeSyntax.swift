@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// Content type checks and guesses for form parts.
 package enum MediaTypeSyntax {

@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// A multipart/form-data body (RFC 7578) that streams any number of parts of any size
 /// with an exact length known before a byte is read.

@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// One part of a multipart/form-data body: a name, its bytes, and optionally a filename,
 /// a content type and extra headers.

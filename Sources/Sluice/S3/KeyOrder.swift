@@ -6,6 +6,7 @@ import Darwin
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// An order of object keys (and of the paths a `DirectoryWalk` yields): what a merge-join of a
 /// walk against a listing needs both sides to share.

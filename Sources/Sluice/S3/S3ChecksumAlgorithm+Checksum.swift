@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension ChecksumAlgorithm {
     /// S3's name for it (`x-amz-checksum-algorithm`, `ChecksumCRC32C` in XML).

@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// A key `DeleteObjects` did not delete, with the server's reason.
 public struct S3DeleteFailure: Error, Sendable, Equatable, CustomStringConvertible {

@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// What `HeadObject` says of an object: its length and ETag, the checksums it stores (asked for
 /// with `x-amz-checksum-mode: ENABLED`), and whether its ETag can be an MD5 of its bytes.

@@ -3,6 +3,7 @@ import Synchronization
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension S3Client {
     /// Sends parts `numbers` of `source` under `plan`, up to `concurrency` at once, on the part

@@ -3,6 +3,7 @@ import Synchronization
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// One S3 request before it is signed: what, where, with which headers.
 struct S3Call: Sendable {

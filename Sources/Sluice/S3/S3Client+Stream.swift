@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension S3Client {
     /// Uploads a stream that cannot be read again (stdin): one `PutObject` when it ends within

@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// Aggregate progress of parts in flight: bytes of finished parts plus each part's bytes so far.
 final class S3PartProgress: Sendable {

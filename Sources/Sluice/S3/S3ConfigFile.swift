@@ -5,6 +5,7 @@ import Glibc
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// An AWS shared config or credentials file, parsed as botocore parses it: Python's
 /// `configparser.RawConfigParser` (sections, `key = value` or `key: value`, keys lower-cased,

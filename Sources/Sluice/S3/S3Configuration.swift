@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// An access key pair, with the session token of temporary credentials.
 public struct S3Credentials: Sendable, Equatable, CustomStringConvertible {

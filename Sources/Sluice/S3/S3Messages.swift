@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// A checksum algorithm S3 records per part and per object.
 public enum S3ChecksumAlgorithm: String, Sendable, Equatable, Codable, CaseIterable {

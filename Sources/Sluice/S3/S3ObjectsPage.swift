@@ -7,6 +7,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// An object as `ListObjectsV2` shows it.
 public struct S3ListedObject: Sendable, Equatable {

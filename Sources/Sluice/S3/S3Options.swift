@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// How a body is protected on the way to S3 (`x-amz-content-sha256`).
 public enum S3PayloadSigning: String, Sendable, Equatable, CaseIterable {

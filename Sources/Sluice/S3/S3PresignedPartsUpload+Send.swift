@@ -3,6 +3,7 @@ import Synchronization
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension S3PresignedPartsUpload {
     /// Sends every part not recorded as accepted, up to `concurrency` at once.

@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// One accepted part is one line of a presigned-parts record.
 extension S3PartETag: JournalEntry {

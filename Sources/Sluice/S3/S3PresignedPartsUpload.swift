@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// The client half of a presigned multipart upload: the parts of a source sent to URLs a
 /// backend presigned, with no credentials on this side.

@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// One part as a client reports it to its backend once S3 accepted it.
 public struct S3PartETag: Codable, Sendable, Equatable {

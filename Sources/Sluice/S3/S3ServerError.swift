@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// An S3 error document (`<Error><Code>…</Code><Message>…</Message>…</Error>`) and what it
 /// means, in one line.

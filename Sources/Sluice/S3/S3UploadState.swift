@@ -5,6 +5,7 @@ import Glibc
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// What identifies a source file's content cheaply: device, inode, size, modification and
 /// change times (nanoseconds). A rewrite in place changes `mtime`/`ctime`; a replacement by

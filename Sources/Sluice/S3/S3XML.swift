@@ -5,6 +5,7 @@ import FoundationXML
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// A parsed XML element: its local name, its text, its children in order.
 ///

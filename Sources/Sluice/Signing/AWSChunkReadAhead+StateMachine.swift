@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// `AWSChunkReadAhead`'s state machine: which ring slots hold which chunks, what the producer
 /// may claim next, the consumer's wake-up, the end. Every change is an `event` that says what

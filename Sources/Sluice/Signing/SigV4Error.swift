@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// Why a request could not be signed.
 public struct SigV4Error: Error, Sendable, Hashable, CustomStringConvertible {

@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// One header as it goes into a signed request: name as given, value as given.
 public struct SigV4Header: Sendable, Hashable, CustomStringConvertible {

@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension SigV4Signature {
     /// The signed headers as `HTTPHeader`s for an `UploadRequest`, without `Host` and

@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension SigV4Signer {
     /// The canonical URI: the path encoded once; normalised first only under `.normalizing`.

@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension SigV4Signer {
     /// Signs a request whose body goes out `aws-chunked`, and wraps the body.

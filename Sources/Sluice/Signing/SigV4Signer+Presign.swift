@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension SigV4Signer {
     /// The longest a presigned URL may live: 7 days.

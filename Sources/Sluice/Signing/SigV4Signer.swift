@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// AWS Signature Version 4: header-signed requests, presigned URLs and the chunk signatures of
 /// aws-chunked bodies.

@@ -7,6 +7,7 @@ import Darwin
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// The instant a request is signed at, in SigV4's two spellings: `20150830T123600Z` and `20150830`.
 public struct SigV4Timestamp: Sendable, Hashable, CustomStringConvertible {

@@ -3,6 +3,7 @@ import CryptoKit
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension SigningCrypto {
     /// SHA-256 of `bytes`.

@@ -3,6 +3,7 @@ import CSluiceCrypto
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 extension SigningCrypto {
     /// SHA-256 of `bytes`, one shot.

@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// A decision of `s3 sync`, in the order it is made.
 public enum SyncDecision: Sendable, Equatable {

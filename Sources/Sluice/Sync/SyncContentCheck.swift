@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// `s3 sync --checksum`: whether a file holds the bytes of the object of the same size the
 /// listing shows for its key, from what the object carries, without reading the object.

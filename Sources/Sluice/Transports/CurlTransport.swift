@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// Sends uploads with the system's libcurl (`libcurl.so.4`): Sluice's default on Linux.
 ///

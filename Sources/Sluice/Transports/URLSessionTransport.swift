@@ -5,6 +5,7 @@ import FoundationNetworking
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// Sends bodies with `URLSession`, through an `InputStreamSource` as the streamed body (a
 /// caller's `.stream` body too: it is pumped through the pair and counted, never handed over).

@@ -1,6 +1,7 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// Sends one request with its body and returns the answer.
 ///

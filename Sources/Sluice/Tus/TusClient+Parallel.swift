@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// `TusOptions.parallelUploads` partial uploads of one source, sent at once and joined by
 /// the concatenation extension (tus-js-client's `parallelUploads`).

@@ -3,6 +3,7 @@ import Synchronization
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// The bytes the current request has handed to the connection, for progress and counters.
 final class TusInFlight: Sendable {

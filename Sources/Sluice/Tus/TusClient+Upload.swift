@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// One run of `TusClient.upload`: discovery, resume or creation, then PATCH to the end.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// What a tus server said about itself in answer to `OPTIONS`.
 public struct TusServerInfo: Sendable, Equatable {

@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// What Sluice keeps about one upload between runs.
 public struct TusRecord: Codable, Sendable, Equatable {

@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// Turns raw byte counts into throttled `UploadProgress` with a smoothed rate.
 ///

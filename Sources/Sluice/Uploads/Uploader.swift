@@ -2,6 +2,7 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
+import SluiceBoundStreams
 
 /// The front door: sends a body to a URL over a transport, with progress and cancellation.
 ///

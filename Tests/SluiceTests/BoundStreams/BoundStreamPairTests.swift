@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// Collects a stream's events; a gate instead of sleeps.
 final class EventRecorder: StreamDelegate, @unchecked Sendable {

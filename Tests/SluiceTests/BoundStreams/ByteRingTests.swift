@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 @Suite struct ByteRingTests {
     /// Every layout: capacity x start x fill, then a write and a read of every size.

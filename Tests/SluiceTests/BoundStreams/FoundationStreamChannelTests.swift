@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// The Apple-platform path, run here: `InputStreamSource` over whatever
 /// `Stream.getBoundStreams` returns, through the public `Stream` API only (on Linux that is

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `ReadInterrupt.waitReadable`: a wait for a pipe's bytes that `interrupt()` ends at once,
 /// and that says when the pipe stayed silent for the whole timeout (S3's stall bound on stdin).

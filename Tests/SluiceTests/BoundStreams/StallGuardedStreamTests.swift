@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `StallGuardedStream`: a source silent for the stall timeout fails its read with
 /// `ProducerStalled`, through the source's own way out (a FIFO's `close()`). The timer is the

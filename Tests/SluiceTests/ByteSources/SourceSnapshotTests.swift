@@ -9,6 +9,7 @@ import Glibc
 #endif
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `SourceSnapshot`: a small body read once; a file only as it was at rest. Changes come from
 /// hooks (between the read and the second look, or in the wait), the clock is the test's where

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 @Suite(
     "curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",

@@ -5,6 +5,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// The engine's edges: shutdown (twice, while parts are in flight, awaited), work after it,
 /// and engines that are dropped without one. The counting tests run alone in a child copy of

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 @Suite("TransferEngine: loops, threads, connection reuse, per-host limit", .serialized, .hangGuard)
 struct TransferEngineTests {

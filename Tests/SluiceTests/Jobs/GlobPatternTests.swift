@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `GlobPattern` is Python's `fnmatch` (what the AWS CLI's filters call): hand-made cases, then
 /// random patterns checked against Python itself.

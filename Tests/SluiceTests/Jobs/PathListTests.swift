@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `PathList` (`--files-from`) and the external sort under it (`RecordSorter`): a list in any
 /// order comes out in key order, each file once, with what a walk would say of it; a list with

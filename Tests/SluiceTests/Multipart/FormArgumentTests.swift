@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// curl `-F` syntax, checked against what curl 7.88 sends for the same arguments
 /// (see MultipartEndToEndTests.sameArgumentsParseTheSameWithCurl for the live comparison).

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 @Suite struct MultipartBodyTests {
     typealias Support = MultipartTestSupport

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// Names and filenames that try to leave their header: each arrives escaped, on the one
 /// `Content-Disposition` line, or is refused.

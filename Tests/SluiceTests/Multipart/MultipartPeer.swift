@@ -5,6 +5,7 @@ import Foundation
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `Tests/Peers/multipart_server.py` (python-multipart) on 127.0.0.1, started on port 0
 /// and stopped by PID.

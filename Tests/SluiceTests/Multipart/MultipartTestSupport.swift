@@ -5,6 +5,7 @@ import Foundation
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 enum MultipartTestSupport {
     /// A fixed boundary for exact-byte tests.

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// The receiver's chunked decoder and request-head parser, fed in every possible split.
 @Suite struct ChunkedBodyDecoderTests {

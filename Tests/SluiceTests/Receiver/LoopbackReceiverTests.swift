@@ -10,6 +10,7 @@ import Glibc
 #endif
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 private typealias Support = ReceiverTestSupport
 

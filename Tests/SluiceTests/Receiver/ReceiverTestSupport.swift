@@ -10,6 +10,7 @@ import Glibc
 #endif
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// Helpers for the loopback receiver's tests: running `/usr/bin/curl`, writing synthetic files,
 /// and a raw TCP client for requests curl will not send.

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// A stream of synthetic bytes, read once, length unknown: stdin as the library sees it.
 final class SyntheticStream: SequentialByteSource {

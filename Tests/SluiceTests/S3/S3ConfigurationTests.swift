@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// Credentials, region, endpoint and addressing as the AWS CLI reads them, checked by hand
 /// and against botocore's own loader on the same files and environments.

@@ -5,6 +5,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// Which requests wait for `100 Continue`: a `PutObject` over 2 MiB and every part do (a
 /// refusal saves the body; a reset part is retried, and counted, by the retry policy), a smaller

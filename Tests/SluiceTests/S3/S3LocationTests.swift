@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `s3://BUCKET/KEY`: parsing, folder keys, URL building for both addressing styles.
 struct S3LocationTests {

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `S3ObjectOptions`: the headers of each request against botocore's serializer for the same
 /// call, and the refusals before anything is sent.

@@ -5,6 +5,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// A body sent in one request while its source changes, against SeaweedFS (which checks the
 /// signed SHA-256 of every body). Below `S3Client.headerSignedBodyLimit` the body is read once

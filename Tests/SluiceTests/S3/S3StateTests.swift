@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// The resume state: fingerprints and the durable, atomic record store.
 struct S3StateTests {

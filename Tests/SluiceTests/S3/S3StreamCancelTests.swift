@@ -7,6 +7,7 @@ import Glibc
 #endif
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// The library's stream reader ends a wait for stdin itself: a pipe that stays silent does not
 /// keep `uploadStream` waiting once its task is cancelled, nor past the stall timeout, with no

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// A stand-in S3 that answers the multipart calls with canned XML and records which part
 /// buffers it was handed, and how many parts were in flight at once. A fake only to look

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// Runs `Tests/Peers/s3_botocore_peer.py` once with a JSON request and returns its JSON answer.
 ///

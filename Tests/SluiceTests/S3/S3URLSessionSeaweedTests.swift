@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// S3 over `URLSessionTransport` (the only transport on Apple platforms) against SeaweedFS:
 /// the same part scheduler as on libcurl, each object read back byte-exact.

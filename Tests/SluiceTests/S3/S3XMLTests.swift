@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// S3's XML: the answers Sluice reads, the Complete document it writes, and error documents,
 /// checked by hand and against botocore's rest-xml parser on the same documents.

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 @Suite("Parallel ranged upload on the engine", .serialized, .hangGuard)
 struct ParallelUploadTests {

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// A stream's part that fails for good while the producer waits for the next one (stdin not
 /// yet full) ends the run at once: the producer runs beside the parts in the scheduler's group

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `PartTrackerState`, the part tracker's state machine, one transition at a time: what each
 /// event does to the sums and which action it asks for.

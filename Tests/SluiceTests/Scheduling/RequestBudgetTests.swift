@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `RequestBudget`: never more permits out than its limit, waiters served in order, a
 /// cancelled waiter leaves at once and takes no permit.

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// The one retry policy: what is transient, how long to wait, when to stop.
 struct RetryPolicyTests {

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// The S3 reference's chunked-upload example, and the aws-chunked body's replay and framing.
 @Suite struct AWSChunkedBodyTests {

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// An IPv4 endpoint written another way is signed as libcurl sends it (issue 18.9).
 struct CanonicalHostTests {

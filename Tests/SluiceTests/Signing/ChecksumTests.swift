@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 @Suite struct ChecksumTests {
     /// RFC 3720 (iSCSI) appendix B.4 CRC32C vectors.

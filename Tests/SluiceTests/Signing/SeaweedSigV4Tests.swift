@@ -9,6 +9,7 @@ import FoundationNetworking
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// The SeaweedFS that scripts/test.sh starts (`sluice_start_weed`): `SLUICE_S3_URL`,
 /// `SLUICE_S3_ACCESS_KEY`, `SLUICE_S3_SECRET_KEY`, `SLUICE_S3_BUCKET`.

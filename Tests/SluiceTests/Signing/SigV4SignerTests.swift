@@ -9,6 +9,7 @@ import CSluiceCrypto
 #endif
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 @Suite struct SigV4SignerTests {
     static let signer = SigV4Signer(

@@ -5,6 +5,7 @@ import Foundation
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `shared/vectors`: beside the checkout (`../shared/vectors` from the package root, as CI has
 /// it) or beside any ancestor of this file (a worktree nested deeper).

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `MediaTypeTable` is Python's `mimetypes.guess_type` with the tables Python reads here (what
 /// `aws s3 cp` sends as Content-Type): hand-picked names and random ones, checked against

@@ -3,6 +3,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `PageMemory`: the kernel refusing pages is an error for the request that asked, not a trap
 /// (before: `fatalError` when `mmap` failed).

@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `RecordLock`: one run per record; a second is refused at once naming the holder's pid; the
 /// lock dies with its process.

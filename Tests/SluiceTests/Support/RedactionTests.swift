@@ -3,6 +3,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `Redaction.secrets(in:)`: the one rule every message, progress line and error
 /// description uses for URLs that carry a password.

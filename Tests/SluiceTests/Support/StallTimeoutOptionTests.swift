@@ -4,6 +4,7 @@ import Testing
 @testable import SluiceCLI
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `--stall-timeout` is one bound for the connect, the answer and the source on every command
 /// (`Arguments.stallTimeout`).

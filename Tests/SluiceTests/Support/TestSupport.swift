@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// A seeded generator so random tests can print and replay their seed.
 struct SeededGenerator: RandomNumberGenerator {

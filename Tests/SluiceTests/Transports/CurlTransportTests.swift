@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 @Suite("CurlTransport against a loopback sink", .serialized, .hangGuard)
 struct CurlTransportTests {

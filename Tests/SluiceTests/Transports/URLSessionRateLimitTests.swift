@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// `--limit-rate` on URLSession's sized bodies (up to `URLSessionTransport.sizedBodyLimit`,
 /// handed over as data with `Content-Length`): their bytes are drawn from the cap before they

@@ -8,6 +8,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// URLSession asks its delegate for a new body stream (`needNewBodyStream`) when libcurl
 /// rewinds the body, from inside libcurl's seek callback on URLSession's work queue; on Linux

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// The URLSession transport's `.stream` bodies (issue 8 §5): the caller's stream is pumped
 /// through an `InputStreamSource` on Sluice's own queue, counted, and never handed to URLSession.

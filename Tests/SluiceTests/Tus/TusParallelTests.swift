@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// tus on the transfer engine: one connection per upload; parallel partial uploads joined by
 /// the concatenation extension (tuspyserver lists and implements it).

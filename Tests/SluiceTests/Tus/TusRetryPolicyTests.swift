@@ -4,6 +4,7 @@ import Testing
 @testable import SluicePrimitives
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// tus under the one `RetryPolicy`: progress is the highest offset ever confirmed rising, and
 /// failures in all are capped (`Tests/Peers/tus_lying_offsets.py`: every PATCH 409, HEAD lies).

@@ -12,6 +12,7 @@ import Glibc
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// Where the tests' Python peers live: `Tests/Peers`.
 let tusPeersDirectory: String = {

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// tus pieces that need no server: metadata, fingerprints, the state store.
 struct TusUnitTests {

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceReceiver
 @testable import SluiceByteSources
 @testable import SluiceRequests
+@testable import SluiceBoundStreams
 
 /// Credentials and a redirect to another origin: two loopback sinks on two ports, both transports.
 @Suite("Credentials across redirects", .serialized, .hangGuard)

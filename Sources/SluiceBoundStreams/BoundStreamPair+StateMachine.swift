@@ -16,15 +16,15 @@ extension BoundStreamPair {
     /// the writer hears `hasSpaceAvailable` again once there is space (here: once at least
     /// `spaceEventThreshold` bytes are free, so a reader taking small pieces does not cost a
     /// writer event each). An event whose handler did not write is not repeated.
-    struct StateMachine: Sendable {
+    package struct StateMachine: Sendable {
         /// Whether the reading end was opened (it may be opened late, or never).
-        enum ReaderOpen: Sendable, Equatable {
+        package enum ReaderOpen: Sendable, Equatable {
             case notOpen
             case open
         }
 
         /// Where the writer's `hasSpaceAvailable` is, while both ends may still move bytes.
-        enum SpaceEvent: Sendable, Equatable {
+        package enum SpaceEvent: Sendable, Equatable {
             /// Told, and has not written since: nothing is owed.
             case idle
             /// Owed an event (it opened or wrote), but too little space is free yet: the
@@ -38,20 +38,20 @@ extension BoundStreamPair {
 
         /// Whether the writer had opened when the reader closed (it hears `endEncountered` once
         /// it is open).
-        enum WriterOpen: Sendable, Equatable {
+        package enum WriterOpen: Sendable, Equatable {
             case notOpen
             case open
         }
 
         /// The writer's end once the pair failed: a later `open` must hear `errorOccurred`,
         /// a closed writer never opens again.
-        enum FailedWriter: Sendable, Equatable {
+        package enum FailedWriter: Sendable, Equatable {
             case notOpen
             case open
             case closed
         }
 
-        enum State: Sendable {
+        package enum State: Sendable {
             /// The writer has not opened; nothing can be written yet.
             case writerNotOpen(reader: ReaderOpen)
             /// Both ends may move bytes.
@@ -67,7 +67,7 @@ extension BoundStreamPair {
         }
 
         /// What the writer's delegate must hear once the lock is released.
-        enum Action: Sendable, Equatable {
+        package enum Action: Sendable, Equatable {
             case none
             case hasSpaceAvailable
             case endEncountered
@@ -79,16 +79,16 @@ extension BoundStreamPair {
         private(set) var totalWritten: Int64 = 0
         private(set) var totalRead: Int64 = 0
 
-        init(ring: ByteRing) {
+        package init(ring: ByteRing) {
             self.ring = ring
         }
 
         /// Free bytes that wake a writer owed an event: half the ring.
-        var spaceEventThreshold: Int { max(1, ring.capacity / 2) }
+        package var spaceEventThreshold: Int { max(1, ring.capacity / 2) }
 
         // MARK: Writer
 
-        mutating func openWriter() -> Action {
+        package mutating func openWriter() -> Action {
             switch state {
             case .writerNotOpen(let reader):
                 return owe(reader: reader)
@@ -105,14 +105,14 @@ extension BoundStreamPair {
 
         /// The free regions the writer may fill, at most `limit` bytes; nil when it may not
         /// write (not open, closed, failed, or the reader went away).
-        func reserveWrite(limit: Int) -> (UnsafeMutableRawBufferPointer, UnsafeMutableRawBufferPointer)? {
+        package func reserveWrite(limit: Int) -> (UnsafeMutableRawBufferPointer, UnsafeMutableRawBufferPointer)? {
             guard case .streaming = state else { return nil }
             return ring.writableRegions(limit: limit)
         }
 
         /// The writer filled `count` bytes of the regions it reserved. Any write, even of 0
         /// bytes, makes the writer owed a space event.
-        mutating func commitWrite(_ count: Int) -> Action {
+        package mutating func commitWrite(_ count: Int) -> Action {
             // The reserved regions are the writer's until committed, whatever happened meanwhile.
             ring.commitWrite(count)
             totalWritten += Int64(count)
@@ -129,13 +129,13 @@ extension BoundStreamPair {
         }
 
         /// Whether a write now would move at least one byte.
-        var writerHasSpaceAvailable: Bool {
+        package var writerHasSpaceAvailable: Bool {
             guard case .streaming = state else { return false }
             return ring.freeSpace > 0
         }
 
         /// The writer closed its end: the reader sees the end once the ring drains.
-        mutating func closeWriter() {
+        package mutating func closeWriter() {
             switch state {
             case .writerNotOpen(let reader), .streaming(let reader, _):
                 state = .writerClosed(reader: reader)
@@ -149,14 +149,14 @@ extension BoundStreamPair {
         }
 
         /// A queued `hasSpaceAvailable` is about to be handled: whether to call the delegate.
-        mutating func beginSpaceEvent() -> Bool {
+        package mutating func beginSpaceEvent() -> Bool {
             guard case .streaming(let reader, .queued) = state else { return false }
             state = .streaming(reader: reader, space: .handling(wrote: false))
             return true
         }
 
         /// The delegate returned from `hasSpaceAvailable`: if it wrote, it is owed the next one.
-        mutating func endSpaceEvent() -> Action {
+        package mutating func endSpaceEvent() -> Action {
             guard case .streaming(let reader, .handling(let wrote)) = state else { return .none }
             guard wrote else {
                 state = .streaming(reader: reader, space: .idle)
@@ -178,7 +178,7 @@ extension BoundStreamPair {
 
         // MARK: Reader
 
-        mutating func openReader() {
+        package mutating func openReader() {
             switch state {
             case .writerNotOpen(.notOpen):
                 state = .writerNotOpen(reader: .open)
@@ -192,7 +192,7 @@ extension BoundStreamPair {
         }
 
         /// What a reader gets: regions to copy from, or why there are none.
-        enum ReadReservation {
+        package enum ReadReservation {
             case bytes(UnsafeRawBufferPointer, UnsafeRawBufferPointer)
             case end
             case failed
@@ -201,7 +201,7 @@ extension BoundStreamPair {
         }
 
         /// Hands the reader the oldest bytes, at most `limit`.
-        func reserveRead(limit: Int) -> ReadReservation {
+        package func reserveRead(limit: Int) -> ReadReservation {
             switch state {
             case .failed, .readerClosed, .finished:
                 return .failed
@@ -217,7 +217,7 @@ extension BoundStreamPair {
         }
 
         /// The reader copied `count` bytes out: wakes a writer owed an event once enough is free.
-        mutating func commitRead(_ count: Int) -> Action {
+        package mutating func commitRead(_ count: Int) -> Action {
             ring.commitRead(count)
             totalRead += Int64(count)
             guard case .streaming(let reader, .waitingForSpace) = state, ring.freeSpace >= spaceEventThreshold else { return .none }
@@ -227,7 +227,7 @@ extension BoundStreamPair {
 
         /// Whether a reader may read without being told the end: `false` only at the true end
         /// (or after a failure or its own close).
-        var readerHasBytesAvailable: Bool {
+        package var readerHasBytesAvailable: Bool {
             switch state {
             case .readerClosed, .finished: return false
             case .writerClosed: return !ring.isEmpty
@@ -237,7 +237,7 @@ extension BoundStreamPair {
             }
         }
 
-        mutating func closeReader() -> Action {
+        package mutating func closeReader() -> Action {
             switch state {
             case .writerNotOpen:
                 state = .readerClosed(writer: .notOpen)
@@ -256,7 +256,7 @@ extension BoundStreamPair {
         // MARK: Either side
 
         /// Fails both ends with `error`; the first failure wins.
-        mutating func fail(_ error: any Error) -> Action {
+        package mutating func fail(_ error: any Error) -> Action {
             switch state {
             case .failed:
                 return .none
@@ -273,12 +273,12 @@ extension BoundStreamPair {
         }
 
         /// The error the pair failed with, if any.
-        var failure: (any Error)? {
+        package var failure: (any Error)? {
             if case .failed(let error, _) = state { return error }
             return nil
         }
 
-        var readerStatus: Stream.Status {
+        package var readerStatus: Stream.Status {
             switch state {
             case .failed: return .error
             case .readerClosed, .finished: return .closed
@@ -288,7 +288,7 @@ extension BoundStreamPair {
             }
         }
 
-        var writerStatus: Stream.Status {
+        package var writerStatus: Stream.Status {
             switch state {
             case .failed: return .error
             case .writerNotOpen, .readerClosed(.notOpen): return .notOpen

@@ -43,7 +43,7 @@ public final class InputStreamSource: @unchecked Sendable {
     }
 
     /// Where the bytes come from.
-    enum Filler: Sendable {
+    package enum Filler: Sendable {
         case random(any ByteSource, range: Range<Int64>)
         case sequential(any SequentialByteSource)
     }
@@ -58,19 +58,19 @@ public final class InputStreamSource: @unchecked Sendable {
     private let queue: DispatchQueue
 
     private struct State {
-        var started = false
+        package var started = false
         /// The next source offset to read (random) or bytes read so far (sequential).
-        var sourceOffset: Int64
-        var bytesWritten: Int64 = 0
-        var result: Result<Int64, any Error>?
+        package var sourceOffset: Int64
+        package var bytesWritten: Int64 = 0
+        package var result: Result<Int64, any Error>?
         /// The handlers have run and `result` may be handed to waiters.
-        var announced = false
-        var waiters: [Int: CheckedContinuation<Result<Int64, any Error>, Never>] = [:]
+        package var announced = false
+        package var waiters: [Int: CheckedContinuation<Result<Int64, any Error>, Never>] = [:]
         /// Waiters cancelled before they registered.
-        var cancelledWaiters: Set<Int> = []
-        var nextWaiter = 0
-        var handlers: [@Sendable (Result<Int64, any Error>) -> Void] = []
-        var keepAlive: InputStreamSource?
+        package var cancelledWaiters: Set<Int> = []
+        package var nextWaiter = 0
+        package var handlers: [@Sendable (Result<Int64, any Error>) -> Void] = []
+        package var keepAlive: InputStreamSource?
     }
 
     private let state: Lock<State>
@@ -105,14 +105,14 @@ public final class InputStreamSource: @unchecked Sendable {
     }
 
     /// Which bound pair the source writes into.
-    enum Streams: Sendable {
+    package enum Streams: Sendable {
         /// Sluice's `BoundStreamPair`: filled straight from the source, with a reader stall timeout.
         case sluicePair
         /// Foundation's `Stream.getBoundStreams`, through its public API (`FoundationStreamChannel`).
         case foundation
 
         /// Foundation's own pair where it has one (Apple platforms), Sluice's elsewhere.
-        static var platformDefault: Streams {
+        package static var platformDefault: Streams {
             #if canImport(Darwin)
             return .foundation
             #else
@@ -121,12 +121,12 @@ public final class InputStreamSource: @unchecked Sendable {
         }
     }
 
-    let streams: Streams
+    package let streams: Streams
     /// A cap the pump draws from before each write (`UploadOptions.rateLimit`); over it, the
     /// pump waits on its queue and writes again when the bucket has refilled.
-    let rateLimit: RateLimit?
+    package let rateLimit: RateLimit?
 
-    init(
+    package init(
         filler: Filler, bufferSize: Int, queue: DispatchQueue?, readerStallTimeout: Duration? = nil,
         streams: Streams = .platformDefault, rateLimit: RateLimit? = nil
     ) {

@@ -11,19 +11,19 @@ import SluiceRequests
 /// queue: the request reads the pair, which a cancel or failure wakes at once.
 ///
 /// - Important: Used from one serial queue only (the pump's), including `close()`.
-final class InputStreamByteSource: SequentialByteSource, @unchecked Sendable {
+package final class InputStreamByteSource: SequentialByteSource, @unchecked Sendable {
     // @unchecked: `stream` and `opened` are touched only on the pumping queue, one call at a time.
-    let length: BodyLength
+    package let length: BodyLength
     private let stream: InputStream
     private var opened = false
     private var closed = false
 
-    init(_ stream: InputStream, length: BodyLength) {
+    package init(_ stream: InputStream, length: BodyLength) {
         self.stream = stream
         self.length = length
     }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard !closed, let base = buffer.baseAddress, !buffer.isEmpty else { return 0 }
         if !opened {
             opened = true
@@ -37,14 +37,14 @@ final class InputStreamByteSource: SequentialByteSource, @unchecked Sendable {
     }
 
     /// Closes the caller's stream once; later reads return 0.
-    func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         if opened { stream.close() }
     }
 
     /// The caller's stream returned -1 without an error of its own.
-    struct StreamFailed: Error, CustomStringConvertible {
-        var description: String { "the body stream failed without an error" }
+    package struct StreamFailed: Error, CustomStringConvertible {
+        package var description: String { "the body stream failed without an error" }
     }
 }

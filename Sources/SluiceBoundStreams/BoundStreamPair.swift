@@ -41,9 +41,9 @@ public final class BoundStreamPair: @unchecked Sendable {
     public let capacity: Int
 
     /// Internal for tests, which look at the state without waiting.
-    let core: Core
+    package let core: Core
     /// The delegate `InputStreamSource` pumps through, kept here: the stream holds it weakly.
-    let pumpDelegate = Lock<ClosureStreamDelegate?>(nil)
+    package let pumpDelegate = Lock<ClosureStreamDelegate?>(nil)
 
     /// A pair over a ring of `capacity` bytes.
     ///
@@ -82,7 +82,7 @@ public final class BoundStreamPair: @unchecked Sendable {
 
     /// Hands each output event to `enqueue` instead of a queue or run loop, for tests that
     /// deliver events themselves in an order they choose.
-    func deliverOutputEvents(using enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?) {
+    package func deliverOutputEvents(using enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?) {
         (outputStream as? BoundOutputStream)?.deliverEvents(using: enqueue)
     }
 
@@ -91,7 +91,7 @@ public final class BoundStreamPair: @unchecked Sendable {
     /// many bytes it put there: a `write` without a staging buffer, with the same events.
     ///
     /// - Returns: The bytes committed, or -1 when the writer may not write (as `write`).
-    func fill(limit: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
+    package func fill(limit: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
         (outputStream as? BoundOutputStream)?.fill(limit: limit, body) ?? -1
     }
 
@@ -113,18 +113,18 @@ extension BoundStreamPair {
     }
 
     /// Shared by both streams: the state behind a condition lock, and event delivery.
-    final class Core: @unchecked Sendable {
+    package final class Core: @unchecked Sendable {
         // @unchecked: `output` is set once in BoundStreamPair.init before the pair is shared;
         // `lock` guards all mutable state; `storage` is freed in deinit only.
-        let lock: Lock<StateMachine>
-        let readerStallTimeout: Duration?
+        package let lock: Lock<StateMachine>
+        package let readerStallTimeout: Duration?
         /// How many times a reader went to wait (found no byte, no end, no failure): a probe
         /// for tests that must know a reader is blocked before they wake it.
-        let readerWaits = Atomic<Int>(0)
+        package let readerWaits = Atomic<Int>(0)
         private let storage: UnsafeMutableRawBufferPointer
-        weak var output: BoundOutputStream?
+        package weak var output: BoundOutputStream?
 
-        init(capacity: Int, readerStallTimeout: Duration?) {
+        package init(capacity: Int, readerStallTimeout: Duration?) {
             self.readerStallTimeout = readerStallTimeout
             storage = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
             lock = Lock(StateMachine(ring: ByteRing(storage: storage)))
@@ -132,7 +132,7 @@ extension BoundStreamPair {
 
         deinit { storage.deallocate() }
 
-        func fail(_ error: any Error) {
+        package func fail(_ error: any Error) {
             let event = lock.withLockBroadcasting { $0.fail(error) }
             output?.deliver(event)
         }

@@ -19,12 +19,12 @@ import SluiceRequests
 /// cancels it.
 ///
 /// Memory: the pair's buffer and one staging buffer, `bufferSize` bytes each.
-final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
+package final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
     // @unchecked: `staging`, `pending` and `relay` are touched only on the pump's queue (run
     // loop events hop onto it synchronously); `state` is a lock; `output` is written on the
     // pump's queue and scheduled and closed on the run loop's thread, as Foundation allows.
 
-    let inputStream: InputStream
+    package let inputStream: InputStream
     private let output: OutputStream
     private let staging: UnsafeMutableRawBufferPointer
     /// Staged bytes the output has not taken yet.
@@ -34,16 +34,16 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
     private struct State: @unchecked Sendable {
         // @unchecked: RunLoop and Timer are handed from the run loop's thread to `stop()`
         // under the lock, and only used to add a timer to that run loop.
-        var failure: (any Error)?
-        var written: Int64 = 0
-        var runLoop: RunLoop?
-        var keepAlive: Timer?
-        var stopped = false
+        package var failure: (any Error)?
+        package var written: Int64 = 0
+        package var runLoop: RunLoop?
+        package var keepAlive: Timer?
+        package var stopped = false
     }
 
     private let state = Lock(State())
 
-    init(bufferSize: Int) {
+    package init(bufferSize: Int) {
         var input: InputStream?
         var output: OutputStream?
         Stream.getBoundStreams(withBufferSize: bufferSize, inputStream: &input, outputStream: &output)
@@ -58,7 +58,7 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
         staging.deallocate()
     }
 
-    func open(on queue: DispatchQueue, handler: @escaping @Sendable (Stream.Event) -> Void) {
+    package func open(on queue: DispatchQueue, handler: @escaping @Sendable (Stream.Event) -> Void) {
         // Each event runs on the pump's queue, synchronously: a write made in response happens
         // within the event, as Foundation's streams expect.
         let relay = ClosureStreamDelegate { event in queue.sync { handler(event) } }
@@ -85,7 +85,7 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
         thread.start()
     }
 
-    func fill(limit: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
+    package func fill(limit: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
         guard failure == nil else { return -1 }
         guard pending.isEmpty else { return 0 }
         guard output.hasSpaceAvailable else { return 0 }
@@ -95,7 +95,7 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
         return flush() == nil ? -1 : count
     }
 
-    func flush() -> Bool? {
+    package func flush() -> Bool? {
         guard failure == nil else { return nil }
         while !pending.isEmpty, output.hasSpaceAvailable {
             let base = staging.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -108,11 +108,11 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
         return pending.isEmpty
     }
 
-    func finish() {
+    package func finish() {
         stop(closing: true)
     }
 
-    func abandon(with error: any Error, queue: DispatchQueue) {
+    package func abandon(with error: any Error, queue: DispatchQueue) {
         state.withLock { state in
             if state.failure == nil { state.failure = error }
         }
@@ -124,13 +124,13 @@ final class FoundationStreamChannel: PumpChannel, @unchecked Sendable {
         stop()
     }
 
-    func cancelReader() {}
+    package func cancelReader() {}
 
-    var failure: (any Error)? { state.withLock { $0.failure } }
+    package var failure: (any Error)? { state.withLock { $0.failure } }
 
-    var bytesRead: Int64 { state.withLock { $0.written } }
+    package var bytesRead: Int64 { state.withLock { $0.written } }
 
-    var readerStallTimeout: Duration? { nil }
+    package var readerStallTimeout: Duration? { nil }
 
     /// Unschedules the stream (closing it first when `closing`: the reader sees the end after
     /// the last byte) and ends the run loop's thread, on that thread. Idempotent.

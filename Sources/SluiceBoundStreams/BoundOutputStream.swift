@@ -7,28 +7,28 @@ import SluiceRequests
 
 /// The writing end of a `BoundStreamPair`. Never blocks; one thread writes at a time; see
 /// `BoundStreamPair`.
-final class BoundOutputStream: OutputStream {
+package final class BoundOutputStream: OutputStream {
     private let core: BoundStreamPair.Core
     private let delivery = Lock<Delivery>(Delivery())
 
     private struct Delivery: @unchecked Sendable {
         // @unchecked: StreamDelegate and RunLoop are not Sendable; they are only handed
         // out under the lock and used on the target they belong to.
-        weak var delegate: (any StreamDelegate)?
-        var queue: DispatchQueue?
-        var runLoops: [Scheduled] = []
+        package weak var delegate: (any StreamDelegate)?
+        package var queue: DispatchQueue?
+        package var runLoops: [Scheduled] = []
         /// Closed: no longer scheduled anywhere; a later `schedule` is ignored.
-        var closed = false
+        package var closed = false
         /// For tests that deliver events themselves, one at a time, in an order they choose.
-        var enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+        package var enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
         /// Events that came while the stream had no target (opened before it was scheduled,
         /// as Apple's API allows): delivered when the first target is added.
-        var owed: [BoundStreamPair.StateMachine.Action] = []
+        package var owed: [BoundStreamPair.StateMachine.Action] = []
 
-        var hasTarget: Bool { queue != nil || !runLoops.isEmpty || enqueue != nil }
+        package var hasTarget: Bool { queue != nil || !runLoops.isEmpty || enqueue != nil }
 
         /// The owed events, when a target was just added.
-        mutating func takeOwed() -> [BoundStreamPair.StateMachine.Action] {
+        package mutating func takeOwed() -> [BoundStreamPair.StateMachine.Action] {
             guard hasTarget else { return [] }
             defer { owed = [] }
             return owed
@@ -38,12 +38,12 @@ final class BoundOutputStream: OutputStream {
     /// A run loop and mode the stream is scheduled in, with the timer that keeps that run
     /// loop running while it is.
     private struct Scheduled {
-        let runLoop: RunLoop
-        let mode: RunLoop.Mode
-        let keepAlive: Timer
+        package let runLoop: RunLoop
+        package let mode: RunLoop.Mode
+        package let keepAlive: Timer
     }
 
-    init(core: BoundStreamPair.Core) {
+    package init(core: BoundStreamPair.Core) {
         self.core = core
         super.init(toMemory: ())
     }
@@ -53,22 +53,22 @@ final class BoundOutputStream: OutputStream {
     }
 
     #if canImport(Darwin)
-    override init(toMemory: ()) {
+    package override init(toMemory: ()) {
         fatalError("BoundOutputStream is made by BoundStreamPair")
     }
     #else
-    required init(toMemory: ()) {
+    package required init(toMemory: ()) {
         fatalError("BoundOutputStream is made by BoundStreamPair")
     }
     #endif
 
-    override var delegate: (any StreamDelegate)? {
+    package override var delegate: (any StreamDelegate)? {
         get { delivery.withLock { $0.delegate } }
         set { delivery.withLock { $0.delegate = newValue } }
     }
 
     /// Delivers this stream's events on `queue` (in addition to any run loop it is scheduled in).
-    func deliverEvents(on queue: DispatchQueue?) {
+    package func deliverEvents(on queue: DispatchQueue?) {
         deliverOwed(
             delivery.withLock { delivery in
                 delivery.queue = queue
@@ -77,7 +77,7 @@ final class BoundOutputStream: OutputStream {
     }
 
     /// Hands each event to `enqueue` instead of a queue or run loop (for tests).
-    func deliverEvents(using enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?) {
+    package func deliverEvents(using enqueue: (@Sendable (@escaping @Sendable () -> Void) -> Void)?) {
         deliverOwed(
             delivery.withLock { delivery in
                 delivery.enqueue = enqueue
@@ -95,7 +95,7 @@ final class BoundOutputStream: OutputStream {
     /// which exist only while one is due, so a run loop holding nothing else would return at
     /// once (and its thread end, and no event ever reach the delegate): a timer that never
     /// fires stands in for the source, from `schedule` until `remove` or `close`.
-    override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+    package override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         deliverOwed(
             delivery.withLock { delivery in
                 guard !delivery.closed, !delivery.runLoops.contains(where: { $0.runLoop === aRunLoop && $0.mode == mode }) else { return [] }
@@ -106,7 +106,7 @@ final class BoundOutputStream: OutputStream {
             })
     }
 
-    override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+    package override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         delivery.withLock { delivery in
             delivery.runLoops.removeAll { scheduled in
                 guard scheduled.runLoop === aRunLoop && scheduled.mode == mode else { return false }
@@ -127,25 +127,25 @@ final class BoundOutputStream: OutputStream {
 
     /// Fails the whole pair (what `BoundStreamPair.fail` does), for a writer that holds only
     /// this stream.
-    func failPair(_ error: any Error) {
+    package func failPair(_ error: any Error) {
         core.fail(error)
     }
 
-    override func open() {
+    package override func open() {
         let event = core.lock.withLock { $0.openWriter() }
         deliver(event)
     }
 
-    override func close() {
+    package override func close() {
         core.lock.withLockBroadcasting { $0.closeWriter() }
         unscheduleAll()
     }
 
-    override var hasSpaceAvailable: Bool {
+    package override var hasSpaceAvailable: Bool {
         core.lock.withLock { $0.writerHasSpaceAvailable }
     }
 
-    override func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
+    package override func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
         guard let (first, second) = core.lock.withLock({ $0.reserveWrite(limit: max(0, len)) }) else { return -1 }
         // Copied with the lock released: the reader takes other bytes meanwhile.
         let source = UnsafeRawPointer(buffer)
@@ -158,7 +158,7 @@ final class BoundOutputStream: OutputStream {
     }
 
     /// `write` without the caller's buffer: `body` fills the first free region itself.
-    func fill(limit: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
+    package func fill(limit: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
         guard let (first, _) = core.lock.withLock({ $0.reserveWrite(limit: max(0, limit)) }) else { return -1 }
         // Filled with the lock released: the reader takes other bytes meanwhile.
         let count = max(0, min(first.count, body(first)))
@@ -167,19 +167,19 @@ final class BoundOutputStream: OutputStream {
         return count
     }
 
-    override var streamStatus: Stream.Status {
+    package override var streamStatus: Stream.Status {
         core.lock.withLock { $0.writerStatus }
     }
 
-    override var streamError: (any Error)? {
+    package override var streamError: (any Error)? {
         core.lock.withLock { $0.failure }
     }
 
-    override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
-    override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
+    package override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
+    package override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
 
     /// Sends `event` to the delegate on each event target; a no-op for `.none`.
-    func deliver(_ event: BoundStreamPair.StateMachine.Action) {
+    package func deliver(_ event: BoundStreamPair.StateMachine.Action) {
         let code: Stream.Event
         switch event {
         case .none: return
@@ -223,7 +223,7 @@ final class BoundOutputStream: OutputStream {
 private final class RunOnce: Sendable {
     private let claimed = Atomic<Bool>(false)
 
-    func claim() -> Bool {
+    package func claim() -> Bool {
         claimed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 }
@@ -232,5 +232,5 @@ private final class RunOnce: Sendable {
 private struct Work: @unchecked Sendable {
     // @unchecked: the closure captures only Sendable state and the stream, whose own state
     // is locked.
-    let run: () -> Void
+    package let run: () -> Void
 }

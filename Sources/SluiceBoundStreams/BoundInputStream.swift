@@ -8,28 +8,28 @@ import SluiceRequests
 /// - Important: `read` blocks until bytes arrive, the writer closes, or the pair fails or
 ///   is cancelled (or, with a `readerStallTimeout`, until that much time passed with no byte:
 ///   then it fails the pair); call it from a thread that may wait. It never reports the end before the writer closed. One thread reads at a time.
-final class BoundInputStream: InputStream {
+package final class BoundInputStream: InputStream {
     private let core: BoundStreamPair.Core
 
-    init(core: BoundStreamPair.Core) {
+    package init(core: BoundStreamPair.Core) {
         self.core = core
         super.init(data: Data())
     }
 
-    override func open() {
+    package override func open() {
         core.lock.withLock { $0.openReader() }
     }
 
-    override func close() {
+    package override func close() {
         let event = core.lock.withLockBroadcasting { $0.closeReader() }
         core.output?.deliver(event)
     }
 
-    override var hasBytesAvailable: Bool {
+    package override var hasBytesAvailable: Bool {
         core.lock.withLock { $0.readerHasBytesAvailable }
     }
 
-    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+    package override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
         let core = self.core
         let ready = { (state: inout StateMachine) -> StateMachine.ReadReservation? in
             let reservation = state.reserveRead(limit: len)
@@ -67,22 +67,22 @@ final class BoundInputStream: InputStream {
         }
     }
 
-    override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>) -> Bool {
+    package override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>) -> Bool {
         false
     }
 
-    override var streamStatus: Stream.Status {
+    package override var streamStatus: Stream.Status {
         core.lock.withLock { $0.readerStatus }
     }
 
-    override var streamError: (any Error)? {
+    package override var streamError: (any Error)? {
         core.lock.withLock { $0.failure }
     }
 
-    override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
-    override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
-    override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
-    override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
+    package override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
+    package override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
+    package override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
+    package override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
 }
 
 private typealias StateMachine = BoundStreamPair.StateMachine

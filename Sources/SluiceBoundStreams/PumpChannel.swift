@@ -12,7 +12,7 @@ import SluiceRequests
 ///
 /// - Important: Every call but `fail`, `cancel`, `failure` and `bytesRead` comes from the
 ///   pump's serial queue.
-protocol PumpChannel: AnyObject, Sendable {
+package protocol PumpChannel: AnyObject, Sendable {
     var inputStream: InputStream { get }
     /// Starts delivering the writer's events to `handler`, one at a time on `queue`, and opens it.
     func open(on queue: DispatchQueue, handler: @escaping @Sendable (Stream.Event) -> Void)
@@ -40,7 +40,7 @@ protocol PumpChannel: AnyObject, Sendable {
 }
 
 extension BoundStreamPair: PumpChannel {
-    func open(on queue: DispatchQueue, handler: @escaping @Sendable (Stream.Event) -> Void) {
+    package func open(on queue: DispatchQueue, handler: @escaping @Sendable (Stream.Event) -> Void) {
         let delegate = ClosureStreamDelegate(handler)
         pumpDelegate.withLock { $0 = delegate }  // the stream holds its delegate weakly
         deliverOutputEvents(on: queue)
@@ -48,29 +48,29 @@ extension BoundStreamPair: PumpChannel {
         outputStream.open()
     }
 
-    func flush() -> Bool? { true }
+    package func flush() -> Bool? { true }
 
-    func finish() { outputStream.close() }
+    package func finish() { outputStream.close() }
 
-    func abandon(with error: any Error, queue: DispatchQueue) {
+    package func abandon(with error: any Error, queue: DispatchQueue) {
         fail(error)
         queue.async { self.outputStream.close() }
     }
 
-    func cancelReader() { cancel() }
+    package func cancelReader() { cancel() }
 
-    var readerStallTimeout: Duration? { core.readerStallTimeout }
+    package var readerStallTimeout: Duration? { core.readerStallTimeout }
 }
 
 /// A stream delegate that calls a closure.
-final class ClosureStreamDelegate: NSObject, StreamDelegate, Sendable {
+package final class ClosureStreamDelegate: NSObject, StreamDelegate, Sendable {
     private let handler: @Sendable (Stream.Event) -> Void
 
-    init(_ handler: @escaping @Sendable (Stream.Event) -> Void) {
+    package init(_ handler: @escaping @Sendable (Stream.Event) -> Void) {
         self.handler = handler
     }
 
-    func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
+    package func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
         handler(eventCode)
     }
 }

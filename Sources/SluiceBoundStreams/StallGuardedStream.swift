@@ -22,9 +22,9 @@ package final class StallGuardedStream: SequentialByteSource {
     private let state = Lock(Watch())
 
     private struct Watch {
-        var read = 0
-        var waiting = false
-        var stalled = false
+        package var read = 0
+        package var waiting = false
+        package var stalled = false
     }
 
     /// Arms a one-shot timer: runs `fire` after `delay` unless the returned cancel runs first.

@@ -15,22 +15,22 @@ import SluiceRequests
 /// - Important: `interrupt()` may be called from any thread, any number of times, before or
 ///   during a wait, and after `close()`. `waitReadable` and `close()` belong to the one thread
 ///   that reads; `close()` is called once, when that thread is done.
-final class ReadInterrupt: Sendable {
+package final class ReadInterrupt: Sendable {
     /// The wait was interrupted.
-    struct Interrupted: Error, CustomStringConvertible {
-        var description: String { "interrupted while waiting for the stream" }
+    package struct Interrupted: Error, CustomStringConvertible {
+        package var description: String { "interrupted while waiting for the stream" }
     }
 
     private struct State {
         /// The pipe: poll its read end, write to its write end; nil once closed.
-        var pipe: (read: Int32, write: Int32)?
-        var interrupted = false
+        package var pipe: (read: Int32, write: Int32)?
+        package var interrupted = false
     }
 
     private let state: Lock<State>
 
     /// - Throws: `ByteSourceError.system` when no pipe can be made (descriptors exhausted).
-    init() throws(ByteSourceError) {
+    package init() throws(ByteSourceError) {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw ByteSourceError.system(operation: "pipe", path: "a wake-up pipe", errno: errno) }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -39,7 +39,7 @@ final class ReadInterrupt: Sendable {
     }
 
     /// Ends the current wait and every later one.
-    func interrupt() {
+    package func interrupt() {
         state.withLock { state in
             guard !state.interrupted else { return }
             state.interrupted = true
@@ -54,7 +54,7 @@ final class ReadInterrupt: Sendable {
     /// - Parameter stallTimeout: How long the descriptor may stay silent; nil waits for ever.
     /// - Throws: `Interrupted` when `interrupt()` was called, before or during the wait;
     ///   `BoundStreamPair.ProducerStalled` when nothing came for `stallTimeout`.
-    func waitReadable(_ fd: Int32, stallTimeout: Duration? = nil) throws {
+    package func waitReadable(_ fd: Int32, stallTimeout: Duration? = nil) throws {
         guard let wake = state.withLock({ $0.interrupted ? nil : $0.pipe?.read }) else { throw Interrupted() }
         var entries = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         let deadline = stallTimeout.map { ContinuousClock.now + $0 }
@@ -75,7 +75,7 @@ final class ReadInterrupt: Sendable {
     }
 
     /// Closes the pipe.
-    func close() {
+    package func close() {
         state.withLock { state in
             guard let pipe = state.pipe else { return }
             _ = systemClose(pipe.read)
