@@ -48,6 +48,16 @@ let package = Package(
         .target(name: "SluiceRequests", dependencies: ["SluicePrimitives", "SluiceByteSources"], swiftSettings: strict),
         // The seed's technique: a bound stream pair over one ring, and the pump that fills it.
         .target(name: "SluiceBoundStreams", dependencies: ["SluicePrimitives", "SluiceByteSources", "SluiceRequests"], swiftSettings: strict),
+        // Transport: the libcurl engine and its loops, the curl and URLSession transports, the part
+        // scheduler, retry policy and request budget, and Uploader, the async front door.
+        .target(
+            name: "SluiceTransport",
+            dependencies: [
+                "SluicePrimitives", "SluiceByteSources", "SluiceRequests", "SluiceBoundStreams",
+                .target(name: "CCurl", condition: .when(platforms: [.linux])),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "Sluice",
             dependencies: [
@@ -55,6 +65,7 @@ let package = Package(
                 "SluiceByteSources",
                 "SluiceRequests",
                 "SluiceBoundStreams",
+                "SluiceTransport",
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux])),
             ],
@@ -66,7 +77,7 @@ let package = Package(
         .target(name: "SluiceCLI", dependencies: ["Sluice", "SluiceReceiver"], swiftSettings: strict),
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"], swiftSettings: strict),
         .testTarget(
-            name: "SluiceTests", dependencies: ["Sluice", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
+            name: "SluiceTests", dependencies: ["Sluice", "SluiceTransport", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
         ),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),

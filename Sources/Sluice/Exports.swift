@@ -4,3 +4,4 @@
 @_exported import SluiceByteSources
 @_exported import SluiceRequests
 @_exported import SluiceBoundStreams
+@_exported import SluiceTransport

@@ -74,10 +74,10 @@ extension BoundStreamPair {
             case errorOccurred
         }
 
-        private(set) var state: State = .writerNotOpen(reader: .notOpen)
-        private(set) var ring: ByteRing
-        private(set) var totalWritten: Int64 = 0
-        private(set) var totalRead: Int64 = 0
+        package private(set) var state: State = .writerNotOpen(reader: .notOpen)
+        package private(set) var ring: ByteRing
+        package private(set) var totalWritten: Int64 = 0
+        package private(set) var totalRead: Int64 = 0
 
         package init(ring: ByteRing) {
             self.ring = ring

@@ -59,13 +59,13 @@ package final class BlockingPool: Sendable {
         }
 
         package let threadLimit: Int
-        private(set) var queue: [Item] = []
+        package private(set) var queue: [Item] = []
         /// Where the queue starts in `queue` (taken items are dropped in batches).
-        private(set) var head = 0
-        private(set) var threads = 0
-        private(set) var idle = 0
-        private(set) var isShutDown = false
-        private(set) var nextID: UInt64 = 0
+        package private(set) var head = 0
+        package private(set) var threads = 0
+        package private(set) var idle = 0
+        package private(set) var isShutDown = false
+        package private(set) var nextID: UInt64 = 0
 
         package init(threadLimit: Int) { self.threadLimit = max(1, threadLimit) }
 

@@ -8,6 +8,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// A regular file found by a `DirectoryWalk`.
 public struct WalkedFile: Sendable, Equatable {

@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// A shell-style pattern with the rules of Python's `fnmatch` (POSIX, case-sensitive), which the
 /// AWS CLI's `--include`/`--exclude` filters use: `*` matches any run of characters, `/`

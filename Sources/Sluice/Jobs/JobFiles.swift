@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// The files of an `UploadJob` in the order of their keys: a walk of its root, or the files of
 /// its list (`UploadJob.list`, `--files-from`).

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// The durable record of a job of many uploads (`UploadJob`): a header naming the job, then
 /// one line per file finished, appended as each finishes (`Journal`).

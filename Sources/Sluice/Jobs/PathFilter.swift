@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// `--include` and `--exclude` with the AWS CLI's rules: every file starts included; the rules
 /// are tried in order and the last one whose pattern matches decides. A pattern is a

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// Where the files of an `UploadJob` go: S3 is the first; tus or plain PUTs fit the same shape.
 public protocol UploadJobDestination: Sendable {

@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// A multipart/form-data body (RFC 7578) that streams any number of parts of any size
 /// with an exact length known before a byte is read.

@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// Why a multipart/form-data part or body could not be built.
 ///

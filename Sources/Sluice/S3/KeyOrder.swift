@@ -7,6 +7,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// An order of object keys (and of the paths a `DirectoryWalk` yields): what a merge-join of a
 /// walk against a listing needs both sides to share.

@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 extension ChecksumAlgorithm {
     /// S3's name for it (`x-amz-checksum-algorithm`, `ChecksumCRC32C` in XML).

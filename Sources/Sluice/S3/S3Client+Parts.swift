@@ -4,6 +4,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 extension S3Client {
     /// Sends parts `numbers` of `source` under `plan`, up to `concurrency` at once, on the part

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// A multipart upload a backend created for a client that sends its parts through presigned
 /// URLs: what the backend keeps to presign the parts and to check the client's list, and

@@ -4,6 +4,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// One S3 request before it is signed: what, where, with which headers.
 struct S3Call: Sendable {

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 extension S3Client {
     /// Uploads a stream that cannot be read again (stdin): one `PutObject` when it ends within

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// Aggregate progress of parts in flight: bytes of finished parts plus each part's bytes so far.
 final class S3PartProgress: Sendable {

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// An S3 client for uploads: a single `PutObject` below the part size, otherwise a multipart
 /// upload with parts in parallel, resumable after the process dies.

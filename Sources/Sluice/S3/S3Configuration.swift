@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// An access key pair, with the session token of temporary credentials.
 public struct S3Credentials: Sendable, Equatable, CustomStringConvertible {

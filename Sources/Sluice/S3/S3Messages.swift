@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// A checksum algorithm S3 records per part and per object.
 public enum S3ChecksumAlgorithm: String, Sendable, Equatable, Codable, CaseIterable {

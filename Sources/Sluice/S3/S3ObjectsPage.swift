@@ -8,6 +8,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// An object as `ListObjectsV2` shows it.
 public struct S3ListedObject: Sendable, Equatable {

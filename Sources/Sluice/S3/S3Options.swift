@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// How a body is protected on the way to S3 (`x-amz-content-sha256`).
 public enum S3PayloadSigning: String, Sendable, Equatable, CaseIterable {

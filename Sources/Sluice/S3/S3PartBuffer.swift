@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// One part of a stream held in memory: filled from the stream, then sent (and re-sent on a
 /// retry) as a `ByteSource`. Resident: a signed body hashes its chunks in place, so the part

@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// How an object is cut into multipart parts.
 ///

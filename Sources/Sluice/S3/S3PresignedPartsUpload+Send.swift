@@ -4,6 +4,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 extension S3PresignedPartsUpload {
     /// Sends every part not recorded as accepted, up to `concurrency` at once.

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// The client half of a presigned multipart upload: the parts of a source sent to URLs a
 /// backend presigned, with no credentials on this side.

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// One part as a client reports it to its backend once S3 accepted it.
 public struct S3PartETag: Codable, Sendable, Equatable {

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// An S3 error document (`<Error><Code>…</Code><Message>…</Message>…</Error>`) and what it
 /// means, in one line.

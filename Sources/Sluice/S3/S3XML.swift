@@ -6,6 +6,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// A parsed XML element: its local name, its text, its children in order.
 ///

@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// Why a request could not be signed.
 public struct SigV4Error: Error, Sendable, Hashable, CustomStringConvertible {

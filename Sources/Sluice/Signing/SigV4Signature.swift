@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// A signed request: what to send, and every intermediate step (for tests and debugging).
 public struct SigV4Signature: Sendable, Hashable {

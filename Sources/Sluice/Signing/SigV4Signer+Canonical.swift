@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 extension SigV4Signer {
     /// The canonical URI: the path encoded once; normalised first only under `.normalizing`.

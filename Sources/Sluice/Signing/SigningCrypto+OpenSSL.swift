@@ -4,6 +4,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 extension SigningCrypto {
     /// SHA-256 of `bytes`, one shot.

@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// `sluice s3 sync DIR s3://BUCKET/PREFIX/`: the files below a directory sent where their object
 /// is missing or differs (the AWS CLI's rules, `SyncComparison`), and with `deletes` the objects

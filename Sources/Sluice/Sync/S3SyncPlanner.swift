@@ -2,6 +2,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// A decision of `s3 sync`, in the order it is made.
 public enum SyncDecision: Sendable, Equatable {

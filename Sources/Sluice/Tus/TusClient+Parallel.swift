@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// `TusOptions.parallelUploads` partial uploads of one source, sent at once and joined by
 /// the concatenation extension (tus-js-client's `parallelUploads`).

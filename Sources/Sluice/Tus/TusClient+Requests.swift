@@ -4,6 +4,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// The bytes the current request has handed to the connection, for progress and counters.
 final class TusInFlight: Sendable {

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// One run of `TusClient.upload`: discovery, resume or creation, then PATCH to the end.
 ///

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// What a tus server said about itself in answer to `OPTIONS`.
 public struct TusServerInfo: Sendable, Equatable {

@@ -3,6 +3,7 @@ import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
+import SluiceTransport
 
 /// What Sluice keeps about one upload between runs.
 public struct TusRecord: Codable, Sendable, Equatable {

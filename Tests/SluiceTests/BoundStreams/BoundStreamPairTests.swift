@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Collects a stream's events; a gate instead of sleeps.
 final class EventRecorder: StreamDelegate, @unchecked Sendable {

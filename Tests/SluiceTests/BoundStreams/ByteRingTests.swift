@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 @Suite struct ByteRingTests {
     /// Every layout: capacity x start x fill, then a write and a read of every size.

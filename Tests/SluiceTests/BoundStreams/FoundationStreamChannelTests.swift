@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// The Apple-platform path, run here: `InputStreamSource` over whatever
 /// `Stream.getBoundStreams` returns, through the public `Stream` API only (on Linux that is

@@ -7,6 +7,7 @@ import Foundation
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// The seed's "input stream source", ported as the seed writes it (/work/shared/seed): a
 /// delegate on the output stream of a bound pair, scheduled in a run loop of its own thread,

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Who closes which descriptor: `FileByteSource` closes once (idempotent, thread-safe, in
 /// `deinit` at the latest); `MultipartBody` and `TusSource` own the files they opened.

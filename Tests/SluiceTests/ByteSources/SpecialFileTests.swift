@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Paths that are not plain regular files: /proc files (size 0, with content), empty files,
 /// FIFOs, devices. None may hang, and none may become a silently empty body.

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 @Suite(
     "curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 @Suite("TransferEngine: loops, threads, connection reuse, per-host limit", .serialized, .hangGuard)
 struct TransferEngineTests {

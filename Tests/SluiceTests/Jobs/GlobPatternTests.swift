@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `GlobPattern` is Python's `fnmatch` (what the AWS CLI's filters call): hand-made cases, then
 /// random patterns checked against Python itself.

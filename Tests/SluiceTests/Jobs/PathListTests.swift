@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `PathList` (`--files-from`) and the external sort under it (`RecordSorter`): a list in any
 /// order comes out in key order, each file once, with what a walk would say of it; a list with

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// curl `-F` syntax, checked against what curl 7.88 sends for the same arguments
 /// (see MultipartEndToEndTests.sameArgumentsParseTheSameWithCurl for the live comparison).

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Bodies parsed by a multipart parser nobody here wrote (python-multipart, in
 /// `Tests/Peers/multipart_server.py`), compared part by part, and against `/usr/bin/curl -F`.

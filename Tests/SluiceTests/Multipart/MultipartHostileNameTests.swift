@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Names and filenames that try to leave their header: each arrives escaped, on the one
 /// `Content-Disposition` line, or is refused.

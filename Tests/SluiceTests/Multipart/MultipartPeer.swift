@@ -6,6 +6,7 @@ import Foundation
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `Tests/Peers/multipart_server.py` (python-multipart) on 127.0.0.1, started on port 0
 /// and stopped by PID.

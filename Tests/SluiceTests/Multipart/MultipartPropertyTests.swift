@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Random body shapes: the announced length is the number of bytes produced, and
 /// reads at any offset match a front-to-back read.

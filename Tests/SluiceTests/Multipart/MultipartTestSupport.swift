@@ -6,6 +6,7 @@ import Foundation
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 enum MultipartTestSupport {
     /// A fixed boundary for exact-byte tests.

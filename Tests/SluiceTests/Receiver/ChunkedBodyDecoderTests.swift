@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// The receiver's chunked decoder and request-head parser, fed in every possible split.
 @Suite struct ChunkedBodyDecoderTests {

@@ -11,6 +11,7 @@ import Glibc
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 private typealias Support = ReceiverTestSupport
 

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// A stream of synthetic bytes, read once, length unknown: stdin as the library sees it.
 final class SyntheticStream: SequentialByteSource {

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Credentials, region, endpoint and addressing as the AWS CLI reads them, checked by hand
 /// and against botocore's own loader on the same files and environments.

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `s3://BUCKET/KEY`: parsing, folder keys, URL building for both addressing styles.
 struct S3LocationTests {

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `S3ObjectOptions`: the headers of each request against botocore's serializer for the same
 /// call, and the refusals before anything is sent.

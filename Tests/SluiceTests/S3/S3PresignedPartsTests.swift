@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Presigned multipart uploads: the backend half (`S3Client`, with credentials) and the client
 /// half (`S3PresignedPartsUpload`, with none) against the SeaweedFS scripts/test.sh starts,

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// The record of a presigned-parts upload: a line appended per accepted part, so 10,000 parts
 /// write O(parts) bytes and read back whole; a record that cannot be read is an error naming

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `S3Options.requestBudget` holds what it says: a request attempt holds a permit while it is
 /// sent, and none through a retry's backoff.

@@ -8,6 +8,7 @@ import Glibc
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// The library's stream reader ends a wait for stdin itself: a pipe that stays silent does not
 /// keep `uploadStream` waiting once its task is cancelled, nor past the stall timeout, with no

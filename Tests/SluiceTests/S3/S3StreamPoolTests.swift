@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// A stand-in S3 that answers the multipart calls with canned XML and records which part
 /// buffers it was handed, and how many parts were in flight at once. A fake only to look

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Runs `Tests/Peers/s3_botocore_peer.py` once with a JSON request and returns its JSON answer.
 ///

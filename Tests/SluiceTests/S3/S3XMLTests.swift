@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// S3's XML: the answers Sluice reads, the Complete document it writes, and error documents,
 /// checked by hand and against botocore's rest-xml parser on the same documents.

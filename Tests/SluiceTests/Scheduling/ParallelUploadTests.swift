@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 @Suite("Parallel ranged upload on the engine", .serialized, .hangGuard)
 struct ParallelUploadTests {

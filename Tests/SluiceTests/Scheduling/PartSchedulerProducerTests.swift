@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// A stream's part that fails for good while the producer waits for the next one (stdin not
 /// yet full) ends the run at once: the producer runs beside the parts in the scheduler's group

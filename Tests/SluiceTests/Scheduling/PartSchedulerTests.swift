@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// The part scheduler over both transports: the same retry, concurrency, budget, progress and
 /// failure semantics on URLSession (the only transport on Apple platforms) as on libcurl.

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `RequestBudget`: never more permits out than its limit, waiters served in order, a
 /// cancelled waiter leaves at once and takes no permit.

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// The one retry policy: what is transient, how long to wait, when to stop.
 struct RetryPolicyTests {

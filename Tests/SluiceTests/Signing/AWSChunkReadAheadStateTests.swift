@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `AWSChunkReadAheadState`, transition by transition: a table of (state, event) → (state,
 /// action), the illegal and late events included (a take after the end, a claim by a producer

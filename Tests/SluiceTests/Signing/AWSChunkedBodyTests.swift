@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// The S3 reference's chunked-upload example, and the aws-chunked body's replay and framing.
 @Suite struct AWSChunkedBodyTests {

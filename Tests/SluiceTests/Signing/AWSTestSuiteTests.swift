@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// The AWS Signature Version 4 test suite (`shared/vectors/aws4_testsuite`): canonical request,
 /// string to sign and Authorization header of every case, byte for byte.

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Sluice's signer against botocore's (`Tests/Peers/sigv4_botocore.py`): random requests,
 /// identical canonical requests, strings to sign and Authorization headers; presigned URLs

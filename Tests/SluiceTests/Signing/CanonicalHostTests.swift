@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// An IPv4 endpoint written another way is signed as libcurl sends it (issue 18.9).
 struct CanonicalHostTests {

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 @Suite struct ChecksumTests {
     /// RFC 3720 (iSCSI) appendix B.4 CRC32C vectors.

@@ -10,6 +10,7 @@ import CSluiceCrypto
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 @Suite struct SigV4SignerTests {
     static let signer = SigV4Signer(

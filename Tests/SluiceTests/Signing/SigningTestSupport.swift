@@ -6,6 +6,7 @@ import Foundation
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `shared/vectors`: beside the checkout (`../shared/vectors` from the package root, as CI has
 /// it) or beside any ancestor of this file (a worktree nested deeper).

@@ -4,6 +4,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `PageMemory`: the kernel refusing pages is an error for the request that asked, not a trap
 /// (before: `fatalError` when `mmap` failed).

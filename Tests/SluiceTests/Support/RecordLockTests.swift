@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `RecordLock`: one run per record; a second is refused at once naming the holder's pid; the
 /// lock dies with its process.

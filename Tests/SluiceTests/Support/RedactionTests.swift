@@ -4,6 +4,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `Redaction.secrets(in:)`: the one rule every message, progress line and error
 /// description uses for URLs that carry a password.

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `SmallFile.read` (configuration files, resume records) and `FileSystemReason`: a bound on
 /// what is read, and file-system errors in a few words of Sluice's.

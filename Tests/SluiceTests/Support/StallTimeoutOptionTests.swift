@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `--stall-timeout` is one bound for the connect, the answer and the source on every command
 /// (`Arguments.stallTimeout`).

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// A seeded generator so random tests can print and replay their seed.
 struct SeededGenerator: RandomNumberGenerator {

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 @Suite("CurlTransport against a loopback sink", .serialized, .hangGuard)
 struct CurlTransportTests {

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// URLSession asks its delegate for a new body stream (`needNewBodyStream`) when libcurl
 /// rewinds the body, from inside libcurl's seek callback on URLSession's work queue; on Linux

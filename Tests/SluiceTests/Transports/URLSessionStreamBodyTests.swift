@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// The URLSession transport's `.stream` bodies (issue 8 §5): the caller's stream is pumped
 /// through an `InputStreamSource` on Sluice's own queue, counted, and never handed to URLSession.

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// End-to-end tus tests against tuspyserver (under uvicorn), a checking stub, a fault proxy
 /// and the independent tuspy client. Serialized: they share two cores and big bodies.

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// tus on the transfer engine: one connection per upload; parallel partial uploads joined by
 /// the concatenation extension (tuspyserver lists and implements it).

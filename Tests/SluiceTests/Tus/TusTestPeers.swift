@@ -13,6 +13,7 @@ import Glibc
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Where the tests' Python peers live: `Tests/Peers`.
 let tusPeersDirectory: String = {

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// tus pieces that need no server: metadata, fingerprints, the state store.
 struct TusUnitTests {

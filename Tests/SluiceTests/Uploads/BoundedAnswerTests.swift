@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// `ResponseBodyHandling.collectOrFail`: how S3 and tus read answers. A body within the limit
 /// is kept whole; one past it fails the request at once (`responseTooLarge`), on both transports.

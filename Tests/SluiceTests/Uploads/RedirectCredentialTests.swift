@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Credentials and a redirect to another origin: two loopback sinks on two ports, both transports.
 @Suite("Credentials across redirects", .serialized, .hangGuard)

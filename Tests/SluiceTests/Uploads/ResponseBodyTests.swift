@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceByteSources
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
+@testable import SluiceTransport
 
 /// Response bodies larger than the collect limit: streamed whole to a sink, or kept up to the
 /// limit with the truncation visible. Both transports, against a loopback sink.

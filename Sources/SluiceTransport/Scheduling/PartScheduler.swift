@@ -5,7 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 
 /// Where a part scheduler's parts come from.
-enum PartFeed: Sendable {
+package enum PartFeed: Sendable {
     /// A fixed list of ranges of a random-access source: each part is prepared (signed) just
     /// before each of its attempts.
     case list([UploadPart])
@@ -24,13 +24,13 @@ enum PartFeed: Sendable {
 /// - Important: A part is prepared (signed) when its attempt starts, not when it is queued. A
 ///   part that fails for good cancels the others; the error names it once and carries a typed
 ///   `PartFailure`. Memory besides the results: the parts in flight, never the part count.
-struct PartScheduler: Sendable {
+package struct PartScheduler: Sendable {
     /// Concurrency, budget, retry policy, options, `prepare` and `verdict` (its `parts` are
     /// not read: the feed says which parts go).
-    let upload: ParallelUpload
-    let transport: any UploadTransport
+    package let upload: ParallelUpload
+    package let transport: any UploadTransport
 
-    init(_ upload: ParallelUpload, over transport: any UploadTransport) {
+    package init(_ upload: ParallelUpload, over transport: any UploadTransport) {
         var bounded = upload
         // `concurrency` parts run, whatever the engine's per-origin limit; each is prepared
         // (signed) just before it is sent, so none ages in the engine's queue.
@@ -49,7 +49,7 @@ struct PartScheduler: Sendable {
     /// - Returns: Per-part results, in the feed's order.
     /// - Throws: `UploadError` (`.cancelled`, or the failing part's code with a `PartFailure`
     ///   as `underlying`); what the producer throws, as it is.
-    func run(
+    package func run(
         _ feed: PartFeed, progress: (@Sendable (ParallelProgress) -> Void)?, completed: ((PartResult) -> Void)? = nil
     ) async throws -> [PartResult] {
         let tracker: PartTracker

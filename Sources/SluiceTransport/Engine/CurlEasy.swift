@@ -7,17 +7,17 @@ import SluiceBoundStreams
 
 /// libcurl's process-wide setup, run once before the first handle (thread-safe: a global
 /// `let` is initialized exactly once).
-let curlGlobalInitialization: Int32 = curl_global_init(CLong(SLUICE_CURL_GLOBAL_ALL))
+package let curlGlobalInitialization: Int32 = curl_global_init(CLong(SLUICE_CURL_GLOBAL_ALL))
 
 /// One libcurl easy handle with typed setters and getters.
 ///
 /// - Important: Not thread-safe. One transfer owns it and uses it from its own thread;
 ///   `cleanup()` is called exactly once, by that owner.
-struct CurlEasy {
-    let handle: OpaquePointer
+package struct CurlEasy {
+    package let handle: OpaquePointer
 
     /// - Throws: `UploadError.transport` when libcurl cannot be set up.
-    init() throws {
+    package init() throws {
         guard curlGlobalInitialization == SLUICE_CURLE_OK else {
             throw UploadError(.transport, "libcurl failed to initialize (curl_global_init: \(curlGlobalInitialization))")
         }
@@ -27,24 +27,24 @@ struct CurlEasy {
         self.handle = handle
     }
 
-    func cleanup() {
+    package func cleanup() {
         curl_easy_cleanup(handle)
     }
 
-    func set(_ option: Int32, _ value: Int) throws {
+    package func set(_ option: Int32, _ value: Int) throws {
         try check(sluice_curl_setopt_long(handle, option, CLong(value)), option)
     }
 
-    func set(_ option: Int32, _ value: Bool) throws {
+    package func set(_ option: Int32, _ value: Bool) throws {
         try set(option, value ? 1 : 0)
     }
 
-    func set(_ option: Int32, offset value: Int64) throws {
+    package func set(_ option: Int32, offset value: Int64) throws {
         try check(sluice_curl_setopt_off_t(handle, option, value), option)
     }
 
     /// libcurl copies the string (every string option Sluice sets is copied).
-    func set(_ option: Int32, string value: String?) throws {
+    package func set(_ option: Int32, string value: String?) throws {
         guard let value else {
             try check(sluice_curl_setopt_pointer(handle, option, nil), option)
             return
@@ -52,21 +52,21 @@ struct CurlEasy {
         try value.withCString { try check(sluice_curl_setopt_pointer(handle, option, $0), option) }
     }
 
-    func set(_ option: Int32, pointer value: UnsafeRawPointer?) throws {
+    package func set(_ option: Int32, pointer value: UnsafeRawPointer?) throws {
         try check(sluice_curl_setopt_pointer(handle, option, value), option)
     }
 
-    func long(_ info: Int32) -> Int {
+    package func long(_ info: Int32) -> Int {
         var value: CLong = 0
         return sluice_curl_getinfo_long(handle, info, &value) == SLUICE_CURLE_OK ? Int(value) : 0
     }
 
-    func offset(_ info: Int32) -> Int64 {
+    package func offset(_ info: Int32) -> Int64 {
         var value: sluice_curl_off_t = 0
         return sluice_curl_getinfo_off_t(handle, info, &value) == SLUICE_CURLE_OK ? value : 0
     }
 
-    func string(_ info: Int32) -> String? {
+    package func string(_ info: Int32) -> String? {
         var value: UnsafePointer<CChar>?
         guard sluice_curl_getinfo_string(handle, info, &value) == SLUICE_CURLE_OK, let value else { return nil }
         return String(cString: value)

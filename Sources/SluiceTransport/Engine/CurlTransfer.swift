@@ -17,13 +17,13 @@ import SluiceBoundStreams
 ///   loop through `curl_multi_wakeup`, and the transfer ends with `UploadError.cancelled`
 ///   within one loop turn. Memory: `options.bufferSize` for producer bodies, plus curl's
 ///   upload buffer and the response body as `options.responseBody` keeps it.
-final class CurlTransfer: @unchecked Sendable {
+package final class CurlTransfer: @unchecked Sendable {
     // @unchecked: everything but `control` is touched only on the loop's thread (setup,
     // libcurl's callbacks, teardown) or before the transfer reaches a loop; `control` is
     // behind a pthread lock.
 
     /// Where the read callback takes the body from.
-    enum Reader {
+    package enum Reader {
         case none
         case random(any ByteSource, start: Int64, length: Int64)
         case pipe(CurlBodyPipe)
@@ -33,67 +33,67 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private struct Control {
-        var cancelled = false
-        var loop: CurlLoop?
-        var continuation: CheckedContinuation<UploadResponse, any Error>?
-        var completed = false
+        package var cancelled = false
+        package var loop: CurlLoop?
+        package var continuation: CheckedContinuation<UploadResponse, any Error>?
+        package var completed = false
     }
 
-    let engine: TransferEngine
-    let request: UploadRequest
-    let body: UploadBody
-    let options: UploadOptions
-    let progress: @Sendable (Int64) -> Void
-    let origin: String
+    package let engine: TransferEngine
+    package let request: UploadRequest
+    package let body: UploadBody
+    package let options: UploadOptions
+    package let progress: @Sendable (Int64) -> Void
+    package let origin: String
 
     private let control = Lock(Control())
 
     /// What only the transfer's loop touches: the handle, the body's reader and where it is,
     /// the current attempt's answer so far. Reached through `onLoop` alone.
-    struct LoopState {
-        var easy: CurlEasy?
-        var multi: OpaquePointer?
-        var headerList: OpaquePointer?
-        var reader: Reader = .none
+    package struct LoopState {
+        package var easy: CurlEasy?
+        package var multi: OpaquePointer?
+        package var headerList: OpaquePointer?
+        package var reader: Reader = .none
         /// Body bytes handed to curl in the current attempt.
-        var position: Int64 = 0
+        package var position: Int64 = 0
         /// The read callback paused the transfer because the producer had nothing yet.
-        var paused = false
+        package var paused = false
         /// When a transfer paused by `UploadOptions.rateLimit` may send again.
-        var rateResume: ContinuousClock.Instant?
+        package var rateResume: ContinuousClock.Instant?
         /// Paused on a descriptor that had no bytes: the loop polls it.
-        var pausedDescriptor: Int32?
+        package var pausedDescriptor: Int32?
         /// The descriptor body reached its end.
-        var descriptorEnded = false
+        package var descriptorEnded = false
         /// Why a callback aborted the transfer.
-        var failure: UploadError?
-        var responseHeaders: [HTTPHeader] = []
+        package var failure: UploadError?
+        package var responseHeaders: [HTTPHeader] = []
         /// The body goes chunked (set once by `configure`).
-        var chunked = false
-        var lastReported: Int64 = -1
+        package var chunked = false
+        package var lastReported: Int64 = -1
         /// The URL of the current attempt.
-        var url: URL {
+        package var url: URL {
             didSet { urlOrigin = url.origin }
         }
         /// `url.origin`, worked out when the URL changes (a redirect), not at every request's end.
-        var urlOrigin: String
-        var redirects = 0
+        package var urlOrigin: String
+        package var redirects = 0
         /// A small body read whole before the request (`CurlTransfer.inlineBodyLimit`), handed
         /// to libcurl as POSTFIELDS; freed with the handle.
-        var inlineBody: UnsafeMutableRawBufferPointer?
+        package var inlineBody: UnsafeMutableRawBufferPointer?
         /// Connections opened over all attempts (CURLINFO_NUM_CONNECTS).
-        var connectionsOpened = 0
+        package var connectionsOpened = 0
         /// The current attempt's answer under `AnswerPace` (checked by the progress callback).
-        var answer: AnswerPace
+        package var answer: AnswerPace
     }
 
     private var loopState: LoopState
-    let errorBuffer: UnsafeMutablePointer<CChar>
-    let responseBody: ResponseBodyReceiver
+    package let errorBuffer: UnsafeMutablePointer<CChar>
+    package let responseBody: ResponseBodyReceiver
 
     /// The loop-confined state: on the transfer's loop thread only (or before it reached a loop),
     /// checked in debug builds.
-    var onLoop: LoopState {
+    package var onLoop: LoopState {
         _read {
             assert(isOnItsLoop, "CurlTransfer's loop state touched off its loop")
             yield loopState
@@ -106,7 +106,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     private var isOnItsLoop: Bool { control.withLock { $0.loop?.isCurrentThread ?? true } }
 
-    init(
+    package init(
         engine: TransferEngine, request: UploadRequest, body: UploadBody, options: UploadOptions,
         progress: @escaping @Sendable (Int64) -> Void
     ) {
@@ -127,23 +127,23 @@ final class CurlTransfer: @unchecked Sendable {
         loopState.inlineBody?.deallocate()
     }
 
-    var easyHandle: OpaquePointer? { onLoop.easy?.handle }
+    package var easyHandle: OpaquePointer? { onLoop.easy?.handle }
 
     // MARK: Any thread
 
     /// Keeps the continuation and hands the transfer to the engine.
-    func submit(_ continuation: CheckedContinuation<UploadResponse, any Error>) {
+    package func submit(_ continuation: CheckedContinuation<UploadResponse, any Error>) {
         control.withLock { $0.continuation = continuation }
         engine.enqueue(self)
     }
 
     /// Called by the engine, under its lock, when the transfer gets a loop.
-    func assign(_ loop: CurlLoop) {
+    package func assign(_ loop: CurlLoop) {
         control.withLock { $0.loop = loop }
     }
 
     /// Stops the transfer from any thread; returns at once.
-    func cancel() {
+    package func cancel() {
         let loop = control.withLock { control -> CurlLoop? in
             control.cancelled = true
             return control.loop
@@ -159,15 +159,15 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Wakes the loop (the producer has bytes after a pause).
-    func wakeUp() {
+    package func wakeUp() {
         if let loop = control.withLock({ $0.loop }) { loop.poke(self) }
     }
 
-    var isCancelled: Bool { control.withLock { $0.cancelled } }
+    package var isCancelled: Bool { control.withLock { $0.cancelled } }
 
     /// Resumes the caller once and gives the slot back to the engine; `keptConnection` and
     /// `connectionsOpened` are the loop's figures (none before the transfer reached it).
-    func complete(_ result: Result<UploadResponse, any Error>, keptConnection: String? = nil, connectionsOpened: Int = 0) {
+    package func complete(_ result: Result<UploadResponse, any Error>, keptConnection: String? = nil, connectionsOpened: Int = 0) {
         let (continuation, loop) = control.withLock { control -> (CheckedContinuation<UploadResponse, any Error>?, CurlLoop?) in
             guard !control.completed else { return (nil, nil) }
             control.completed = true
@@ -182,7 +182,7 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: The loop's thread
 
     /// Configures the handle and adds it to `multi`; a result when the transfer ends at once.
-    func begin(on multi: OpaquePointer) -> Result<UploadResponse, any Error>? {
+    package func begin(on multi: OpaquePointer) -> Result<UploadResponse, any Error>? {
         assert(control.withLock { $0.loop?.isCurrentThread ?? true }, "a transfer begins on its loop's thread")
         onLoop.multi = multi
         if isCancelled { return .failure(cancelledError()) }
@@ -199,7 +199,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The loop looked again: a cancellation ends the transfer; a producer with bytes, or a
     /// read-ahead with the next chunk, unpauses it.
-    func poked() -> Result<UploadResponse, any Error>? {
+    package func poked() -> Result<UploadResponse, any Error>? {
         if isCancelled { return .failure(cancelledError()) }
         guard onLoop.paused, let easy = onLoop.easy else { return nil }
         switch onLoop.reader {
@@ -213,7 +213,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The rate limit's wait is over: unpause (the read callback asks the limit again).
-    func rateLimitWaitEnded() {
+    package func rateLimitWaitEnded() {
         guard let easy = onLoop.easy, onLoop.rateResume != nil else { return }
         onLoop.rateResume = nil
         onLoop.paused = false
@@ -221,7 +221,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The loop saw the paused descriptor readable (bytes, its end or an error): unpause.
-    func descriptorReady() {
+    package func descriptorReady() {
         guard let easy = onLoop.easy, onLoop.pausedDescriptor != nil else { return }
         onLoop.pausedDescriptor = nil
         onLoop.paused = false
@@ -230,7 +230,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// libcurl finished an attempt with `code`: follows a 301/302/307/308 with the body from
     /// byte 0 (returns nil, the handle is on the multi again) or returns the final result.
-    func attemptEnded(_ code: Int32) -> Result<UploadResponse, any Error>? {
+    package func attemptEnded(_ code: Int32) -> Result<UploadResponse, any Error>? {
         do {
             guard let response = try finishAttempt(code) else { return nil }
             return .success(response)
@@ -321,20 +321,20 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Body bytes sent in the current attempt: what curl wrote, never more than it was given.
-    var bytesSent: Int64 {
+    package var bytesSent: Int64 {
         guard let easy = onLoop.easy else { return 0 }
         if case .none = onLoop.reader { return 0 }
         return min(easy.offset(SLUICE_CURLINFO_SIZE_UPLOAD_T), onLoop.position)
     }
 
-    func cancelledError() -> UploadError {
+    package func cancelledError() -> UploadError {
         UploadError(.cancelled, "the upload was cancelled", bytesSent: bytesSent, totalBytes: body.length.value)
     }
 
     /// Ends the transfer with `result`, on the loop's thread: releases libcurl's resources,
     /// then resumes the caller once the body's read-ahead (if any) has stopped, so that no read
     /// of the body outlives its request. The loop does not wait for it.
-    func finish(_ result: Result<UploadResponse, any Error>) {
+    package func finish(_ result: Result<UploadResponse, any Error>) {
         var ahead: (any ReadAheadByteSource)?
         if case .random(let source, _, _) = onLoop.reader { ahead = source as? any ReadAheadByteSource }
         let kept: String? = if case .success = result { onLoop.urlOrigin } else { nil }

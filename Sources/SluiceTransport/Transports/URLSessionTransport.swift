@@ -35,7 +35,7 @@ public struct URLSessionTransport: UploadTransport {
     public var maximumSizedBody: Int64? { Self.sizedBodyLimit }
 
     /// The bound pair bodies go through: Foundation's own where it has one (Apple platforms).
-    let streams: InputStreamSource.Streams
+    package let streams: InputStreamSource.Streams
 
     /// A transport whose bodies go through the platform's bound stream pair (Sluice's on Linux,
     /// Foundation's on Apple platforms).
@@ -44,7 +44,7 @@ public struct URLSessionTransport: UploadTransport {
     }
 
     /// - Parameter streams: `.foundation` on Linux runs the Apple-platform path here (tests).
-    init(streams: InputStreamSource.Streams) {
+    package init(streams: InputStreamSource.Streams) {
         self.streams = streams
     }
 
@@ -131,7 +131,7 @@ extension URLSessionTransport {
     /// does by default).
     ///
     /// - Throws: `UploadError.invalidURL`.
-    static func refuseSignedDotSegments(_ request: UploadRequest) throws(UploadError) {
+    package static func refuseSignedDotSegments(_ request: UploadRequest) throws(UploadError) {
         #if canImport(FoundationNetworking)
         guard request.isSigV4Signed, let path = request.url.dotSegmentPath else { return }
         throw UploadError(
@@ -150,7 +150,7 @@ extension URLSessionTransport {
     ///
     /// - Parameter status: The redirect that led there, if any.
     /// - Throws: `UploadError.invalidURL`.
-    static func refuseIPv6Literal(_ url: URL, redirectedBy status: Int? = nil) throws(UploadError) {
+    package static func refuseIPv6Literal(_ url: URL, redirectedBy status: Int? = nil) throws(UploadError) {
         #if canImport(FoundationNetworking)
         guard url.hasIPv6LiteralHost else { return }
         let how =
@@ -166,7 +166,7 @@ extension URLSessionTransport {
 extension UploadRequest {
     /// Whether the request carries a SigV4 signature over its path: an `AWS4-HMAC-SHA256`
     /// `Authorization` header or a presigned URL's `X-Amz-Signature` query item.
-    var isSigV4Signed: Bool {
+    package var isSigV4Signed: Bool {
         if header("Authorization")?.hasPrefix("AWS4-HMAC-SHA256") == true { return true }
         let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQueryItems ?? []
         return items.contains { $0.name.caseInsensitiveCompare("X-Amz-Signature") == .orderedSame }
@@ -176,14 +176,14 @@ extension UploadRequest {
 extension URL {
     /// The percent-encoded path when one of its segments is `.` or `..` (which a client that
     /// normalises paths removes), else nil.
-    var dotSegmentPath: String? {
+    package var dotSegmentPath: String? {
         guard let path = URLComponents(url: self, resolvingAgainstBaseURL: false)?.percentEncodedPath else { return nil }
         return path.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == "." || $0 == ".." } ? path : nil
     }
 }
 
 /// One request/response exchange over a private URLSession.
-final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+package final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: NSObject subclass; mutable state lives in `state`, a lock; the rest is immutable.
     private let url: URL
     private let request: UploadRequest
@@ -195,30 +195,30 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
     private let progress: @Sendable (Int64) -> Void
 
     private struct State {
-        var source: InputStreamSource?
+        package var source: InputStreamSource?
         /// The body handed to URLSession as data (sent with `Content-Length`), and its bytes sent.
-        var sized: (count: Int64, sent: Int64)?
-        var streamsHanded = 0
+        package var sized: (count: Int64, sent: Int64)?
+        package var streamsHanded = 0
         /// `streamsHanded` when the last response arrived.
-        var streamsAtResponse = 0
-        var response: HTTPURLResponse?
+        package var streamsAtResponse = 0
+        package var response: HTTPURLResponse?
         /// Set when a second response came in the same task (libcurl sent the request again,
         /// after a 417 during the body) with no new body stream asked for: the first response's
         /// status. That request's body did not start at byte 0, so its answer is for a short body.
-        var resentWithoutReplayAfter: Int?
+        package var resentWithoutReplayAfter: Int?
         /// The response-body sink threw, or the answer broke `AnswerPace`: the task was
         /// cancelled and this is the outcome.
-        var sinkFailure: UploadError?
+        package var sinkFailure: UploadError?
         /// The answer's pace, checked as its bytes arrive (`AnswerPace`).
-        var answer: AnswerPace
-        var continuation: CheckedContinuation<Void, Never>?
-        var error: (any Error)?
-        var completed = false
-        var cancelled = false
-        var notReplayable = false
+        package var answer: AnswerPace
+        package var continuation: CheckedContinuation<Void, Never>?
+        package var error: (any Error)?
+        package var completed = false
+        package var cancelled = false
+        package var notReplayable = false
         /// A 401 challenge was cancelled so the task would end: its response is the outcome.
-        var challenged = false
-        var task: URLSessionTask?
+        package var challenged = false
+        package var task: URLSessionTask?
     }
 
     private let state: Lock<State>
@@ -226,7 +226,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
     /// URLSession's own idle timeout, a little above the stall timeout: when the body source
     /// is what stalled, the pair's reader gives up first (at the stall timeout) and names it,
     /// instead of URLSession's generic "timed out talking to …" winning the race under load.
-    static func requestTimeout(stallTimeout: Duration) -> TimeInterval {
+    package static func requestTimeout(stallTimeout: Duration) -> TimeInterval {
         let seconds = min(stallTimeout, UploadOptions.maximumTimeout).inSeconds
         return seconds + max(1, seconds / 4)
     }
@@ -234,13 +234,13 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
     /// The body source stalled when the pair's reader gave up waiting for it (URLSession's
     /// queue is shared: it must not wait longer), or when URLSession's own timeout won that
     /// race (under load) while the pump still waits inside the source with every byte read.
-    static func stalledSource(_ source: InputStreamSource, error: (any Error)?, stallTimeout: Duration) -> BoundStreamPair.ProducerStalled? {
+    package static func stalledSource(_ source: InputStreamSource, error: (any Error)?, stallTimeout: Duration) -> BoundStreamPair.ProducerStalled? {
         if let stalled = source.pairFailure as? BoundStreamPair.ProducerStalled { return stalled }
         guard (error as? URLError)?.code == .timedOut, source.isWaitingOnSource else { return nil }
         return BoundStreamPair.ProducerStalled(timeout: stallTimeout)
     }
 
-    init(
+    package init(
         url: URL, request: UploadRequest, authorization: String?, body: UploadBody, options: UploadOptions,
         streams: InputStreamSource.Streams, responseBody: ResponseBodyReceiver, progress: @escaping @Sendable (Int64) -> Void
     ) {
@@ -255,7 +255,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         state = Lock(State(answer: AnswerPace(stallTimeout: options.stallTimeout, keepAlive: options.answerKeepAlive)))
     }
 
-    func run() async throws -> UploadResponse {
+    package func run() async throws -> UploadResponse {
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method
         urlRequest.timeoutInterval = Self.requestTimeout(stallTimeout: options.stallTimeout)
@@ -351,7 +351,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
     /// synchronously on URLSession's work queue, the queue that calls `needNewBodyStream` (from
     /// libcurl's seek callback) and waits for the delegate queue: called from either, it would
     /// wait for itself. Every cancel of a task goes through here.
-    static func cancel(_ task: URLSessionTask) {
+    package static func cancel(_ task: URLSessionTask) {
         DispatchQueue.global().async { task.cancel() }
     }
 
@@ -366,7 +366,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
     /// Hands a URLSession object from the thread that made it to the task that uses it.
     private struct UncheckedBox<T>: @unchecked Sendable {
         // @unchecked: the value is handed over once and then used by the receiving task only.
-        let value: T
+        package let value: T
     }
 
     private func outcome() throws -> UploadResponse {
@@ -435,7 +435,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         return result
     }
 
-    static func map(_ error: any Error, bytesSent: Int64, total: Int64?, url: URL, stallTimeout: Duration) -> UploadError {
+    package static func map(_ error: any Error, bytesSent: Int64, total: Int64?, url: URL, stallTimeout: Duration) -> UploadError {
         let host = url.hostAndPort
         guard let urlError = error as? URLError else {
             return UploadError(.transport, "upload failed: \(error)", bytesSent: bytesSent, totalBytes: total, underlying: error)
@@ -475,7 +475,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
     }
 
     /// Whether libcurl's error text (as FoundationNetworking passes it on) names a TLS failure.
-    static func libcurlReportsTLS(_ text: String) -> Bool {
+    package static func libcurlReportsTLS(_ text: String) -> Bool {
         text.hasPrefix("SSL") || text.contains("SSL_") || text.contains("TLS") || text.contains("certificate")
     }
 
@@ -533,7 +533,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+    package func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void) {
         let handed = state.withLock { state -> Int in
             state.streamsHanded += 1
             return state.streamsHanded
@@ -552,7 +552,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         completionHandler(makeStream())
     }
 
-    func urlSession(
+    package func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
@@ -560,7 +560,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         completionHandler(nil)
     }
 
-    func urlSession(
+    package func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
@@ -579,7 +579,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
-    func urlSession(
+    package func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
@@ -611,7 +611,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
     }
 
     /// Runs on the serial delegate queue, as `ResponseBodyReceiver` requires.
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let violation = state.withLock { state -> AnswerPace.Violation? in
             guard state.sinkFailure == nil else { return nil }
             data.withUnsafeBytes { state.answer.receivedBody($0, at: .now) }
@@ -631,7 +631,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         }
     }
 
-    func urlSession(
+    package func urlSession(
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
         totalBytesSent: Int64, totalBytesExpectedToSend: Int64
     ) {
@@ -644,7 +644,7 @@ final class URLSessionAttempt: NSObject, URLSessionDataDelegate, @unchecked Send
         progress(sent)
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let (continuation, source) = state.withLock { state in
             if state.response == nil { state.response = task.response as? HTTPURLResponse }
             state.error = error
@@ -672,13 +672,13 @@ private final class BoundedDelegateQueue: OperationQueue, @unchecked Sendable {
     // @unchecked: OperationQueue is thread-safe; `slots` is a semaphore.
     private let slots: DispatchSemaphore?
 
-    init(streaming: Bool, limit: Int = 32) {
+    package init(streaming: Bool, limit: Int = 32) {
         slots = streaming ? DispatchSemaphore(value: limit) : nil
         super.init()
         maxConcurrentOperationCount = 1
     }
 
-    override func addOperation(_ block: @escaping @Sendable () -> Void) {
+    package override func addOperation(_ block: @escaping @Sendable () -> Void) {
         guard let slots else {
             super.addOperation(block)
             return

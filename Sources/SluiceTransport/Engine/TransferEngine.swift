@@ -53,14 +53,14 @@ public final class TransferEngine: Sendable {
         public var peakPerHost = 0
     }
 
-    struct Scheduler {
-        var active: [Int]
+    package struct Scheduler {
+        package var active: [Int]
         /// Per loop: origins with a connection that a finished request left open.
-        var idle: [[String: Int]]
-        var perHost: [String: Int] = [:]
-        var waiting: [String: [CurlTransfer]] = [:]
-        var statistics = Statistics()
-        var stopped = false
+        package var idle: [[String: Int]]
+        package var perHost: [String: Int] = [:]
+        package var waiting: [String: [CurlTransfer]] = [:]
+        package var statistics = Statistics()
+        package var stopped = false
     }
 
     /// The process's engine, started on first use with the default configuration.
@@ -68,8 +68,8 @@ public final class TransferEngine: Sendable {
 
     /// The configuration the engine was made with.
     public let configuration: Configuration
-    let loops: [CurlLoop]
-    let scheduler: Lock<Scheduler>
+    package let loops: [CurlLoop]
+    package let scheduler: Lock<Scheduler>
     private let startupError: UploadError?
 
     /// Starts `configuration.loops` loop threads (at least one).
@@ -120,7 +120,7 @@ public final class TransferEngine: Sendable {
     public var statistics: Statistics { scheduler.withLock { $0.statistics } }
 
     /// What a request gets when the engine shuts down under it, or is sent after that.
-    static let shutDownError = UploadError(.transport, "the transfer engine was shut down")
+    package static let shutDownError = UploadError(.transport, "the transfer engine was shut down")
 
     /// Fails every request, waiting or running, with `.transport` ("the transfer engine was
     /// shut down"), and ends the loop threads; returns when they have ended. Only for engines
@@ -157,7 +157,7 @@ public final class TransferEngine: Sendable {
     // MARK: Scheduling
 
     /// Starts `transfer` on a loop, or queues it behind the origin's limit.
-    func enqueue(_ transfer: CurlTransfer) {
+    package func enqueue(_ transfer: CurlTransfer) {
         let loop = scheduler.withLock { scheduler -> CurlLoop?? in
             if scheduler.stopped || transfer.isCancelled { return .some(nil) }
             if !transfer.options.concurrencyBoundByCaller,
@@ -192,7 +192,7 @@ public final class TransferEngine: Sendable {
     }
 
     /// Removes a cancelled transfer that still waits for its turn; false when it already runs.
-    func dequeue(_ transfer: CurlTransfer) -> Bool {
+    package func dequeue(_ transfer: CurlTransfer) -> Bool {
         scheduler.withLock { scheduler in
             guard var queue = scheduler.waiting[transfer.origin],
                 let index = queue.firstIndex(where: { $0 === transfer })
@@ -205,7 +205,7 @@ public final class TransferEngine: Sendable {
 
     /// A transfer on `loop` ended; `keptConnection` is the origin whose connection it left
     /// open, if any. Starts the next waiting transfer of its origin.
-    func finished(_ transfer: CurlTransfer, on loop: CurlLoop, keptConnection: String?, connectionsOpened: Int) {
+    package func finished(_ transfer: CurlTransfer, on loop: CurlLoop, keptConnection: String?, connectionsOpened: Int) {
         let next = scheduler.withLock { scheduler -> (CurlTransfer, CurlLoop)? in
             scheduler.statistics.finished += 1
             scheduler.statistics.connectionsOpened += connectionsOpened

@@ -19,7 +19,7 @@ import SluiceBoundStreams
 ///   the loop's thread, which also frees the handle when it ends: after the last wake-up in
 ///   flight (counted, as `OwnedDescriptor` counts reads), so none reaches freed memory. A
 ///   transfer started on a stopped loop fails at once (`TransferEngine.shutDownError`).
-final class CurlLoop: @unchecked Sendable {
+package final class CurlLoop: @unchecked Sendable {
     // @unchecked: `attached` is touched only on the loop's thread; `inbox` is behind a lock;
     // `multi` is used from other threads only through curl_multi_wakeup, which libcurl allows
     // from any thread, and only while `inbox.wakers` counts the call.
@@ -33,14 +33,14 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     private struct Inbox {
-        var started: [CurlTransfer] = []
-        var poked: [CurlTransfer] = []
-        var phase = Phase.running
+        package var started: [CurlTransfer] = []
+        package var poked: [CurlTransfer] = []
+        package var phase = Phase.running
         /// `curl_multi_wakeup` calls in flight from other threads (only while running).
-        var wakers = 0
+        package var wakers = 0
     }
 
-    let index: Int
+    package let index: Int
     private let multi: OpaquePointer
     private let inbox = Lock(Inbox())
     /// The transfers on the multi handle, by easy handle (loop thread only).
@@ -49,11 +49,11 @@ final class CurlLoop: @unchecked Sendable {
     private let threadID = Atomic<UInt>(0)
 
     /// Whether the caller runs on this loop's thread: what "loop thread only" claims rely on.
-    var isCurrentThread: Bool {
+    package var isCurrentThread: Bool {
         threadID.load(ordering: .acquiring) == UInt(pthread_self())
     }
 
-    init(index: Int) throws {
+    package init(index: Int) throws {
         guard curlGlobalInitialization == SLUICE_CURLE_OK else {
             throw UploadError(.transport, "libcurl failed to initialize (curl_global_init: \(curlGlobalInitialization))")
         }
@@ -86,13 +86,13 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Hands a transfer to the loop; it is configured and added on the loop's thread. On a
     /// stopped (or stopping) loop the transfer fails at once.
-    func start(_ transfer: CurlTransfer) {
+    package func start(_ transfer: CurlTransfer) {
         if !enter({ $0.started.append(transfer) }) { transfer.complete(.failure(TransferEngine.shutDownError)) }
     }
 
     /// Asks the loop to look at a transfer again: it was cancelled, or its producer has bytes.
     /// Ignored once the loop stops (its transfers are failed by then).
-    func poke(_ transfer: CurlTransfer) {
+    package func poke(_ transfer: CurlTransfer) {
         _ = enter { $0.poked.append(transfer) }
     }
 
@@ -113,7 +113,7 @@ final class CurlLoop: @unchecked Sendable {
     /// Fails every transfer on the loop with `TransferEngine.shutDownError` and ends its
     /// thread; returns when the thread has ended (at once when called on the loop's own
     /// thread, which ends when its turn returns). Idempotent.
-    func stop() {
+    package func stop() {
         let first = inbox.withLock { inbox -> Bool in
             guard inbox.phase == .running else { return false }
             inbox.phase = .stopping
@@ -221,7 +221,7 @@ final class CurlLoop: @unchecked Sendable {
 
 /// Sets the calling thread's OS name (at most 15 bytes), as `ps -L`, `top -H` and
 /// /proc/self/task/*/comm show it; Foundation's `Thread.name` does not on Linux.
-func nameCurrentThread(_ name: String) {
+package func nameCurrentThread(_ name: String) {
     let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
     guard fd >= 0 else { return }
     let bytes = Array(name.utf8.prefix(15))

@@ -8,13 +8,13 @@ import SluiceBoundStreams
 ///
 /// - Important: `update` may be called from any thread, as often as the transport likes;
 ///   `report` runs outside the lock, at most once per `interval`, plus once in `finish`.
-final class ProgressMeter: Sendable {
+package final class ProgressMeter: Sendable {
     private struct State {
-        var lastReport: Double = -1
-        var rate: Double = 0
-        var sampleTime: Double = 0
-        var sampleBytes: Int64 = 0
-        var latest: Int64 = 0
+        package var lastReport: Double = -1
+        package var rate: Double = 0
+        package var sampleTime: Double = 0
+        package var sampleBytes: Int64 = 0
+        package var latest: Int64 = 0
     }
 
     private let total: Int64?
@@ -23,7 +23,7 @@ final class ProgressMeter: Sendable {
     private let start = ContinuousClock.now
     private let state = Lock(State())
 
-    init(total: Int64?, interval: Duration, report: (@Sendable (UploadProgress) -> Void)?) {
+    package init(total: Int64?, interval: Duration, report: (@Sendable (UploadProgress) -> Void)?) {
         self.total = total
         self.interval = interval.inSeconds
         self.report = report
@@ -33,7 +33,7 @@ final class ProgressMeter: Sendable {
         (ContinuousClock.now - start).inSeconds
     }
 
-    func update(_ bytesSent: Int64) {
+    package func update(_ bytesSent: Int64) {
         guard let report else { return }
         let now = elapsed
         let progress: UploadProgress? = state.withLock { state in
@@ -56,7 +56,7 @@ final class ProgressMeter: Sendable {
         if let progress { report(progress) }
     }
 
-    func finish(_ bytesSent: Int64) {
+    package func finish(_ bytesSent: Int64) {
         guard let report else { return }
         let now = elapsed
         report(UploadProgress(bytesSent: bytesSent, totalBytes: total, bytesPerSecond: now > 0 ? Double(bytesSent) / now : 0, elapsed: now))

@@ -12,39 +12,39 @@ import SluiceBoundStreams
 ///   change to it), so they are in order: `bytesSent` goes down only in a report that names the
 ///   parts restarted. The callback runs with no lock held. The state and its transitions are
 ///   `PartTrackerState`, a value; the lock only guards it.
-final class PartTracker: Sendable {
+package final class PartTracker: Sendable {
     private let report: (@Sendable (ParallelProgress) -> Void)?
     private let state: Lock<PartTrackerState>
 
     /// A tracker of a fixed list of parts (its totals are known from the start).
-    init(parts: [UploadPart], report: (@Sendable (ParallelProgress) -> Void)?) {
+    package init(parts: [UploadPart], report: (@Sendable (ParallelProgress) -> Void)?) {
         self.report = report
         state = Lock(PartTrackerState(parts: parts, reports: report != nil))
     }
 
     /// A tracker of parts made as they go (a stream): the totals are those of the parts begun.
-    init(report: (@Sendable (ParallelProgress) -> Void)?) {
+    package init(report: (@Sendable (ParallelProgress) -> Void)?) {
         self.report = report
         state = Lock(PartTrackerState(parts: nil, reports: report != nil))
     }
 
     /// Part `index` is about to be sent for the first time.
-    func begin(_ index: Int, _ part: UploadPart) { publish(.begin(index, part)) }
+    package func begin(_ index: Int, _ part: UploadPart) { publish(.begin(index, part)) }
 
     /// Part `index` has sent `sent` bytes of its current attempt (see `PartTrackerState.Event.update`).
-    func update(_ index: Int, _ sent: Int64) { publish(.update(index, sent)) }
+    package func update(_ index: Int, _ sent: Int64) { publish(.update(index, sent)) }
 
     /// Part `index` was accepted.
-    func done(_ index: Int) { publish(.done(index)) }
+    package func done(_ index: Int) { publish(.done(index)) }
 
     /// An attempt is retried.
-    func retried() { publish(.retried) }
+    package func retried() { publish(.retried) }
 
     /// Attempts retried so far.
-    var retries: Int { state.withLock { $0.retries } }
+    package var retries: Int { state.withLock { $0.retries } }
 
     /// The final report, whatever was reported before.
-    func finish() { publish(.finish) }
+    package func finish() { publish(.finish) }
 
     /// Applies `event`; reports what the state machine says, with the lock released, for as
     /// long as it says so (another thread's changes meanwhile are this thread's to report).
@@ -61,9 +61,9 @@ final class PartTracker: Sendable {
 
 /// `PartTracker`'s state machine: the parts in flight and the running sums, and who reports.
 /// Every change is an `event` that says what to do next (`Action`); no lock, no callback.
-struct PartTrackerState: Sendable {
+package struct PartTrackerState: Sendable {
     /// What happened.
-    enum Event: Sendable {
+    package enum Event: Sendable {
         /// Part `index` is about to be sent for the first time.
         case begin(Int, UploadPart)
         /// Part `index` has sent this many bytes of its current attempt; fewer than before means
@@ -82,46 +82,46 @@ struct PartTrackerState: Sendable {
     }
 
     /// What the caller does next.
-    enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         case none
         /// Deliver this report, then send `.reported`.
         case report(ParallelProgress)
     }
 
     /// Reports one thread makes in a row before it leaves the next change to the next thread.
-    static var roundsInARow: Int { 4 }
+    package static var roundsInARow: Int { 4 }
 
     /// The parts begun and not done, by index, with their bytes sent in this attempt.
-    private(set) var inFlight: [Int: (part: UploadPart, sent: Int64)] = [:]
+    package private(set) var inFlight: [Int: (part: UploadPart, sent: Int64)] = [:]
     /// The sum of `inFlight`'s bytes sent.
-    private(set) var inFlightBytes: Int64 = 0
-    private(set) var doneBytes: Int64 = 0
-    private(set) var partsDone = 0
+    package private(set) var inFlightBytes: Int64 = 0
+    package private(set) var doneBytes: Int64 = 0
+    package private(set) var partsDone = 0
     /// Parts known: the list's, or those a producer made so far.
-    private(set) var partsTotal: Int
+    package private(set) var partsTotal: Int
     /// Bytes of the parts known.
-    private(set) var total: Int64
+    package private(set) var total: Int64
     /// The total is the list's, fixed; else it grows as parts begin.
-    let fixed: Bool
-    private(set) var retries = 0
+    package let fixed: Bool
+    package private(set) var retries = 0
     /// Parts that went back to byte 0 since the last report.
-    private(set) var restarted: [UploadPart] = []
+    package private(set) var restarted: [UploadPart] = []
     /// Whether anyone listens (without, nothing is reported).
-    let reports: Bool
+    package let reports: Bool
     /// A thread is delivering a report.
-    private(set) var reporting = false
+    package private(set) var reporting = false
     /// The state changed since the report being delivered.
-    private(set) var changed = false
+    package private(set) var changed = false
 
     /// The state of a fixed list of parts, or (nil) of parts made as they go.
-    init(parts: [UploadPart]?, reports: Bool) {
+    package init(parts: [UploadPart]?, reports: Bool) {
         partsTotal = parts?.count ?? 0
         total = parts?.reduce(0) { $0 + $1.length } ?? 0
         fixed = parts != nil
         self.reports = reports
     }
 
-    mutating func event(_ event: Event) -> Action {
+    package mutating func event(_ event: Event) -> Action {
         switch event {
         case .begin(let index, let part):
             inFlight[index] = (part, 0)

@@ -66,21 +66,21 @@ public struct RetryPolicy: Sendable, Equatable {
 
 extension UploadError {
     /// `RetryPolicy.isTransient(self)`.
-    var isTransient: Bool { RetryPolicy.isTransient(self) }
+    package var isTransient: Bool { RetryPolicy.isTransient(self) }
 }
 
 /// One piece of work's attempts under a `RetryPolicy`: failures in a row, failures in all,
 /// and the time since the first failure.
 ///
 /// - Important: A value owned by one task (a part's loop, a request's loop, a tus upload).
-struct RetryBudget: Sendable {
+package struct RetryBudget: Sendable {
     /// Why no further attempt is allowed.
-    enum Exhausted: Error, Equatable, CustomStringConvertible {
+    package enum Exhausted: Error, Equatable, CustomStringConvertible {
         case inARow(Int)
         case inAll(Int)
         case time(Duration)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .inARow(let count): return count == 1 ? "once" : "\(count) times in a row"
             case .inAll(let count): return count == 1 ? "once" : "\(count) times in all"
@@ -89,22 +89,22 @@ struct RetryBudget: Sendable {
         }
     }
 
-    let policy: RetryPolicy
+    package let policy: RetryPolicy
     /// Failures since the last progress.
-    private(set) var consecutive = 0
+    package private(set) var consecutive = 0
     /// Failures in all (each one retried or final).
-    private(set) var failures = 0
+    package private(set) var failures = 0
     private var firstFailure: ContinuousClock.Instant?
 
-    init(_ policy: RetryPolicy) { self.policy = policy }
+    package init(_ policy: RetryPolicy) { self.policy = policy }
 
     /// The work moved forward: the count of failures in a row starts again.
-    mutating func progressed() { consecutive = 0 }
+    package mutating func progressed() { consecutive = 0 }
 
     /// Counts a transient failure.
     ///
     /// - Returns: The delay before the next attempt, or why there is none.
-    mutating func failed() -> Result<Duration, Exhausted> {
+    package mutating func failed() -> Result<Duration, Exhausted> {
         consecutive += 1
         failures += 1
         let now = ContinuousClock.now

@@ -17,18 +17,18 @@ import SluiceBoundStreams
 ///   `AsyncSequence` body (`AsyncSequenceSource`) is cancelled, which wakes its read at once;
 ///   any other producer blocked in a read ends by itself when its read returns. (A descriptor,
 ///   stdin or a pipe, never comes here: the transfer reads it itself, `CurlTransfer.Reader.descriptor`.)
-final class CurlBodyPipe: @unchecked Sendable {
+package final class CurlBodyPipe: @unchecked Sendable {
     // @unchecked: `storage` is split by `state.ring` (behind its lock) into a filled span that
     // only the consumer reads and a free span that only the single producer writes.
 
     /// What feeds the pipe.
-    enum Producer: Sendable {
+    package enum Producer: Sendable {
         case sequential(any SequentialByteSource)
         case stream(@Sendable () -> InputStream)
     }
 
     /// What the consumer gets from one pull.
-    enum Pull {
+    package enum Pull {
         case bytes(Int)
         case end
         /// The ring is empty and the producer is still reading; the producer calls `wake` when
@@ -44,15 +44,15 @@ final class CurlBodyPipe: @unchecked Sendable {
 
     private struct State {
         /// The filled bytes, in `storage`.
-        var ring: ByteRing
-        var end: End?
-        var cancelled = false
-        var consumerWaiting = false
+        package var ring: ByteRing
+        package var end: End?
+        package var cancelled = false
+        package var consumerWaiting = false
         /// An async sequence body, cancelled with the pipe.
-        var interrupt: AsyncSequenceSource?
+        package var interrupt: AsyncSequenceSource?
     }
 
-    let length: BodyLength
+    package let length: BodyLength
     private let storage: UnsafeMutableRawBufferPointer
     private let state: Lock<State>
     private let wake: @Sendable () -> Void
@@ -61,7 +61,7 @@ final class CurlBodyPipe: @unchecked Sendable {
     ///   - capacity: The ring's size in bytes.
     ///   - length: The declared length; the producer fails when it delivers fewer or more.
     ///   - wake: Called from the producer thread when bytes or the end arrive after an `.empty` pull.
-    init(capacity: Int, length: BodyLength, wake: @escaping @Sendable () -> Void) {
+    package init(capacity: Int, length: BodyLength, wake: @escaping @Sendable () -> Void) {
         storage = .allocate(byteCount: max(1, capacity), alignment: 16)
         state = Lock(State(ring: ByteRing(storage: storage)))
         self.length = length
@@ -71,7 +71,7 @@ final class CurlBodyPipe: @unchecked Sendable {
     deinit { storage.deallocate() }
 
     /// Starts the producer thread (call once).
-    func start(_ producer: Producer) {
+    package func start(_ producer: Producer) {
         if case .sequential(let source as AsyncSequenceSource) = producer {
             state.withLock { $0.interrupt = source }
         }
@@ -101,7 +101,7 @@ final class CurlBodyPipe: @unchecked Sendable {
     }
 
     /// Copies bytes for curl; never blocks.
-    func pull(into buffer: UnsafeMutableRawBufferPointer) -> Pull {
+    package func pull(into buffer: UnsafeMutableRawBufferPointer) -> Pull {
         state.withLockBroadcasting { state -> Pull in
             let total = state.ring.read(into: buffer)
             if total > 0 { return .bytes(total) }
@@ -116,7 +116,7 @@ final class CurlBodyPipe: @unchecked Sendable {
     }
 
     /// Whether a pull would return something other than `.empty`.
-    var isReadable: Bool {
+    package var isReadable: Bool {
         state.withLock { !$0.ring.isEmpty || $0.end != nil }
     }
 
@@ -124,7 +124,7 @@ final class CurlBodyPipe: @unchecked Sendable {
     /// for a known length, every declared byte while the producer has not failed (it may still
     /// be confirming the end: libcurl asks for no byte past the length, and the server can
     /// answer first, which an async sequence's last round trip often loses).
-    func isComplete(pulled: Int64) -> Bool {
+    package func isComplete(pulled: Int64) -> Bool {
         state.withLock { state in
             guard state.ring.isEmpty else { return false }
             switch state.end {
@@ -136,7 +136,7 @@ final class CurlBodyPipe: @unchecked Sendable {
     }
 
     /// Stops the producer at its next step; returns at once.
-    func cancel() {
+    package func cancel() {
         let interrupt = state.withLockBroadcasting { state in
             state.cancelled = true
             return state.interrupt

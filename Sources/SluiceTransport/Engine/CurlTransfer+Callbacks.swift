@@ -14,7 +14,7 @@ extension CurlTransfer {
     /// reads ahead, when its next bytes are not ready, pauses the transfer until it wakes the
     /// loop); a producer's ring is copied out, and an empty ring pauses the transfer until the
     /// producer wakes the loop. A source that ends early or fails aborts the transfer.
-    func readBody(_ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
+    package func readBody(_ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int) -> Int {
         guard let limit = options.rateLimit, buffer != nil, capacity > 0 else { return readSource(buffer, capacity) }
         switch limit.take(upTo: capacity) {
         case .wait(let delay):
@@ -127,7 +127,7 @@ extension CurlTransfer {
     /// A random-access body restarts at the asked offset; any other body accepts only a
     /// rewind to where it already is (nothing sent yet) and otherwise fails the transfer
     /// with `.notReplayable` rather than send something else.
-    func seekBody(to offset: Int64, origin: Int32) -> Int32 {
+    package func seekBody(to offset: Int64, origin: Int32) -> Int32 {
         guard origin == SEEK_SET else { return SLUICE_CURL_SEEKFUNC_CANTSEEK }
         if offset == onLoop.position { return SLUICE_CURL_SEEKFUNC_OK }
         switch onLoop.reader {
@@ -144,7 +144,7 @@ extension CurlTransfer {
     }
 
     /// CURLOPT_HEADERFUNCTION: keeps the headers of the latest response only.
-    func receiveHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+    package func receiveHeader(_ buffer: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let buffer, count > 0 else { return count }
         var bytes = UnsafeRawBufferPointer(start: buffer, count: count)[...]
         while let last = bytes.last, last == 0x0A || last == 0x0D { bytes = bytes.dropLast() }
@@ -178,7 +178,7 @@ extension CurlTransfer {
 
     /// CURLOPT_WRITEFUNCTION: hands the response body to `responseBody` (kept or streamed);
     /// a sink that throws aborts the transfer.
-    func receiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+    package func receiveBody(_ buffer: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let buffer, count > 0 else { return count }
         onLoop.answer.receivedBody(UnsafeRawBufferPointer(start: buffer, count: count), at: .now)
         do {
@@ -202,7 +202,7 @@ extension CurlTransfer {
 
     /// CURLOPT_XFERINFOFUNCTION (libcurl calls it at least once a second): reports bytes sent,
     /// aborts when cancelled, and holds the answer to `AnswerPace` once the body is all sent.
-    func reportProgress(_ uploaded: Int64) -> Int32 {
+    package func reportProgress(_ uploaded: Int64) -> Int32 {
         if isCancelled { return 1 }
         let now = ContinuousClock.now
         if !onLoop.answer.hasBegun, bodyAllSent(uploaded) { onLoop.answer.begin(at: now) }

@@ -16,16 +16,16 @@ public final class RequestBudget: Sendable {
     public let limit: Int
 
     private struct Waiter {
-        var id: UInt64
-        var continuation: CheckedContinuation<Void, any Error>
+        package var id: UInt64
+        package var continuation: CheckedContinuation<Void, any Error>
     }
 
     private struct State {
-        var available: Int
-        var waiters: [Waiter] = []
-        var nextID: UInt64 = 0
-        var inFlight: Int = 0
-        var mostInFlight: Int = 0
+        package var available: Int
+        package var waiters: [Waiter] = []
+        package var nextID: UInt64 = 0
+        package var inFlight: Int = 0
+        package var mostInFlight: Int = 0
     }
 
     private let state: Lock<State>

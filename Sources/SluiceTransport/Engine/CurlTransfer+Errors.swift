@@ -8,7 +8,7 @@ import SluiceBoundStreams
 
 extension CurlTransfer {
     /// Turns a failed attempt into one `UploadError` line with bytes sent and the cause.
-    func error(for code: Int32, bytesSent: Int64) -> UploadError {
+    package func error(for code: Int32, bytesSent: Int64) -> UploadError {
         let total = body.length.value
         // An interim answer (100 Continue) is no status: the server's answer never came.
         let status = onLoop.easy.map { $0.long(SLUICE_CURLINFO_RESPONSE_CODE) }.flatMap { $0 >= 200 ? $0 : nil }

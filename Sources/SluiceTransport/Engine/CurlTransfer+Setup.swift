@@ -8,7 +8,7 @@ import SluiceBoundStreams
 
 extension CurlTransfer {
     /// Methods that normally carry no body: with an empty body they send no `Content-Length`.
-    static let bodilessMethods: Set<String> = ["GET", "DELETE", "OPTIONS"]
+    package static let bodilessMethods: Set<String> = ["GET", "DELETE", "OPTIONS"]
 
     /// How long curl waits for `100 Continue` before sending the body anyway.
     ///
@@ -18,7 +18,7 @@ extension CurlTransfer {
     /// ignore `Expect` cost this delay once per request instead of libcurl's 1 s. Pass an
     /// `Expect:` header of your own to change it, or turn `UploadOptions.expectsContinue` off
     /// (S3 does for bodies up to 2 MiB: the wait was a round trip per small object).
-    static let expectContinueTimeoutMilliseconds = 300
+    package static let expectContinueTimeoutMilliseconds = 300
 
     /// The largest libcurl upload buffer Sluice asks for (libcurl accepts 16 KiB ... 2 MiB).
     ///
@@ -28,14 +28,14 @@ extension CurlTransfer {
     /// 2-core AMD EPYC (docs/performance.md, "libcurl's upload buffer"): 128 KiB is the one
     /// size that is slower than 64 KiB on loopback; 512 KiB is faster than both for a plain
     /// upload and cuts the CPU of a signed S3 job.
-    static let uploadBufferLimit = 512 << 10
+    package static let uploadBufferLimit = 512 << 10
 
     /// The largest libcurl receive buffer: answers here are S3's XML documents, tus's empty
     /// bodies and error pages, read up to a bound (`ResponseBodyHandling`).
-    static let receiveBufferLimit = 64 << 10
+    package static let receiveBufferLimit = 64 << 10
 
     /// Configures the easy handle for the first attempt (the loop adds it to its multi handle).
-    func configure() throws {
+    package func configure() throws {
         let easy = try CurlEasy()
         onLoop.easy = easy
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -170,7 +170,7 @@ extension CurlTransfer {
     /// in the same write as its head: libcurl's `MAX_INITIAL_POST_SIZE`, below which a
     /// POSTFIELDS body joins the head. One write and one wake-up of the server per request
     /// instead of two: 10,000 PutObjects of 16 KiB took 7 % less CPU.
-    static let inlineBodyLimit: Int64 = 64 << 10
+    package static let inlineBodyLimit: Int64 = 64 << 10
 
     /// Reads the rest of `source` from `start` into memory and hands it to libcurl as the
     /// request's POSTFIELDS, the method kept (CUSTOMREQUEST) and no Content-Type of libcurl's
@@ -209,11 +209,11 @@ extension CurlTransfer {
     /// against `cat 1GiB | curl -T - URL`, nginx `return 204`, 9 and 11 interleaved rounds, AMD
     /// EPYC, 2 cores): 0.97-1.07 with the default pipe, 0.73-0.85 with 1 MiB (curl given a
     /// 1 MiB pipe gains about as much: 0.89).
-    static let pipeBufferSize: Int32 = 1 << 20
+    package static let pipeBufferSize: Int32 = 1 << 20
 
     /// Asks for a `pipeBufferSize` buffer when `fd` is a pipe (best effort: an older kernel, a
     /// lower limit leave it as it is). Only ever grows it; anything but a pipe is left alone.
-    static func enlargePipe(_ fd: Int32) {
+    package static func enlargePipe(_ fd: Int32) {
         #if os(Linux)
         let getPipeSize: Int32 = 1032, setPipeSize: Int32 = 1031  // F_GETPIPE_SZ, F_SETPIPE_SZ (<linux/fcntl.h>)
         var info = stat()
@@ -232,7 +232,7 @@ extension CurlTransfer {
     /// The caller's headers for the current `url`, minus framing headers: Sluice alone decides
     /// `Content-Length` and `Transfer-Encoding`, so the two can never both be sent. Called
     /// again for each redirect: credential headers follow `UploadRequest.headers(for:options:)`.
-    func setHeaders(_ easy: CurlEasy, chunked: Bool) throws {
+    package func setHeaders(_ easy: CurlEasy, chunked: Bool) throws {
         var lines: [String] = []
         for header in request.headers(for: onLoop.url, options: options) {
             let name = header.name.lowercased()
@@ -267,7 +267,7 @@ extension CurlTransfer {
         }
     }
 
-    static func from(_ context: UnsafeMutableRawPointer?) -> CurlTransfer {
+    package static func from(_ context: UnsafeMutableRawPointer?) -> CurlTransfer {
         Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
     }
 }
