@@ -58,6 +58,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // multipart/form-data bodies streamed from byte sources.
+        .target(name: "SluiceMultipart", dependencies: ["SluicePrimitives", "SluiceByteSources", "SluiceRequests"], swiftSettings: strict),
         .target(
             name: "Sluice",
             dependencies: [
@@ -66,6 +68,7 @@ let package = Package(
                 "SluiceRequests",
                 "SluiceBoundStreams",
                 "SluiceTransport",
+                "SluiceMultipart",
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux])),
             ],
@@ -77,7 +80,7 @@ let package = Package(
         .target(name: "SluiceCLI", dependencies: ["Sluice", "SluiceReceiver"], swiftSettings: strict),
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"], swiftSettings: strict),
         .testTarget(
-            name: "SluiceTests", dependencies: ["Sluice", "SluiceTransport", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
+            name: "SluiceTests", dependencies: ["Sluice", "SluiceMultipart", "SluiceTransport", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
         ),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),

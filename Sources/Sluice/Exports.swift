@@ -5,3 +5,4 @@
 @_exported import SluiceRequests
 @_exported import SluiceBoundStreams
 @_exported import SluiceTransport
+@_exported import SluiceMultipart

@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// A shell-style pattern with the rules of Python's `fnmatch` (POSIX, case-sensitive), which the
 /// AWS CLI's `--include`/`--exclude` filters use: `*` matches any run of characters, `/`

@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// The files of an `UploadJob` in the order of their keys: a walk of its root, or the files of
 /// its list (`UploadJob.list`, `--files-from`).

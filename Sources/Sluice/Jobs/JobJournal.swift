@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// The durable record of a job of many uploads (`UploadJob`): a header naming the job, then
 /// one line per file finished, appended as each finishes (`Journal`).

@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// Shard `index` of `count` (`--shard K/N`): the files and objects whose path falls in it, so
 /// that N runs of one job, on as many machines, each take a disjoint part and together all of it.

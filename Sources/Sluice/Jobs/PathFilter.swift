@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// `--include` and `--exclude` with the AWS CLI's rules: every file starts included; the rules
 /// are tried in order and the last one whose pattern matches decides. A pattern is a

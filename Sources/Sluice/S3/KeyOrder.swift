@@ -8,6 +8,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// An order of object keys (and of the paths a `DirectoryWalk` yields): what a merge-join of a
 /// walk against a listing needs both sides to share.

@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// A file's content type guessed from its name as the AWS CLI guesses it: `aws s3 cp` calls
 /// Python's `mimetypes.guess_type` on the file's absolute path and sends the type it gets.

@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 extension ChecksumAlgorithm {
     /// S3's name for it (`x-amz-checksum-algorithm`, `ChecksumCRC32C` in XML).

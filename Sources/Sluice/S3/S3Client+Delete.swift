@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// A key `DeleteObjects` did not delete, with the server's reason.
 public struct S3DeleteFailure: Error, Sendable, Equatable, CustomStringConvertible {

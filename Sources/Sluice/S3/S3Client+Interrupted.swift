@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// What is true of a multipart upload whose `CompleteMultipartUpload` was interrupted: the
 /// server may have completed it before the interrupt reached it.

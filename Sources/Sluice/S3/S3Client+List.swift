@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 extension S3Client {
     /// The most bytes of a `ListObjectsV2` or `DeleteObjects` answer read: 1,000 keys of

@@ -5,6 +5,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 extension S3Client {
     /// Sends parts `numbers` of `source` under `plan`, up to `concurrency` at once, on the part

@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// A multipart upload a backend created for a client that sends its parts through presigned
 /// URLs: what the backend keeps to presign the parts and to check the client's list, and

@@ -5,6 +5,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// One S3 request before it is signed: what, where, with which headers.
 struct S3Call: Sendable {

@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 extension S3Client {
     /// Uploads a stream that cannot be read again (stdin): one `PutObject` when it ends within

@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// Aggregate progress of parts in flight: bytes of finished parts plus each part's bytes so far.
 final class S3PartProgress: Sendable {

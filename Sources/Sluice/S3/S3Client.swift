@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// An S3 client for uploads: a single `PutObject` below the part size, otherwise a multipart
 /// upload with parts in parallel, resumable after the process dies.

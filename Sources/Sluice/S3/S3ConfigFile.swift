@@ -7,6 +7,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// An AWS shared config or credentials file, parsed as botocore parses it: Python's
 /// `configparser.RawConfigParser` (sections, `key = value` or `key: value`, keys lower-cased,

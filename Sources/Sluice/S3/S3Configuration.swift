@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// An access key pair, with the session token of temporary credentials.
 public struct S3Credentials: Sendable, Equatable, CustomStringConvertible {

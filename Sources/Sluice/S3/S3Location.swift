@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// An object's place in S3: `s3://BUCKET/KEY`.
 ///

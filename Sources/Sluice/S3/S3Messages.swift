@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// A checksum algorithm S3 records per part and per object.
 public enum S3ChecksumAlgorithm: String, Sendable, Equatable, Codable, CaseIterable {

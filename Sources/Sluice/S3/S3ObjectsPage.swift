@@ -9,6 +9,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// An object as `ListObjectsV2` shows it.
 public struct S3ListedObject: Sendable, Equatable {

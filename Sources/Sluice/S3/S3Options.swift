@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// How a body is protected on the way to S3 (`x-amz-content-sha256`).
 public enum S3PayloadSigning: String, Sendable, Equatable, CaseIterable {

@@ -5,6 +5,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 extension S3PresignedPartsUpload {
     /// Sends every part not recorded as accepted, up to `concurrency` at once.

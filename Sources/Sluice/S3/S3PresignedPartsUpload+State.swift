@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// One accepted part is one line of a presigned-parts record.
 extension S3PartETag: JournalEntry {

@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// The client half of a presigned multipart upload: the parts of a source sent to URLs a
 /// backend presigned, with no credentials on this side.

@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// One part as a client reports it to its backend once S3 accepted it.
 public struct S3PartETag: Codable, Sendable, Equatable {

@@ -9,6 +9,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// Where one part of a presigned multipart upload goes: a URL signed in its query string
 /// (SigV4, `X-Amz-Signature`) and the headers that were signed with it.

@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// An S3 error document (`<Error><Code>…</Code><Message>…</Message>…</Error>`) and what it
 /// means, in one line.

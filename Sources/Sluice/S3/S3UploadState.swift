@@ -7,6 +7,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// What identifies a source file's content cheaply: device, inode, size, modification and
 /// change times (nanoseconds). A rewrite in place changes `mtime`/`ctime`; a replacement by

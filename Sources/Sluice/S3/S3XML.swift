@@ -7,6 +7,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// A parsed XML element: its local name, its text, its children in order.
 ///

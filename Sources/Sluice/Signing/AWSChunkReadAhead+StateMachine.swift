@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// `AWSChunkReadAhead`'s state machine: which ring slots hold which chunks, what the producer
 /// may claim next, the consumer's wake-up, the end. Every change is an `event` that says what

@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// A body encoded as `aws-chunked` on the fly: a random-access `ByteSource` whose bytes are the
 /// encoding of another source, chunk signatures and trailer checksum computed as it is read.

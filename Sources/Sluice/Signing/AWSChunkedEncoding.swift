@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// The shape of an `aws-chunked` body: payload mode, chunk size, trailer, and from them the
 /// exact encoded length, known before a byte is read.

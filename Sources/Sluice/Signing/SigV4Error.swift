@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// Why a request could not be signed.
 public struct SigV4Error: Error, Sendable, Hashable, CustomStringConvertible {

@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// What `x-amz-content-sha256` says about the body, and so how the body is protected.
 public enum SigV4Payload: Sendable, Hashable {

@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// One header as it goes into a signed request: name as given, value as given.
 public struct SigV4Header: Sendable, Hashable, CustomStringConvertible {

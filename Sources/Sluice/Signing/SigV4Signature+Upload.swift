@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 extension SigV4Signature {
     /// The signed headers as `HTTPHeader`s for an `UploadRequest`, without `Host` and

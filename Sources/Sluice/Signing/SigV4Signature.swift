@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// A signed request: what to send, and every intermediate step (for tests and debugging).
 public struct SigV4Signature: Sendable, Hashable {

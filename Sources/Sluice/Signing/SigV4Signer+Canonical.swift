@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 extension SigV4Signer {
     /// The canonical URI: the path encoded once; normalised first only under `.normalizing`.

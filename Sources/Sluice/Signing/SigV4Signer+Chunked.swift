@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 extension SigV4Signer {
     /// Signs a request whose body goes out `aws-chunked`, and wraps the body.

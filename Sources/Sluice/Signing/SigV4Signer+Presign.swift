@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 extension SigV4Signer {
     /// The longest a presigned URL may live: 7 days.

@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// AWS Signature Version 4: header-signed requests, presigned URLs and the chunk signatures of
 /// aws-chunked bodies.

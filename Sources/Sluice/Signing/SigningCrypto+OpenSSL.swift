@@ -5,6 +5,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 extension SigningCrypto {
     /// SHA-256 of `bytes`, one shot.

@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// `s3 sync --checksum`: whether a file holds the bytes of the object of the same size the
 /// listing shows for its key, from what the object carries, without reading the object.

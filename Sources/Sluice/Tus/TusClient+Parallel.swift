@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// `TusOptions.parallelUploads` partial uploads of one source, sent at once and joined by
 /// the concatenation extension (tus-js-client's `parallelUploads`).

@@ -5,6 +5,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// The bytes the current request has handed to the connection, for progress and counters.
 final class TusInFlight: Sendable {

@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// One run of `TusClient.upload`: discovery, resume or creation, then PATCH to the end.
 ///

@@ -3,6 +3,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// How a tus upload behaves: chunking, metadata, checksums, retries and where resume state lives.
 public struct TusOptions: Sendable {

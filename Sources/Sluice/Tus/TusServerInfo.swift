@@ -4,6 +4,7 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
+import SluiceMultipart
 
 /// What a tus server said about itself in answer to `OPTIONS`.
 public struct TusServerInfo: Sendable, Equatable {

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// Who closes which descriptor: `FileByteSource` closes once (idempotent, thread-safe, in
 /// `deinit` at the latest); `MultipartBody` and `TusSource` own the files they opened.

@@ -11,6 +11,7 @@ import Glibc
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// `SourceSnapshot`: a small body read once; a file only as it was at rest. Changes come from
 /// hooks (between the read and the second look, or in the wait), the clock is the test's where

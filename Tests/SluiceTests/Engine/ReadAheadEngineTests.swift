@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// A signed aws-chunked body on the engine: the loop never waits for the read-ahead (it
 /// pauses the transfer and is woken), and the read-ahead ends with its request.

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// Random body shapes: the announced length is the number of bytes produced, and
 /// reads at any offset match a front-to-back read.

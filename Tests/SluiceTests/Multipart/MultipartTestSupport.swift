@@ -7,6 +7,7 @@ import Foundation
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 enum MultipartTestSupport {
     /// A fixed boundary for exact-byte tests.

@@ -12,6 +12,7 @@ import Glibc
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 private typealias Support = ReceiverTestSupport
 

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// `S3ObjectOptions`: the headers of each request against botocore's serializer for the same
 /// call, and the refusals before anything is sent.

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// The part planner: 8 MiB floor, never more than 10,000 parts, never above 5 GiB, explicit
 /// sizes refused before any byte when they cannot fit, growing parts for streams.

@@ -9,6 +9,7 @@ import Glibc
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// The library's stream reader ends a wait for stdin itself: a pipe that stays silent does not
 /// keep `uploadStream` waiting once its task is cancelled, nor past the stall timeout, with no

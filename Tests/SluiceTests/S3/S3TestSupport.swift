@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// Runs `Tests/Peers/s3_botocore_peer.py` once with a JSON request and returns its JSON answer.
 ///

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// `PartTrackerState`, the part tracker's state machine, one transition at a time: what each
 /// event does to the sums and which action it asks for.

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// The one retry policy: what is transient, how long to wait, when to stop.
 struct RetryPolicyTests {

@@ -11,6 +11,7 @@ import FoundationNetworking
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// The SeaweedFS that scripts/test.sh starts (`sluice_start_weed`): `SLUICE_S3_URL`,
 /// `SLUICE_S3_ACCESS_KEY`, `SLUICE_S3_SECRET_KEY`, `SLUICE_S3_BUCKET`.

@@ -11,6 +11,7 @@ import CSluiceCrypto
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 @Suite struct SigV4SignerTests {
     static let signer = SigV4Signer(

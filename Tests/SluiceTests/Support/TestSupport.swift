@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// A seeded generator so random tests can print and replay their seed.
 struct SeededGenerator: RandomNumberGenerator {

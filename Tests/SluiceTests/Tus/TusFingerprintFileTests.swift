@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// The resume fingerprint of a file sees an edit in the middle even when the modification
 /// time was set back (`touch -r`): its status change time moved. A replaced file (new inode)

@@ -6,6 +6,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// One run of a resumable tus upload at a time: a second run while one holds the upload's
 /// record is refused before any request (the endpoint here answers nothing), naming the

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// tus pieces that need no server: metadata, fingerprints, the state store.
 struct TusUnitTests {

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 /// `UploadBody.stream(_:length:)`: an `AsyncSequence` of byte chunks sent by both transports,
 /// byte-exact (SHA-256 at the receiver), counted, cancellable, with backpressure.

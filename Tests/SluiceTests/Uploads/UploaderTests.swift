@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceRequests
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
+@testable import SluiceMultipart
 
 @Suite struct UploaderTests {
     @Test(arguments: TransportKind.allCases)

@@ -1,8 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// A multipart/form-data body (RFC 7578) that streams any number of parts of any size
 /// with an exact length known before a byte is read.
@@ -64,7 +62,7 @@ public struct MultipartBody: ByteSource {
     }
 
     /// Builds a body with a given boundary; for tests that check exact bytes.
-    init(parts: [MultipartPart], boundary: String) throws {
+    package init(parts: [MultipartPart], boundary: String) throws {
         precondition(MultipartBody.isValidBoundary(boundary), "invalid multipart boundary \(boundary.debugDescription)")
         var opened: [FileByteSource] = []
         var pieces: [any ByteSource] = []

@@ -1,13 +1,11 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// Content type checks and guesses for form parts.
 package enum MediaTypeSyntax {
     /// What curl sends for a file part whose type it cannot guess.
-    static let defaultFileType = "application/octet-stream"
+    package static let defaultFileType = "application/octet-stream"
 
     /// curl's extension table (lib/mime.c), compared case-insensitively.
     private static let byExtension: [(String, String)] = [
@@ -24,7 +22,7 @@ package enum MediaTypeSyntax {
     }
 
     /// The part of `path` after its last `/`.
-    static func lastPathComponent(_ path: String) -> String {
+    package static func lastPathComponent(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
     }
@@ -34,7 +32,7 @@ package enum MediaTypeSyntax {
     ///
     /// - Returns: `text` without leading and trailing spaces and tabs.
     /// - Throws: `MultipartError.invalidContentType` naming what is wrong.
-    static func validated(_ text: String) throws -> String {
+    package static func validated(_ text: String) throws -> String {
         func fail(_ reason: String) -> MultipartError { .invalidContentType(text, reason: reason) }
         if text.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
             throw fail("it contains a CR, LF or NUL")

@@ -1,8 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// Why a multipart/form-data part or body could not be built.
 ///

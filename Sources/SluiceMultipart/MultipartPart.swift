@@ -1,8 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// One part of a multipart/form-data body: a name, its bytes, and optionally a filename,
 /// a content type and extra headers.

@@ -1,8 +1,6 @@
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 // How parts become bytes.
 //
@@ -42,7 +40,7 @@ extension MultipartBody {
 
     /// `----SluiceBoundary` and 32 characters drawn from `SystemRandomNumberGenerator`
     /// (getrandom on Linux, arc4random on Darwin): about 190 random bits.
-    static func makeBoundary() -> String {
+    package static func makeBoundary() -> String {
         var generator = SystemRandomNumberGenerator()
         var bytes = Array("----SluiceBoundary".utf8)
         for _ in 0..<32 {
@@ -52,14 +50,14 @@ extension MultipartBody {
     }
 
     /// RFC 2046 `boundary`: 1 to 70 of `bchars`, not ending in a space.
-    static func isValidBoundary(_ boundary: String) -> Bool {
+    package static func isValidBoundary(_ boundary: String) -> Bool {
         let allowed = Set("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'()+_,-./:=? ".utf8)
         let bytes = Array(boundary.utf8)
         return (1...70).contains(bytes.count) && bytes.allSatisfy(allowed.contains) && bytes.last != 0x20
     }
 
     /// `text` escaped for a quoted `name=` or `filename=` value.
-    static func escapedParameter(_ text: String) -> [UInt8] {
+    package static func escapedParameter(_ text: String) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
@@ -74,7 +72,7 @@ extension MultipartBody {
     }
 
     /// The delimiter and headers that go before a part's bytes.
-    static func headerBlock(for part: MultipartPart, boundary: String, isFirst: Bool) -> [UInt8] {
+    package static func headerBlock(for part: MultipartPart, boundary: String, isFirst: Bool) -> [UInt8] {
         var out: [UInt8] = isFirst ? [] : Array("\r\n".utf8)
         out += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"".utf8)
         out += escapedParameter(part.name)
@@ -96,7 +94,7 @@ extension MultipartBody {
     }
 
     /// The final delimiter.
-    static func closingDelimiter(boundary: String, hasParts: Bool) -> [UInt8] {
+    package static func closingDelimiter(boundary: String, hasParts: Bool) -> [UInt8] {
         Array("\(hasParts ? "\r\n" : "")--\(boundary)--\r\n".utf8)
     }
 }
