@@ -60,6 +60,8 @@ let package = Package(
         ),
         // multipart/form-data bodies streamed from byte sources.
         .target(name: "SluiceMultipart", dependencies: ["SluicePrimitives", "SluiceByteSources", "SluiceRequests"], swiftSettings: strict),
+        // tus 1.0 resumable uploads, one or parallel.
+        .target(name: "SluiceTus", dependencies: ["SluicePrimitives", "SluiceByteSources", "SluiceRequests", "SluiceBoundStreams", "SluiceTransport"], swiftSettings: strict),
         .target(
             name: "Sluice",
             dependencies: [
@@ -69,6 +71,7 @@ let package = Package(
                 "SluiceBoundStreams",
                 "SluiceTransport",
                 "SluiceMultipart",
+                "SluiceTus",
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux])),
             ],
@@ -80,7 +83,7 @@ let package = Package(
         .target(name: "SluiceCLI", dependencies: ["Sluice", "SluiceReceiver"], swiftSettings: strict),
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"], swiftSettings: strict),
         .testTarget(
-            name: "SluiceTests", dependencies: ["Sluice", "SluiceMultipart", "SluiceTransport", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
+            name: "SluiceTests", dependencies: ["Sluice", "SluiceTus", "SluiceMultipart", "SluiceTransport", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
         ),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),

@@ -6,3 +6,4 @@
 @_exported import SluiceBoundStreams
 @_exported import SluiceTransport
 @_exported import SluiceMultipart
+@_exported import SluiceTus

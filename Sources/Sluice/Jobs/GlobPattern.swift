@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// A shell-style pattern with the rules of Python's `fnmatch` (POSIX, case-sensitive), which the
 /// AWS CLI's `--include`/`--exclude` filters use: `*` matches any run of characters, `/`

@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// The durable record of a job of many uploads (`UploadJob`): a header naming the job, then
 /// one line per file finished, appended as each finishes (`Journal`).

@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// Shard `index` of `count` (`--shard K/N`): the files and objects whose path falls in it, so
 /// that N runs of one job, on as many machines, each take a disjoint part and together all of it.

@@ -9,6 +9,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// The files of a job named by a list (`--files-from FILE|-`) instead of a walk of its root:
 /// read once, checked whole before anything is sent, and yielded in key order as a walk yields

@@ -9,6 +9,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// Records (a key and a payload, bytes) sorted by key in a `KeyOrder`, in bounded memory: an
 /// external merge sort. Records are held in memory up to `runBytes`, each such run sorted and

@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// A file's content type guessed from its name as the AWS CLI guesses it: `aws s3 cp` calls
 /// Python's `mimetypes.guess_type` on the file's absolute path and sends the type it gets.

@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 extension ChecksumAlgorithm {
     /// S3's name for it (`x-amz-checksum-algorithm`, `ChecksumCRC32C` in XML).

@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// A key `DeleteObjects` did not delete, with the server's reason.
 public struct S3DeleteFailure: Error, Sendable, Equatable, CustomStringConvertible {

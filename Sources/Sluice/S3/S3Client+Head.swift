@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// What `HeadObject` says of an object: its length and ETag, the checksums it stores (asked for
 /// with `x-amz-checksum-mode: ENABLED`), and whether its ETag can be an MD5 of its bytes.

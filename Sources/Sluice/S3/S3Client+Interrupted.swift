@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// What is true of a multipart upload whose `CompleteMultipartUpload` was interrupted: the
 /// server may have completed it before the interrupt reached it.

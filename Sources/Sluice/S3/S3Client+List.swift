@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 extension S3Client {
     /// The most bytes of a `ListObjectsV2` or `DeleteObjects` answer read: 1,000 keys of

@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// A multipart upload a backend created for a client that sends its parts through presigned
 /// URLs: what the backend keeps to presign the parts and to check the client's list, and

@@ -6,6 +6,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// One S3 request before it is signed: what, where, with which headers.
 struct S3Call: Sendable {

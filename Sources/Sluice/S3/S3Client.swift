@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// An S3 client for uploads: a single `PutObject` below the part size, otherwise a multipart
 /// upload with parts in parallel, resumable after the process dies.

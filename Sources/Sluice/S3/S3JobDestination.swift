@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// An `UploadJob`'s files as objects under a prefix: the key is `prefix` + the file's path
 /// below the job's root with `/` separators, as `aws s3 cp --recursive` makes it.

@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// A checksum algorithm S3 records per part and per object.
 public enum S3ChecksumAlgorithm: String, Sendable, Equatable, Codable, CaseIterable {

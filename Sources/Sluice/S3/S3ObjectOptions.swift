@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// What an uploaded object carries besides its bytes: its attributes, encryption, tags, ACL,
 /// object lock and the condition it is written under. One value, turned into the headers of

@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// One part of a stream held in memory: filled from the stream, then sent (and re-sent on a
 /// retry) as a `ByteSource`. Resident: a signed body hashes its chunks in place, so the part

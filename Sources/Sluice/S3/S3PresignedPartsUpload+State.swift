@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// One accepted part is one line of a presigned-parts record.
 extension S3PartETag: JournalEntry {

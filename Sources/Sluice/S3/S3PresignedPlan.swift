@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// One part as a client reports it to its backend once S3 accepted it.
 public struct S3PartETag: Codable, Sendable, Equatable {

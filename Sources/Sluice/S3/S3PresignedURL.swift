@@ -10,6 +10,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// Where one part of a presigned multipart upload goes: a URL signed in its query string
 /// (SigV4, `X-Amz-Signature`) and the headers that were signed with it.

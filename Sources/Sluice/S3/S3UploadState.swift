@@ -8,6 +8,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// What identifies a source file's content cheaply: device, inode, size, modification and
 /// change times (nanoseconds). A rewrite in place changes `mtime`/`ctime`; a replacement by

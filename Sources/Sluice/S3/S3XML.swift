@@ -8,6 +8,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// A parsed XML element: its local name, its text, its children in order.
 ///

@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// `AWSChunkReadAhead`'s state machine: which ring slots hold which chunks, what the producer
 /// may claim next, the consumer's wake-up, the end. Every change is an `event` that says what

@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// Reads and hashes the next chunks of an aws-chunked body on another core while the
 /// transport sends the current one, so that SHA-256 (about 2 GB/s with SHA-NI) does not

@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// The chained signatures of an aws-chunked body: each chunk's signature covers the previous
 /// one and the chunk's SHA-256, starting from the request's (seed) signature.

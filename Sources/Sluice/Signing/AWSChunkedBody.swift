@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// A body encoded as `aws-chunked` on the fly: a random-access `ByteSource` whose bytes are the
 /// encoding of another source, chunk signatures and trailer checksum computed as it is read.

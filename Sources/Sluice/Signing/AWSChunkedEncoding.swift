@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// The shape of an `aws-chunked` body: payload mode, chunk size, trailer, and from them the
 /// exact encoded length, known before a byte is read.

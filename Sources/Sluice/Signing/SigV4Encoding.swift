@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// SigV4's URI encoding: every byte outside `A-Z a-z 0-9 - . _ ~` becomes `%XX` (uppercase hex),
 /// `/` kept in paths only. Also the decoding of URLs given by users.

@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// What `x-amz-content-sha256` says about the body, and so how the body is protected.
 public enum SigV4Payload: Sendable, Hashable {

@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// One header as it goes into a signed request: name as given, value as given.
 public struct SigV4Header: Sendable, Hashable, CustomStringConvertible {

@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 extension SigV4Signature {
     /// The signed headers as `HTTPHeader`s for an `UploadRequest`, without `Host` and

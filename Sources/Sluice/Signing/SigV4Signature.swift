@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// A signed request: what to send, and every intermediate step (for tests and debugging).
 public struct SigV4Signature: Sendable, Hashable {

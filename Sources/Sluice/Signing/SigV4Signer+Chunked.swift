@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 extension SigV4Signer {
     /// Signs a request whose body goes out `aws-chunked`, and wraps the body.

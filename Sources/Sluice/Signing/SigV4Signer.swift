@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// AWS Signature Version 4: header-signed requests, presigned URLs and the chunk signatures of
 /// aws-chunked bodies.

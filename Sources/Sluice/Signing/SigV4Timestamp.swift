@@ -10,6 +10,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// The instant a request is signed at, in SigV4's two spellings: `20150830T123600Z` and `20150830`.
 public struct SigV4Timestamp: Sendable, Hashable, CustomStringConvertible {

@@ -6,6 +6,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 extension SigningCrypto {
     /// SHA-256 of `bytes`, one shot.

@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// The hashes SigV4 is built from: SHA-256 and HMAC-SHA256, on the platform's crypto library
 /// (`SigningCrypto+OpenSSL.swift` on Linux, `SigningCrypto+CryptoKit.swift` on Apple platforms).

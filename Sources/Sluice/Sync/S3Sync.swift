@@ -4,6 +4,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// `sluice s3 sync DIR s3://BUCKET/PREFIX/`: the files below a directory sent where their object
 /// is missing or differs (the AWS CLI's rules, `SyncComparison`), and with `deletes` the objects

@@ -5,6 +5,7 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
+import SluiceTus
 
 /// `s3 sync --checksum`: whether a file holds the bytes of the object of the same size the
 /// listing shows for its key, from what the object carries, without reading the object.

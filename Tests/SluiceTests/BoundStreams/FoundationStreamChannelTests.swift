@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// The Apple-platform path, run here: `InputStreamSource` over whatever
 /// `Stream.getBoundStreams` returns, through the public `Stream` API only (on Linux that is

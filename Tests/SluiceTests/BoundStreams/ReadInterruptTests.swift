@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// `ReadInterrupt.waitReadable`: a wait for a pipe's bytes that `interrupt()` ends at once,
 /// and that says when the pipe stayed silent for the whole timeout (S3's stall bound on stdin).

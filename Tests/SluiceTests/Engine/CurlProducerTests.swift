@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 @Suite(
     "curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",

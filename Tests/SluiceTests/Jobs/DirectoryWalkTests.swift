@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// `DirectoryWalk` and `PathFilter`: the files of a tree in key order, issues for what cannot
 /// be sent, the walk lazy, and the same files and keys as `aws s3 cp --recursive --dryrun`.

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// `GlobPattern` is Python's `fnmatch` (what the AWS CLI's filters call): hand-made cases, then
 /// random patterns checked against Python itself.

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// A destination whose first upload waits at a gate (the others return at once), counting the
 /// names it was asked for; a cancel while it waits is thrown as the S3 destination throws it.

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// Names and filenames that try to leave their header: each arrives escaped, on the one
 /// `Content-Disposition` line, or is refused.

@@ -8,6 +8,7 @@ import Foundation
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 enum MultipartTestSupport {
     /// A fixed boundary for exact-byte tests.

@@ -13,6 +13,7 @@ import Glibc
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 private typealias Support = ReceiverTestSupport
 

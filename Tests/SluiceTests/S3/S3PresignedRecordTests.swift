@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// The record of a presigned-parts upload: a line appended per accepted part, so 10,000 parts
 /// write O(parts) bytes and read back whole; a record that cannot be read is an error naming

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// The one retry policy: what is transient, how long to wait, when to stop.
 struct RetryPolicyTests {

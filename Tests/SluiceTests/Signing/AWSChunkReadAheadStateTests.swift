@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// `AWSChunkReadAheadState`, transition by transition: a table of (state, event) → (state,
 /// action), the illegal and late events included (a take after the end, a claim by a producer

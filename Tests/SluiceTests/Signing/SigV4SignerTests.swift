@@ -12,6 +12,7 @@ import CSluiceCrypto
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 @Suite struct SigV4SignerTests {
     static let signer = SigV4Signer(

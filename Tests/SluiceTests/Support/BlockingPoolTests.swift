@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// The blocking-call pool: bodies run on its own threads, never more than its count, queued
 /// items a cancel takes back fail with `CancellationError` without running, shutdown ends it.

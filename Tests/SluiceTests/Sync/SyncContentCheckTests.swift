@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// `s3 sync --checksum`'s decisions (`SyncContentCheck`), each branch, against a scripted server
 /// that answers `HeadObject` as told, and lies where told (a checksum of the wrong length, base64

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// What the caller asks for is what runs: a parallel upload's `concurrency` above the engine's
 /// per-origin limit (16), each part prepared (signed) when it starts, not while it waits.

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// One run of a resumable tus upload at a time: a second run while one holds the upload's
 /// record is refused before any request (the endpoint here answers nothing), naming the

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceBoundStreams
 @testable import SluiceTransport
 @testable import SluiceMultipart
+@testable import SluiceTus
 
 /// tus pieces that need no server: metadata, fingerprints, the state store.
 struct TusUnitTests {

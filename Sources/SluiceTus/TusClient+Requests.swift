@@ -5,15 +5,14 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
 
 /// The bytes the current request has handed to the connection, for progress and counters.
-final class TusInFlight: Sendable {
+package final class TusInFlight: Sendable {
     private let sent = Atomic<Int64>(0)
 
-    func reset() { sent.store(0, ordering: .relaxed) }
-    func update(_ value: Int64) { sent.store(value, ordering: .relaxed) }
-    var value: Int64 { sent.load(ordering: .relaxed) }
+    package func reset() { sent.store(0, ordering: .relaxed) }
+    package func update(_ value: Int64) { sent.store(value, ordering: .relaxed) }
+    package var value: Int64 { sent.load(ordering: .relaxed) }
 }
 
 /// Where an upload stands at the server, as `HEAD` tells.
@@ -25,11 +24,11 @@ public struct TusUploadStatus: Sendable, Equatable {
 }
 
 extension TusClient {
-    static let version = "1.0.0"
-    static let offsetContentType = "application/offset+octet-stream"
+    package static let version = "1.0.0"
+    package static let offsetContentType = "application/offset+octet-stream"
 
     /// A request with `Tus-Resumable` and the caller's extra headers.
-    func makeRequest(_ url: URL, method: String, headers: [(String, String)] = []) throws -> UploadRequest {
+    package func makeRequest(_ url: URL, method: String, headers: [(String, String)] = []) throws -> UploadRequest {
         do {
             var all = [HTTPHeader(name: "Tus-Resumable", value: Self.version)]
             for (name, value) in headers { all.append(HTTPHeader(name: name, value: value)) }
@@ -46,7 +45,7 @@ extension TusClient {
     ///
     /// - Throws: `UploadError` from the transport, unchanged, so callers can tell transient
     ///   failures from the rest (`isTransient`).
-    func send(
+    package func send(
         _ request: UploadRequest, body: UploadBody? = nil, inFlight: TusInFlight? = nil,
         progress: (@Sendable (Int64) -> Void)? = nil
     ) async throws -> UploadResponse {
@@ -67,7 +66,7 @@ extension TusClient {
     ///
     /// - Throws: `TusError.versionUnsupported` when the server lists versions without 1.0.0
     ///   or answers 412; `UploadError` for transport failures.
-    func discoverOnce(_ endpoint: URL) async throws -> TusServerInfo {
+    package func discoverOnce(_ endpoint: URL) async throws -> TusServerInfo {
         let response = try await send(makeRequest(endpoint, method: "OPTIONS"))
         if response.status == 412 { throw versionError(response) }
         guard response.isSuccess else { return TusServerInfo(versions: [], extensions: ["creation"]) }
@@ -76,7 +75,7 @@ extension TusClient {
         return info
     }
 
-    func versionError(_ response: UploadResponse) -> TusError {
+    package func versionError(_ response: UploadResponse) -> TusError {
         let offered = response.header("Tus-Version") ?? "none listed"
         return TusError(
             .versionUnsupported, "the server does not support tus \(Self.version) (it offers \(offered))",
@@ -87,7 +86,7 @@ extension TusClient {
     ///
     /// - Throws: `TusError` (`.uploadGone` for 404/410, `.versionUnsupported`, `.httpStatus`,
     ///   `.protocolViolation`); `UploadError` for transport failures; `TusTransientStatus` for 423 and 5xx.
-    func headOnce(_ url: URL) async throws -> TusUploadStatus {
+    package func headOnce(_ url: URL) async throws -> TusUploadStatus {
         let response = try await send(makeRequest(url, method: "HEAD"))
         try check(response, url: url, action: "HEAD")
         guard let text = response.header("Upload-Offset"), let offset = Int64(text), offset >= 0 else {
@@ -99,7 +98,7 @@ extension TusClient {
     }
 
     /// Turns a non-2xx status into the error it means; returns for 2xx.
-    func check(_ response: UploadResponse, url: URL, action: String, offset: Int64? = nil, total: Int64? = nil) throws {
+    package func check(_ response: UploadResponse, url: URL, action: String, offset: Int64? = nil, total: Int64? = nil) throws {
         let status = response.status
         if response.isSuccess { return }
         let where_ = url.absoluteString
@@ -127,7 +126,7 @@ extension TusClient {
     }
 
     /// `Upload-Metadata`: sorted `key base64(value)` pairs.
-    static func encodeMetadata(_ metadata: [String: String]) -> String {
+    package static func encodeMetadata(_ metadata: [String: String]) -> String {
         metadata.keys.sorted().map { key in
             let value = metadata[key] ?? ""
             return value.isEmpty ? key : "\(key) \(Data(value.utf8).base64EncodedString())"
@@ -135,7 +134,7 @@ extension TusClient {
     }
 
     /// The SHA-1 of `source`, base64, read in 1 MiB pieces.
-    static func sha1Base64(_ source: any ByteSource) throws -> String {
+    package static func sha1Base64(_ source: any ByteSource) throws -> String {
         let digest = Digest(.sha1)
         let size = Int(min(Int64(1 << 20), max(1, source.length)))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
@@ -152,7 +151,7 @@ extension TusClient {
 }
 
 /// A status worth retrying after a pause: 423 Locked, or 408, 429 or a 5xx (`RetryPolicy.isTransient(status:)`).
-struct TusTransientStatus: Error {
-    var status: Int
-    var action: String
+package struct TusTransientStatus: Error {
+    package var status: Int
+    package var action: String
 }

@@ -3,7 +3,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
 
 /// How a tus upload behaves: chunking, metadata, checksums, retries and where resume state lives.
 public struct TusOptions: Sendable {
@@ -75,7 +74,7 @@ public struct TusOptions: Sendable {
         !key.isEmpty && !key.contains(" ") && !key.contains(",") && key.unicodeScalars.allSatisfy(\.isASCII)
     }
 
-    func validate() throws(TusError) {
+    package func validate() throws(TusError) {
         guard parallelUploads >= 1, parallelUploads <= 64 else {
             throw TusError(.invalidOption, "parallel uploads must be 1 ... 64")
         }

@@ -4,7 +4,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
 
 /// What a tus server said about itself in answer to `OPTIONS`.
 public struct TusServerInfo: Sendable, Equatable {
@@ -29,7 +28,7 @@ public struct TusServerInfo: Sendable, Equatable {
     public func supports(_ name: String) -> Bool { extensions.contains(name) }
 
     /// Reads the discovery headers of `response`.
-    init(_ response: UploadResponse) {
+    package init(_ response: UploadResponse) {
         func list(_ name: String) -> [String] {
             (response.header(name) ?? "").split(separator: ",")
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -4,7 +4,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
 
 /// A tus upload's attempts under its `RetryPolicy`.
 ///
@@ -13,20 +12,20 @@ import SluiceMultipart
 /// at once. Progress is the highest offset the server ever confirmed rising: a server whose
 /// offset goes back and forth (two backends without shared storage) does not start the count
 /// of failures in a row again, and the failures in all are capped too.
-struct TusRetrier {
+package struct TusRetrier {
     private var budget: RetryBudget
     /// The highest offset the server ever confirmed.
-    private(set) var highest: Int64 = 0
+    package private(set) var highest: Int64 = 0
 
-    init(options: TusOptions) {
+    package init(options: TusOptions) {
         budget = RetryBudget(options.retryPolicy)
     }
 
     /// Transient failures so far.
-    var total: Int { budget.failures }
+    package var total: Int { budget.failures }
 
     /// The server confirmed `offset`: progress only when it passes every offset it confirmed before.
-    mutating func confirmed(_ offset: Int64) {
+    package mutating func confirmed(_ offset: Int64) {
         guard offset > highest else { return }
         highest = offset
         budget.progressed()
@@ -34,7 +33,7 @@ struct TusRetrier {
 
     /// Rethrows `error` as a `TusError` unless it is transient and the budget allows
     /// another attempt, in which case it returns after the backoff delay.
-    mutating func absorb(
+    package mutating func absorb(
         _ error: any Error, action: String, uploadURL: String?, offset: Int64? = nil, total length: Int64? = nil
     ) async throws {
         let cause: String

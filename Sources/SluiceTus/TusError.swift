@@ -3,7 +3,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
 
 /// Why a tus upload or termination did not end with the whole source at the server.
 ///

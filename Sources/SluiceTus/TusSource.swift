@@ -4,7 +4,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
 
 /// A random-access source with the identity a resumed upload is matched by.
 ///
@@ -147,7 +146,7 @@ public struct TusFingerprint: Codable, Sendable, Equatable {
     }
 
     /// What differs from `other`, in words, or nil when nothing does.
-    func difference(from stored: TusFingerprint) -> String? {
+    package func difference(from stored: TusFingerprint) -> String? {
         if length != stored.length { return "its length is \(length), was \(stored.length)" }
         if headSHA256 != stored.headSHA256 { return "its first MiB changed" }
         if tailSHA256 != stored.tailSHA256 { return "its last MiB changed" }

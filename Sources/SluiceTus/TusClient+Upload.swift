@@ -4,13 +4,12 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
 
 /// One run of `TusClient.upload`: discovery, resume or creation, then PATCH to the end.
 ///
 /// - Important: Used by one task only; never shared. Progress closures capture only
 ///   `meter` and `inFlight`, which are `Sendable`.
-final class TusUploadJob {
+package final class TusUploadJob {
     private let client: TusClient
     private let options: TusOptions
     private let source: TusSource
@@ -38,7 +37,7 @@ final class TusUploadJob {
     /// once the final upload exists).
     private let keepsRecord: Bool
 
-    init(
+    package init(
         client: TusClient, source: TusSource, endpoint: URL, creationHeaders: [(String, String)] = [], keepsRecord: Bool = false,
         progress: (@Sendable (UploadProgress) -> Void)?
     ) {
@@ -64,7 +63,7 @@ final class TusUploadJob {
         return min(chosen, client.transport.maximumSizedBody ?? .max)
     }
 
-    func run() async throws -> TusUploadResult {
+    package func run() async throws -> TusUploadResult {
         // A record must be storable before the server holds an upload that needs one.
         try store?.prepare()
         // One run of an upload at a time: its record is this run's until it ends.

@@ -4,7 +4,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
 
 /// What Sluice keeps about one upload between runs.
 public struct TusRecord: Codable, Sendable, Equatable {

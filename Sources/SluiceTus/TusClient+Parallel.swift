@@ -4,7 +4,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
 
 /// `TusOptions.parallelUploads` partial uploads of one source, sent at once and joined by
 /// the concatenation extension (tus-js-client's `parallelUploads`).
@@ -15,20 +14,20 @@ import SluiceMultipart
 /// upload at its server offset. When all are complete, `POST` with
 /// `Upload-Concat: final;URL1 URL2 ...` creates the upload that holds the whole source; only
 /// then are the partial records dropped.
-final class TusParallelJob {
+package final class TusParallelJob {
     private let client: TusClient
     private let source: TusSource
     private let endpoint: URL
     private let progress: (@Sendable (UploadProgress) -> Void)?
 
-    init(client: TusClient, source: TusSource, endpoint: URL, progress: (@Sendable (UploadProgress) -> Void)?) {
+    package init(client: TusClient, source: TusSource, endpoint: URL, progress: (@Sendable (UploadProgress) -> Void)?) {
         self.client = client
         self.source = source
         self.endpoint = endpoint
         self.progress = progress
     }
 
-    func run() async throws -> TusUploadResult {
+    package func run() async throws -> TusUploadResult {
         let start = ContinuousClock.now
         let length = source.bytes.length
         let count = client.options.parallelUploads
