@@ -62,6 +62,16 @@ let package = Package(
         .target(name: "SluiceMultipart", dependencies: ["SluicePrimitives", "SluiceByteSources", "SluiceRequests"], swiftSettings: strict),
         // tus 1.0 resumable uploads, one or parallel.
         .target(name: "SluiceTus", dependencies: ["SluicePrimitives", "SluiceByteSources", "SluiceRequests", "SluiceBoundStreams", "SluiceTransport"], swiftSettings: strict),
+        // S3: SigV4 signing, aws-chunked bodies, the S3 client (objects, multipart, lists,
+        // deletes, presigned parts) and its configuration.
+        .target(
+            name: "SluiceS3",
+            dependencies: [
+                "SluicePrimitives", "SluiceByteSources", "SluiceRequests", "SluiceBoundStreams", "SluiceTransport",
+                .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux])),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "Sluice",
             dependencies: [
@@ -72,6 +82,7 @@ let package = Package(
                 "SluiceTransport",
                 "SluiceMultipart",
                 "SluiceTus",
+                "SluiceS3",
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux])),
             ],
@@ -83,7 +94,7 @@ let package = Package(
         .target(name: "SluiceCLI", dependencies: ["Sluice", "SluiceReceiver"], swiftSettings: strict),
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"], swiftSettings: strict),
         .testTarget(
-            name: "SluiceTests", dependencies: ["Sluice", "SluiceTus", "SluiceMultipart", "SluiceTransport", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
+            name: "SluiceTests", dependencies: ["Sluice", "SluiceS3", "SluiceTus", "SluiceMultipart", "SluiceTransport", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
         ),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),

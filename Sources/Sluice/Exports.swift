@@ -7,3 +7,4 @@
 @_exported import SluiceTransport
 @_exported import SluiceMultipart
 @_exported import SluiceTus
+@_exported import SluiceS3

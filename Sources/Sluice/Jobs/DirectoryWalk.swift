@@ -11,6 +11,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// A regular file found by a `DirectoryWalk`.
 public struct WalkedFile: Sendable, Equatable {

@@ -5,6 +5,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// A shell-style pattern with the rules of Python's `fnmatch` (POSIX, case-sensitive), which the
 /// AWS CLI's `--include`/`--exclude` filters use: `*` matches any run of characters, `/`

@@ -5,6 +5,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// The files of an `UploadJob` in the order of their keys: a walk of its root, or the files of
 /// its list (`UploadJob.list`, `--files-from`).

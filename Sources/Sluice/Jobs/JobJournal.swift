@@ -6,6 +6,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// The durable record of a job of many uploads (`UploadJob`): a header naming the job, then
 /// one line per file finished, appended as each finishes (`Journal`).

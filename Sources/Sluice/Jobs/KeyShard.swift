@@ -5,6 +5,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// Shard `index` of `count` (`--shard K/N`): the files and objects whose path falls in it, so
 /// that N runs of one job, on as many machines, each take a disjoint part and together all of it.

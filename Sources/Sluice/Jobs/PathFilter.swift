@@ -5,6 +5,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// `--include` and `--exclude` with the AWS CLI's rules: every file starts included; the rules
 /// are tried in order and the last one whose pattern matches decides. A pattern is a

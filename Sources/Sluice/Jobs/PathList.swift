@@ -10,6 +10,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// The files of a job named by a list (`--files-from FILE|-`) instead of a walk of its root:
 /// read once, checked whole before anything is sent, and yielded in key order as a walk yields

@@ -10,6 +10,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// Records (a key and a payload, bytes) sorted by key in a `KeyOrder`, in bounded memory: an
 /// external merge sort. Records are held in memory up to `runBytes`, each such run sorted and

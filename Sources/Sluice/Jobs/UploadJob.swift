@@ -6,6 +6,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// Where the files of an `UploadJob` go: S3 is the first; tus or plain PUTs fit the same shape.
 public protocol UploadJobDestination: Sendable {

@@ -5,6 +5,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// Decides, file by file in the walk's order (the order of their keys), which files of an
 /// `UploadJob` are sent: `s3 sync` sends those whose object its listing shows missing or

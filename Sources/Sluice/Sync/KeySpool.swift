@@ -5,6 +5,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// Keys kept on disk in the order they were added, then read back once in that order: what a
 /// sync is to delete, held until the walk has ended without an error, in a few KiB of memory

@@ -5,6 +5,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// `sluice s3 sync DIR s3://BUCKET/PREFIX/`: the files below a directory sent where their object
 /// is missing or differs (the AWS CLI's rules, `SyncComparison`), and with `deletes` the objects

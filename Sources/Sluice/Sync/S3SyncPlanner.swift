@@ -5,6 +5,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// A decision of `s3 sync`, in the order it is made.
 public enum SyncDecision: Sendable, Equatable {

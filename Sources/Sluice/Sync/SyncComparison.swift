@@ -5,6 +5,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// How `s3 sync` decides that a file is sent over the object a listing shows for its key: the
 /// AWS CLI's rules (`aws s3 sync`), in one place.

@@ -6,6 +6,7 @@ import SluiceBoundStreams
 import SluiceTransport
 import SluiceMultipart
 import SluiceTus
+import SluiceS3
 
 /// `s3 sync --checksum`: whether a file holds the bytes of the object of the same size the
 /// listing shows for its key, from what the object carries, without reading the object.

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// The output stream's first `hasSpaceAvailable` reaches a writer whatever it does first:
 /// open, then schedule (legal with Apple's streams), or schedule, then open; on a run loop or

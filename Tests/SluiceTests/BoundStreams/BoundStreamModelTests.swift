@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Model-based test of the bound pair (issue 8 §1): random interleavings of open, write (in
 /// and outside space events, one write per event or until a short write), read, close of

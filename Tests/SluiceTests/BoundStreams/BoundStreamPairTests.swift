@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Collects a stream's events; a gate instead of sleeps.
 final class EventRecorder: StreamDelegate, @unchecked Sendable {

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 @Suite struct ByteRingTests {
     /// Every layout: capacity x start x fill, then a write and a read of every size.

@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// The Apple-platform path, run here: `InputStreamSource` over whatever
 /// `Stream.getBoundStreams` returns, through the public `Stream` API only (on Linux that is

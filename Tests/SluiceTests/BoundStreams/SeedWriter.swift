@@ -10,6 +10,7 @@ import Foundation
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// The seed's "input stream source", ported as the seed writes it (/work/shared/seed): a
 /// delegate on the output stream of a bound pair, scheduled in a run loop of its own thread,

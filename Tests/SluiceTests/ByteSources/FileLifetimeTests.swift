@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Who closes which descriptor: `FileByteSource` closes once (idempotent, thread-safe, in
 /// `deinit` at the latest); `MultipartBody` and `TusSource` own the files they opened.

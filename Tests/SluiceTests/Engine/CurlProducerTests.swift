@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 @Suite(
     "curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",

@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 @Suite("TransferEngine: loops, threads, connection reuse, per-host limit", .serialized, .hangGuard)
 struct TransferEngineTests {

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `GlobPattern` is Python's `fnmatch` (what the AWS CLI's filters call): hand-made cases, then
 /// random patterns checked against Python itself.

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Names and filenames that try to leave their header: each arrives escaped, on the one
 /// `Content-Disposition` line, or is refused.

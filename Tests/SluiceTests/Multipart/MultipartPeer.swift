@@ -9,6 +9,7 @@ import Foundation
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `Tests/Peers/multipart_server.py` (python-multipart) on 127.0.0.1, started on port 0
 /// and stopped by PID.

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Random body shapes: the announced length is the number of bytes produced, and
 /// reads at any offset match a front-to-back read.

@@ -9,6 +9,7 @@ import Foundation
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 enum MultipartTestSupport {
     /// A fixed boundary for exact-byte tests.

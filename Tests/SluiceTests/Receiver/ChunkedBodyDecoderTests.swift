@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// The receiver's chunked decoder and request-head parser, fed in every possible split.
 @Suite struct ChunkedBodyDecoderTests {

@@ -14,6 +14,7 @@ import Glibc
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 private typealias Support = ReceiverTestSupport
 

@@ -14,6 +14,7 @@ import Glibc
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Helpers for the loopback receiver's tests: running `/usr/bin/curl`, writing synthetic files,
 /// and a raw TCP client for requests curl will not send.

@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// A stream of synthetic bytes, read once, length unknown: stdin as the library sees it.
 final class SyntheticStream: SequentialByteSource {

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Credentials, region, endpoint and addressing as the AWS CLI reads them, checked by hand
 /// and against botocore's own loader on the same files and environments.

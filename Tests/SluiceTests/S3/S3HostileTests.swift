@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Inputs a hostile user tries on S3 uploads; each ends in the right request or a clear error
 /// before any byte is sent. The CLI's side is Tests/e2e/test_s3_hostile.py.

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `s3://BUCKET/KEY`: parsing, folder keys, URL building for both addressing styles.
 struct S3LocationTests {

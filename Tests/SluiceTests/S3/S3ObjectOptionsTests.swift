@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `S3ObjectOptions`: the headers of each request against botocore's serializer for the same
 /// call, and the refusals before anything is sent.

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Presigned multipart uploads: the backend half (`S3Client`, with credentials) and the client
 /// half (`S3PresignedPartsUpload`, with none) against the SeaweedFS scripts/test.sh starts,

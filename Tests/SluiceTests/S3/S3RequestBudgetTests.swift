@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `S3Options.requestBudget` holds what it says: a request attempt holds a permit while it is
 /// sent, and none through a retry's backoff.

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Runs `Tests/Peers/s3_botocore_peer.py` once with a JSON request and returns its JSON answer.
 ///

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// S3 over `URLSessionTransport` (the only transport on Apple platforms) against SeaweedFS:
 /// the same part scheduler as on libcurl, each object read back byte-exact.

@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 @Suite("Parallel ranged upload on the engine", .serialized, .hangGuard)
 struct ParallelUploadTests {

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// A stream's part that fails for good while the producer waits for the next one (stdin not
 /// yet full) ends the run at once: the producer runs beside the parts in the scheduler's group

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `RequestBudget`: never more permits out than its limit, waiters served in order, a
 /// cancelled waiter leaves at once and takes no permit.

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// The one retry policy: what is transient, how long to wait, when to stop.
 struct RetryPolicyTests {

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// The S3 reference's chunked-upload example, and the aws-chunked body's replay and framing.
 @Suite struct AWSChunkedBodyTests {

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Sluice's signer against botocore's (`Tests/Peers/sigv4_botocore.py`): random requests,
 /// identical canonical requests, strings to sign and Authorization headers; presigned URLs

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// An IPv4 endpoint written another way is signed as libcurl sends it (issue 18.9).
 struct CanonicalHostTests {

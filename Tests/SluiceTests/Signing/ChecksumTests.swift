@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 @Suite struct ChecksumTests {
     /// RFC 3720 (iSCSI) appendix B.4 CRC32C vectors.

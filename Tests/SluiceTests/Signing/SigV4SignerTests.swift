@@ -13,6 +13,7 @@ import CSluiceCrypto
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 @Suite struct SigV4SignerTests {
     static let signer = SigV4Signer(

@@ -9,6 +9,7 @@ import Foundation
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `shared/vectors`: beside the checkout (`../shared/vectors` from the package root, as CI has
 /// it) or beside any ancestor of this file (a worktree nested deeper).

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// The blocking-call pool: bodies run on its own threads, never more than its count, queued
 /// items a cancel takes back fail with `CancellationError` without running, shutdown ends it.

@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `MediaTypeTable` is Python's `mimetypes.guess_type` with the tables Python reads here (what
 /// `aws s3 cp` sends as Content-Type): hand-picked names and random ones, checked against

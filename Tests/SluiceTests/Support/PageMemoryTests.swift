@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `PageMemory`: the kernel refusing pages is an error for the request that asked, not a trap
 /// (before: `fatalError` when `mmap` failed).

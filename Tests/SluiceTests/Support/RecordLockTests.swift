@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `RecordLock`: one run per record; a second is refused at once naming the holder's pid; the
 /// lock dies with its process.

@@ -7,6 +7,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `Redaction.secrets(in:)`: the one rule every message, progress line and error
 /// description uses for URLs that carry a password.

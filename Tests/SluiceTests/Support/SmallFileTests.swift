@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `SmallFile.read` (configuration files, resume records) and `FileSystemReason`: a bound on
 /// what is read, and file-system errors in a few words of Sluice's.

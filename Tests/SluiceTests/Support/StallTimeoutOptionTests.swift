@@ -8,6 +8,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `--stall-timeout` is one bound for the connect, the answer and the source on every command
 /// (`Arguments.stallTimeout`).

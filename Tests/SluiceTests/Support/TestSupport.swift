@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// A seeded generator so random tests can print and replay their seed.
 struct SeededGenerator: RandomNumberGenerator {

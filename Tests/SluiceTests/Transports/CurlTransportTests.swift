@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 @Suite("CurlTransport against a loopback sink", .serialized, .hangGuard)
 struct CurlTransportTests {

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `--limit-rate` on URLSession's sized bodies (up to `URLSessionTransport.sizedBodyLimit`,
 /// handed over as data with `Content-Length`): their bytes are drawn from the cap before they

@@ -12,6 +12,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// URLSession asks its delegate for a new body stream (`needNewBodyStream`) when libcurl
 /// rewinds the body, from inside libcurl's seek callback on URLSession's work queue; on Linux

@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// tus on the transfer engine: one connection per upload; parallel partial uploads joined by
 /// the concatenation extension (tuspyserver lists and implements it).

@@ -16,6 +16,7 @@ import Glibc
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Where the tests' Python peers live: `Tests/Peers`.
 let tusPeersDirectory: String = {

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// tus pieces that need no server: metadata, fingerprints, the state store.
 struct TusUnitTests {

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// `ResponseBodyHandling.collectOrFail`: how S3 and tus read answers. A body within the limit
 /// is kept whole; one past it fails the request at once (`responseTooLarge`), on both transports.

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Credentials and a redirect to another origin: two loopback sinks on two ports, both transports.
 @Suite("Credentials across redirects", .serialized, .hangGuard)

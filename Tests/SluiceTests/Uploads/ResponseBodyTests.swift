@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 /// Response bodies larger than the collect limit: streamed whole to a sink, or kept up to the
 /// limit with the truncation visible. Both transports, against a loopback sink.

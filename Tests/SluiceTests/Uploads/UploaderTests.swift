@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceTransport
 @testable import SluiceMultipart
 @testable import SluiceTus
+@testable import SluiceS3
 
 @Suite struct UploaderTests {
     @Test(arguments: TransportKind.allCases)

@@ -1,0 +1,73 @@
+import Foundation
+import SluicePrimitives
+import SluiceByteSources
+import SluiceRequests
+import SluiceBoundStreams
+import SluiceTransport
+import SluiceS3
+
+/// An `UploadJob`'s files as objects under a prefix: the key is `prefix` + the file's path
+/// below the job's root with `/` separators, as `aws s3 cp --recursive` makes it.
+///
+/// Each file is one `S3Client.upload`: a `PutObject` below the part size, a resumable multipart
+/// upload above it. Give the client's options a `RequestBudget` (`S3Options.requestBudget`) to
+/// hold every request of the job, small files and parts alike, to one number in flight.
+public struct S3JobDestination: UploadJobDestination {
+    /// The client every file goes through.
+    public let client: S3Client
+    /// The bucket the files go to.
+    public let bucket: String
+    /// The key prefix: empty, or ending in `/` (one is added when it does not).
+    public let prefix: String
+
+    /// A destination that puts every file under `location`'s prefix in its bucket.
+    ///
+    /// - Parameters:
+    ///   - client: The client every file goes through.
+    ///   - location: `s3://BUCKET/PREFIX`; a prefix that does not end in `/` gets one.
+    public init(client: S3Client, location: S3Location) {
+        self.client = client
+        bucket = location.bucket
+        prefix = location.key.isEmpty || location.key.hasSuffix("/") ? location.key : location.key + "/"
+    }
+
+    public var jobIdentity: String {
+        "\(client.configuration.endpointIdentity) s3://\(bucket)/\(prefix)"
+    }
+
+    /// The prefix plus the file's path below the root, with `/` separators.
+    ///
+    /// - Throws: `S3Error` (`.invalidLocation`) for a key S3 refuses (over 1,024 bytes).
+    public func name(for file: WalkedFile) throws -> String {
+        try S3Location(bucket: bucket, key: prefix + file.relativePath).key
+    }
+
+    public func upload(
+        _ file: WalkedFile, as name: String, restart: Bool,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> UploadJobSent {
+        let location = try S3Location(bucket: bucket, key: name)
+        let opened = try OpenedFile(path: file.path)
+        defer { opened.close() }
+        guard case .randomAccess(let bytes) = opened else {
+            // Its size is not its length (a kernel file system's file; the walk skips /proc and
+            // /sys): the path is named once, by the failure.
+            throw S3Error(.source, "its size is not its length (a kernel file system's file): not sent")
+        }
+        let source = S3Source(bytes, identity: "file:\(file.path)", fingerprint: S3SourceFingerprint(file: bytes))
+        var client = self.client
+        client.options.object = client.options.object.forFile(atPath: file.path)
+        client.options.restart = restart
+        // A file changed since its multipart upload began is sent again as it is now.
+        client.options.restartWhenSourceChanged = true
+        do {
+            let result = try await client.upload(source, to: location) { progress($0.bytesSent) }
+            return UploadJobSent(answer: result.eTag, bytesAlreadyThere: result.bytesSkipped)
+        } catch let error as S3Error where error.code == .objectExists {
+            throw UploadJobKept()
+        } catch let error as S3Error where error.code == .state && error.underlying is RecordStoreError {
+            // Its resume record cannot be written (a full disk): the job stops starting files.
+            throw UploadJobRecordFailed(error)
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import Synchronization
+import SluicePrimitives
+import SluiceByteSources
+import SluiceRequests
+import SluiceBoundStreams
+import SluiceTransport
+
+extension S3Client {
+    /// Sends parts `numbers` of `source` under `plan`, up to `concurrency` at once, on the part
+    /// scheduler over the client's transport: each part signed when its attempt starts and
+    /// retried alone from its own start (on libcurl's transport each range is read with `pread`
+    /// straight into curl's buffer).
+    ///
+    /// - Returns: Each part's ETag and checksum.
+    /// - Throws: `S3Error`.
+    package func sendParts(
+        _ numbers: [Int], of source: any ByteSource, plan: S3PartPlan, to location: S3Location, uploadID: String,
+        counters: S3Counters, meter: S3PartProgress
+    ) async throws -> [S3CompletedPart] {
+        guard !numbers.isEmpty else { return [] }
+        let parts = numbers.map { number in
+            let range = plan.range(ofPart: number)
+            return UploadPart(number: number, offset: range.lowerBound, length: Int64(range.count))
+        }
+        return try await scheduleParts(.list(parts), to: location, uploadID: uploadID, counters: counters, meter: meter) { part in
+            try SliceByteSource(source, range: part.range)
+        }.map(\.part)
+    }
+
+    /// Sends the parts of `feed` as `UploadPart`s of `uploadID` on the part scheduler.
+    ///
+    /// - Parameters:
+    ///   - body: A part's bytes, asked for before each attempt.
+    ///   - completed: Called on the calling task with each accepted part once nothing reads its
+    ///     bytes any more.
+    /// - Returns: Each part's ETag and checksum, with its length, in part-number order.
+    /// - Throws: `S3Error` (the failing part's, with the server's error as its fields); what
+    ///   the producer of `feed` throws.
+    package func scheduleParts(
+        _ feed: PartFeed, to location: S3Location, uploadID: String, counters: S3Counters, meter: S3PartProgress,
+        body: @escaping @Sendable (UploadPart) throws -> any ByteSource, completed: ((UploadPart) -> Void)? = nil
+    ) async throws -> [(part: S3CompletedPart, length: Int64)] {
+        // The request each part's current attempt goes out with, until it is accepted: then the
+        // checksum of the bytes sent is read from it and the request (with its aws-chunked body
+        // and read-ahead buffers) is dropped, so memory does not grow with the part count.
+        let prepared = Lock<[Int: S3PreparedRequest]>([:])
+        let sent = Lock<[Int: Result<Checksum?, any Error>]>([:])
+        var upload = ParallelUpload(parts: []) { part in
+            let call = S3Call(
+                method: "PUT", location: location,
+                query: [SigV4QueryItem("partNumber", "\(part.number)"), SigV4QueryItem("uploadId", uploadID)],
+                headers: self.options.object.headers(for: .uploadPart),
+                action: "UploadPart", uploadID: uploadID, partNumber: part.number)
+            try self.checkSizedBody(part.length, "part \(part.number)")
+            let request = try self.prepare(call, body: .bytes(try body(part)))
+            prepared.withLock { $0[part.number] = request }
+            return PartRequest(request: request.request, body: .bytes(request.body)) { await request.chunked?.endReading() }
+        }
+        upload.concurrency = options.concurrency
+        upload.budget = options.requestBudget
+        upload.retryPolicy = options.retryPolicy
+        upload.options = requestTransfer
+        upload.verdict = { part, response in
+            counters.sent(response.bytesSent)
+            if response.isSuccess {
+                let request = prepared.withLock { $0.removeValue(forKey: part.number) }
+                let checksum = Result { try request?.sentChecksum() }
+                sent.withLock { $0[part.number] = checksum }
+                return .accept
+            }
+            let error = S3ServerError(status: response.status, body: response.body)
+            let line = "\(response.status) \(error.explanation)"
+            return error.isRetryable(status: response.status) ? .retry(line, cause: error) : .fail(line, cause: error)
+        }
+        let retries = Atomic<Int>(0)
+        let results: [PartResult]
+        do {
+            results = try await PartScheduler(upload, over: transport).run(
+                feed,
+                progress: { progress in
+                    retries.store(progress.retries, ordering: .relaxed)
+                    meter.update(engineBytes: progress.bytesSent)
+                }, completed: { completed?($0.part) })
+        } catch {
+            for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() }
+            throw Self.partsError(error, uploadID: uploadID)
+        }
+        for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() }
+        let checksums = sent.withLock { $0 }
+        return try results.map { result in
+            let number = result.part.number
+            let part = try Self.completedPart(number, response: result.response, sent: try checksums[number]?.get() ?? nil, uploadID: uploadID)
+            return (part, result.part.length)
+        }.sorted { $0.part.partNumber < $1.part.partNumber }
+    }
+
+    /// The scheduler's failure of a part as an `S3Error`, from its typed account (`PartFailure`):
+    /// the part, the attempts and the server's error document.
+    package static func partsError(_ error: any Error, uploadID: String) -> S3Error {
+        guard let error = error as? UploadError else {
+            if let error = error as? S3Error { return error }
+            return S3Error(.transport, "UploadPart failed: \(error)", uploadID: uploadID, underlying: error)
+        }
+        let failure = error.underlying as? PartFailure
+        let number = failure?.part.number
+        let exhausted = failure?.retriesExhausted ?? false
+        switch failure?.cause {
+        case let server as S3ServerError:
+            var refused = server.error(status: error.status ?? 0, action: "UploadPart", uploadID: uploadID, partNumber: number)
+            if let failure, exhausted { refused.message += " (after \(failure.attempts) attempts)" }
+            refused.underlying = error
+            return refused
+        case var prepared as S3Error:
+            // Refused while the part was prepared (its source, a first-pass checksum).
+            prepared.uploadID = prepared.uploadID ?? uploadID
+            prepared.partNumber = prepared.partNumber ?? number
+            return prepared
+        case let source as ByteSourceError:
+            return S3Error(
+                .source, "UploadPart of part \(number ?? 0) failed: \(source)", uploadID: uploadID, partNumber: number,
+                underlying: error)
+        case let transport as UploadError where transport.code == .tooManyRedirects:
+            return S3Error(
+                .server, "UploadPart of part \(number ?? 0) was \(transport.unfollowedRedirect)", status: transport.status,
+                uploadID: uploadID, partNumber: number, underlying: error)
+        case let transport as UploadError where transport.code == .invalidURL:
+            // Refused by the transport before any byte was sent (a signed path it would change).
+            return S3Error(.invalidLocation, transport.message, uploadID: uploadID, underlying: error)
+        default:
+            let code: S3Error.Code
+            switch error.code {
+            case .cancelled: code = .cancelled
+            case .sourceFailed: code = .source
+            case .httpStatus: code = .server
+            default: code = exhausted ? .retriesExhausted : .transport
+            }
+            return S3Error(
+                code, "UploadPart: \(error.message)", status: error.status, uploadID: uploadID, partNumber: number,
+                underlying: error)
+        }
+    }
+}
+
+extension S3Client {
+    /// `options.requestTransfer` for this client's transport. A transport that sends a
+    /// `Content-Length` only by holding the body (URLSession on Linux, up to
+    /// `URLSessionTransport.sizedBodyLimit`) is asked to, so S3 gets the length it needs;
+    /// longer bodies go chunked on it.
+    package var requestTransfer: UploadOptions {
+        var transfer = options.requestTransfer
+        if transport.maximumSizedBody != nil { transfer.prefersContentLength = true }
+        return transfer
+    }
+
+    /// The longest object body (a part, a `PutObject`) this client sends over a transport that
+    /// sends a `Content-Length` only up to a size (`UploadTransport.maximumSizedBody`: URLSession
+    /// on Linux): that size less what the payload mode adds (aws-chunked signatures and
+    /// trailer: about 12 KiB for 8 MiB); nil when the transport has no such limit.
+    package var largestSizedBody: Int64? {
+        guard let limit = transport.maximumSizedBody else { return nil }
+        let mode: AWSChunkedEncoding.Mode?
+        switch payloadMode {
+        case .signedChunks(let trailer): mode = trailer.map { .signedWithTrailer($0) } ?? .signed
+        case .unsignedTrailer(let algorithm): mode = .unsignedWithTrailer(algorithm)
+        case .unsigned, .sha256: mode = nil
+        }
+        guard let mode, let encoding = try? AWSChunkedEncoding(mode: mode, decodedLength: limit) else { return limit }
+        // What the encoding adds grows with the length: at `limit - overhead(limit)` it fits.
+        return limit - (encoding.encodedLength - limit)
+    }
+
+    /// The part size to plan with: the one asked for, else on a transport with a sized-body
+    /// limit the largest whole MiB under it (7 MiB on URLSession on Linux), else the default.
+    package var plannedPartSize: Int64? {
+        if let partSize = options.partSize { return partSize }
+        return largestSizedBody.map { max(S3PartPlan.minimumPartSize, $0 / (1 << 20) * (1 << 20)) }
+    }
+
+    /// Refuses, before it is sent, an object body of `length` bytes that this client's transport
+    /// could send only chunked (`largestSizedBody`; URLSession on Linux streams longer bodies
+    /// chunked, and S3 refuses them: SeaweedFS answers 403 `SignatureDoesNotMatch`).
+    ///
+    /// - Throws: `S3Error.invalidOption` naming the size, the limit and what to do.
+    package func checkSizedBody(_ length: Int64, _ what: @autoclosure () -> String) throws(S3Error) {
+        guard let largest = largestSizedBody, length > largest, let limit = transport.maximumSizedBody else { return }
+        throw S3Error(
+            .invalidOption,
+            "\(what()) is \(length) bytes, and this transport sends a Content-Length only for bodies up to \(limit) bytes as sent (URLSession on Linux streams longer ones chunked, which S3 refuses): use parts of at most \(largest) bytes or the curl transport"
+        )
+    }
+}

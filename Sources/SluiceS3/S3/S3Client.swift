@@ -1,0 +1,104 @@
+import Foundation
+import SluicePrimitives
+import SluiceByteSources
+import SluiceRequests
+import SluiceBoundStreams
+import SluiceTransport
+
+/// An S3 client for uploads: a single `PutObject` below the part size, otherwise a multipart
+/// upload with parts in parallel, resumable after the process dies.
+///
+/// ```swift
+/// let configuration = try S3Configuration.resolve(S3ConfigurationOverrides(endpointURL: "http://127.0.0.1:8333"))
+/// let client = S3Client(configuration: configuration)
+/// let file = try FileByteSource(path: "/data/big.bin")
+/// defer { file.close() }
+/// let source = S3Source(file, identity: "file:/data/big.bin", fingerprint: try S3SourceFingerprint(path: "/data/big.bin"))
+/// let result = try await client.upload(source, to: S3Location(parsing: "s3://bucket/big.bin"))
+/// print(result.eTag, result.partCount)
+/// ```
+///
+/// Resume: before the first part is sent, the upload id, the part plan and a fingerprint of the
+/// source (inode, size, modification and change times) are written durably to
+/// `S3Options.stateDirectory`, keyed by endpoint, bucket, key and source. The same command
+/// later asks the server which parts it holds (`ListParts`), skips those with the right size
+/// (and checksum, where the server lists one), sends the rest and completes. A changed source
+/// is refused (`S3Error.sourceChanged`); `S3Options.restart` aborts the stored upload and
+/// starts again.
+///
+/// Redirects are not followed: a 3xx answer fails the request (`S3Error.server`), so that no
+/// object bytes or `x-amz-*` headers go to another origin.
+///
+/// - Important: Cancelling the calling task stops every part promptly and throws
+///   `S3Error.cancelled`; for a file the stored state is kept (resume with the same command),
+///   for stdin the multipart upload is aborted so nothing is left to bill.
+public struct S3Client: Sendable {
+    /// Credentials, region, endpoint and addressing style.
+    public let configuration: S3Configuration
+    /// Part size, concurrency, checksum, payload signing, retries and the rest.
+    public var options: S3Options
+    /// The transport every request goes through.
+    public let transport: any UploadTransport
+
+    /// A client over the transport of kind `transport` (libcurl by default on Linux).
+    public init(configuration: S3Configuration, options: S3Options = S3Options(), transport: TransportKind = .platformDefault) {
+        self.init(configuration: configuration, options: options, transport: transport.makeTransport())
+    }
+
+    /// A client over `transport`.
+    public init(configuration: S3Configuration, options: S3Options = S3Options(), transport: any UploadTransport) {
+        self.configuration = configuration
+        self.options = options
+        if self.options.transfer.caFile == nil { self.options.transfer.caFile = configuration.caBundle }
+        // Requests are signed for one endpoint; S3 redirects (301 PermanentRedirect, 307
+        // TemporaryRedirect to another region) are errors to report, never bodies to send elsewhere.
+        self.options.transfer.maximumRedirects = 0
+        self.transport = transport
+    }
+
+}
+
+/// A random-access source with what a resumed upload is matched by.
+public struct S3Source: Sendable {
+    /// The bytes to upload, read at any offset.
+    public let bytes: any ByteSource
+    /// Which source: `file:/absolute/path`, `synthetic:LEN:SEED`, or a name the caller chooses.
+    public let identity: String
+    /// Whether its content is still what the stored upload was started with.
+    public let fingerprint: S3SourceFingerprint
+
+    /// A source whose stored upload is found by `identity` and matched by `fingerprint`.
+    public init(_ bytes: any ByteSource, identity: String, fingerprint: S3SourceFingerprint) {
+        self.bytes = bytes
+        self.identity = identity
+        self.fingerprint = fingerprint
+    }
+}
+
+/// What an S3 upload did.
+public struct S3UploadResult: Sendable {
+    /// The object uploaded.
+    public var location: S3Location
+    /// The object's length.
+    public var length: Int64
+    /// The object's ETag as the server gave it.
+    public var eTag: String
+    /// The multipart upload id; nil for a single `PutObject`.
+    public var uploadID: String?
+    /// Parts in the object (1 for `PutObject`).
+    public var partCount: Int
+    /// Parts found at the server and not sent again (a resumed upload).
+    public var partsSkipped: Int
+    /// Bytes of those parts.
+    public var bytesSkipped: Int64 = 0
+    /// Whether this run continued a stored upload.
+    public var resumed: Bool
+    /// Body bytes handed to connections, retries and aws-chunked framing included.
+    public var bytesSent: Int64
+    /// Transient failures retried.
+    public var retries: Int
+    /// The object's checksum as the server reported it and Sluice verified it, if any.
+    public var checksum: String?
+    /// Seconds from the first request to the last answer.
+    public var elapsed: Double
+}

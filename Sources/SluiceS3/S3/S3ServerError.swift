@@ -1,0 +1,125 @@
+import Foundation
+import SluicePrimitives
+import SluiceByteSources
+import SluiceRequests
+import SluiceBoundStreams
+import SluiceTransport
+
+/// An S3 error document (`<Error><Code>…</Code><Message>…</Message>…</Error>`) and what it
+/// means, in one line.
+public struct S3ServerError: Error, Sendable, Equatable {
+    /// S3's error code: `SignatureDoesNotMatch`, `AccessDenied`, `SlowDown`, …
+    public var code: String
+    /// S3's message, in its own words.
+    public var message: String
+    /// The request id (`x-amz-request-id` or `<RequestId>`), for the store's support.
+    public var requestID: String?
+    /// The resource S3 named, when it did.
+    public var resource: String?
+
+    /// An error document's fields.
+    public init(code: String, message: String, requestID: String? = nil, resource: String? = nil) {
+        self.code = code
+        self.message = message
+        self.requestID = requestID
+        self.resource = resource
+    }
+
+    package init(element: S3XMLElement) {
+        code = element.value("Code") ?? ""
+        message = element.value("Message") ?? ""
+        requestID = element.value("RequestId")
+        resource = element.value("Resource")
+    }
+
+    /// Reads an error answer's body. A body that is not an error document (an empty body to
+    /// `HEAD`, a proxy's HTML page) gives a code from the status alone.
+    public init(status: Int, body: Data) {
+        if let root = try? S3XMLElement.parse(body, what: "error"), root.name == "Error" {
+            self.init(element: root)
+            if code.isEmpty { code = Self.code(forStatus: status) }
+            return
+        }
+        let text =
+            String(decoding: body.prefix(200), as: UTF8.self)
+            .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        self.init(code: Self.code(forStatus: status), message: text.hasPrefix("<") ? "" : text)
+    }
+
+    package static func code(forStatus status: Int) -> String {
+        switch status {
+        case 301: return "PermanentRedirect"
+        case 400: return "BadRequest"
+        case 403: return "AccessDenied"
+        case 404: return "NotFound"
+        case 405: return "MethodNotAllowed"
+        case 411: return "MissingContentLength"
+        case 412: return "PreconditionFailed"
+        case 417: return "ExpectationFailed"
+        case 500: return "InternalError"
+        case 501: return "NotImplemented"
+        case 503: return "ServiceUnavailable"
+        default: return "HTTP\(status)"
+        }
+    }
+
+    /// Whether the same request may succeed if sent again after a pause.
+    public func isRetryable(status: Int) -> Bool {
+        let transientCodes: Set<String> = [
+            "SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout", "RequestTimeTooSkewed",
+            "Throttling", "ThrottlingException", "RequestLimitExceeded", "OperationAborted",
+        ]
+        return transientCodes.contains(code) || RetryPolicy.isTransient(status: status)
+    }
+
+    /// What the error means for the user, in words: the cause and what to do.
+    public var explanation: String {
+        let detail = message.isEmpty ? "" : ": \(message)"
+        switch code {
+        case "SignatureDoesNotMatch":
+            return "the server refused the request signature (SignatureDoesNotMatch): the secret access key is wrong for this access key, or a proxy changed the request"
+        case "InvalidAccessKeyId":
+            return "the server does not know this access key (InvalidAccessKeyId)"
+        case "AccessDenied":
+            return "access denied (AccessDenied)\(detail): the credentials may not write there"
+        case "NoSuchBucket":
+            return "the bucket does not exist (NoSuchBucket)"
+        case "NoSuchUpload":
+            return "the multipart upload does not exist any more (NoSuchUpload): it was completed or aborted"
+        case "EntityTooSmall":
+            return "the server refused a part below its minimum size (EntityTooSmall): every part but the last must be at least 5 MiB"
+        case "EntityTooLarge":
+            return "the server refused a part or object above its maximum size (EntityTooLarge)"
+        case "InvalidPart":
+            return "the server does not hold a listed part with that ETag (InvalidPart)\(detail)"
+        case "InvalidPartOrder":
+            return "the parts were not listed in ascending order (InvalidPartOrder)"
+        case "BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch":
+            return "the server's checksum of the bytes differs from the one sent (\(code)): the data changed on the way"
+        case "SlowDown":
+            return "the server asks to slow down (SlowDown)"
+        case "RequestTimeTooSkewed":
+            return "this machine's clock is too far from the server's (RequestTimeTooSkewed)"
+        case "ExpiredToken", "TokenRefreshRequired":
+            return "the session token has expired (\(code))"
+        case "ExpectationFailed":
+            // Before: "417 HTTP417".
+            return "the server refused the request's Expect: 100-continue (417 Expectation Failed)\(detail): the body was not taken, and the request was not sent again without it"
+        case "PermanentRedirect", "AuthorizationHeaderMalformed":
+            return "the bucket is in another region (\(code))\(detail): give the bucket's region"
+        default:
+            return "\(code)\(detail)"
+        }
+    }
+
+    /// An `S3Error` with code `.server`, naming the action, status and explanation.
+    package func error(status: Int, action: String, uploadID: String? = nil, partNumber: Int? = nil) -> S3Error {
+        var line = "\(action)"
+        if let partNumber { line += " of part \(partNumber)" }
+        line += " failed: \(status) \(explanation)"
+        if let requestID, !requestID.isEmpty { line += " [request \(requestID)]" }
+        return S3Error(
+            .server, line, status: status, serverCode: code, requestID: requestID, uploadID: uploadID, partNumber: partNumber,
+            underlying: self)
+    }
+}

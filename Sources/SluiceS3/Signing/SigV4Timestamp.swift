@@ -1,0 +1,39 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import SluicePrimitives
+import SluiceByteSources
+import SluiceRequests
+import SluiceBoundStreams
+import SluiceTransport
+
+/// The instant a request is signed at, in SigV4's two spellings: `20150830T123600Z` and `20150830`.
+public struct SigV4Timestamp: Sendable, Hashable, CustomStringConvertible {
+    /// `YYYYMMDD'T'HHMMSS'Z'`, UTC: the `x-amz-date` value.
+    public let amzDate: String
+    /// `YYYYMMDD`: the credential scope's date.
+    public var day: String { String(amzDate.prefix(8)) }
+
+    /// The UTC time of `date`, to the second.
+    public init(_ date: Date = Date()) {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        amzDate = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+    }
+
+    /// Parses an `x-amz-date` value such as `20150830T123600Z`.
+    public init?(amzDate: String) {
+        let bytes = Array(amzDate.utf8)
+        guard bytes.count == 16, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z"),
+            bytes.enumerated().allSatisfy({ $0.offset == 8 || $0.offset == 15 || (0x30...0x39).contains($0.element) })
+        else { return nil }
+        self.amzDate = amzDate
+    }
+
+    public var description: String { amzDate }
+}
