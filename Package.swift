@@ -72,6 +72,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The wing for directories: walk, order, filters, the job and its record, S3 sync.
+        .target(name: "SluiceDirectories", dependencies: ["SluicePrimitives", "SluiceByteSources", "SluiceRequests", "SluiceBoundStreams", "SluiceTransport", "SluiceS3"], swiftSettings: strict),
+        // What users import: every floor, re-exported (Sources/Sluice/Exports.swift), and the
+        // DocC catalog.
         .target(
             name: "Sluice",
             dependencies: [
@@ -83,8 +87,7 @@ let package = Package(
                 "SluiceMultipart",
                 "SluiceTus",
                 "SluiceS3",
-                .target(name: "CCurl", condition: .when(platforms: [.linux])),
-                .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux])),
+                "SluiceDirectories",
             ],
             swiftSettings: strict
         ),
@@ -94,7 +97,7 @@ let package = Package(
         .target(name: "SluiceCLI", dependencies: ["Sluice", "SluiceReceiver"], swiftSettings: strict),
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"], swiftSettings: strict),
         .testTarget(
-            name: "SluiceTests", dependencies: ["Sluice", "SluiceS3", "SluiceTus", "SluiceMultipart", "SluiceTransport", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
+            name: "SluiceTests", dependencies: ["Sluice", "SluiceDirectories", "SluiceS3", "SluiceTus", "SluiceMultipart", "SluiceTransport", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
         ),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),

@@ -45,7 +45,7 @@ trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/symbols"
 # The floors `import Sluice` re-exports (Sources/Sluice/Exports.swift): their public symbols are
 # documented as Sluice's, in one catalog.
-FLOORS=$(sed -n 's/^@_exported import \([A-Za-z]*\)$/\1/p' Sources/Sluice/Exports.swift | paste -sd, -)
+FLOORS=$(sed -n 's/^@_exported import \([A-Za-z0-9_]*\)$/\1/p' Sources/Sluice/Exports.swift | paste -sd, -)
 "$EXTRACT" -module-name Sluice -target "$TRIPLE" -I "$BIN/Modules" \
     -experimental-allowed-reexported-modules="$FLOORS" \
     -Xcc -fmodule-map-file="$BIN/CCurl.build/module.modulemap" \

@@ -8,3 +8,4 @@
 @_exported import SluiceMultipart
 @_exported import SluiceTus
 @_exported import SluiceS3
+@_exported import SluiceDirectories

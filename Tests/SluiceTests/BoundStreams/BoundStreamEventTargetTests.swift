@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The output stream's first `hasSpaceAvailable` reaches a writer whatever it does first:
 /// open, then schedule (legal with Apple's streams), or schedule, then open; on a run loop or

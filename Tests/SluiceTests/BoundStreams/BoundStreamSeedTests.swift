@@ -12,6 +12,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The seed's own usage of the pair (issue 8 §1): output scheduled in a run loop, exactly one
 /// `write` per `hasSpaceAvailable`, from a fixed buffer smaller than, equal to or larger than

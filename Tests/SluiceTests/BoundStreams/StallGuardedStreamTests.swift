@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// `StallGuardedStream`: a source silent for the stall timeout fails its read with
 /// `ProducerStalled`, through the source's own way out (a FIFO's `close()`). The timer is the

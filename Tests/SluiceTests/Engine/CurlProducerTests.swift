@@ -12,6 +12,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 @Suite(
     "curl producers: cancelled stdin ends its thread, a quiet source is named, errors classified by CURLcode",

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The engine's edges: shutdown (twice, while parts are in flight, awaited), work after it,
 /// and engines that are dropped without one. The counting tests run alone in a child copy of

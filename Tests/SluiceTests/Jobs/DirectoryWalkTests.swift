@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// `DirectoryWalk` and `PathFilter`: the files of a tree in key order, issues for what cannot
 /// be sent, the walk lazy, and the same files and keys as `aws s3 cp --recursive --dryrun`.

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// `JobJournal`: what a job finished survives `kill -9`, a line cut short is dropped, and a
 /// record of another job or a damaged one is refused in one line, read within a bound.

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// `KeyShard` (`--shard K/N`): the function pinned (a change of it would split a running job
 /// differently on machines with different builds), the shards of any N disjoint and covering,

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// `PathList` (`--files-from`) and the external sort under it (`RecordSorter`): a list in any
 /// order comes out in key order, each file once, with what a walk would say of it; a list with

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// A small tmpfs of its own (64 KiB), mounted for one test and unmounted after: a disk that
 /// really fills. Mounting needs root (CAP_SYS_ADMIN); elsewhere `mount` is nil.

@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// Bodies parsed by a multipart parser nobody here wrote (python-multipart, in
 /// `Tests/Peers/multipart_server.py`), compared part by part, and against `/usr/bin/curl -F`.

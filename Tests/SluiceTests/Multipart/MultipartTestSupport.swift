@@ -10,6 +10,7 @@ import Foundation
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 enum MultipartTestSupport {
     /// A fixed boundary for exact-byte tests.

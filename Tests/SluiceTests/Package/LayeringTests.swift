@@ -80,23 +80,59 @@ import Testing
         #expect(Self.stringLiterals(#"f("a \"q\" b") // "--not-code""#) == [#"a \"q\" b"#])
     }
 
-    /// Lower layers name nothing from higher ones (one module, so the compiler cannot say it).
-    @Test(arguments: [
-        ("ByteSources", ["UploadBody", "UploadRequest", "UploadOptions", "Uploader", "Transport", "BoundStreamPair", "TusClient", "S3Client"]),
-        ("BoundStreams", ["UploadRequest", "UploadOptions", "Uploader", "CurlTransport", "URLSessionTransport", "TusClient", "S3Client"]),
-        ("Requests", ["CurlTransport", "URLSessionTransport", "TransferEngine", "Uploader", "TusClient", "S3Client", "MultipartBody"]),
-        ("Transports", ["Uploader(", "TusClient", "S3Client", "MultipartBody", "PartScheduler", "PartTracker", "RequestBudget"]),
-        ("Engine", ["Uploader(", "TusClient", "S3Client", "MultipartBody", "PartScheduler", "PartTracker", "RequestBudget"]),
-        ("Scheduling", ["Uploader(", "TusClient", "S3Client", "MultipartBody"]),
-        ("Signing", ["Uploader(", "TusClient", "S3Client", "CurlTransport", "URLSessionTransport"]),
-    ])
-    func layersPointDown(_ layer: String, _ higher: [String]) throws {
-        var found: [String] = []
-        for (path, lines) in try Self.sources("Sluice/\(layer)") {
-            for (index, line) in lines.enumerated() where !line.drop(while: { $0 == " " }).hasPrefix("//") {
-                for name in higher where line.contains(name) { found.append("\(path):\(index + 1): \(name)") }
-            }
+    /// Each library target's dependencies in `Package.swift`, by target name: the quoted names
+    /// in its `dependencies: [...]` (C shims included).
+    static func packageDependencies(_ manifest: String) throws -> [String: Set<String>] {
+        let target = try Regex(#"\.target\(\s*name: "(\w+)",\s*dependencies: \[(.*?)\],\s*(?:swiftSettings|path|linkerSettings)"#)
+            .dotMatchesNewlines()
+        let quoted = try Regex(#""(\w+)""#)
+        var result: [String: Set<String>] = [:]
+        for match in manifest.matches(of: target) {
+            guard let name = match.output[1].substring, let list = match.output[2].substring else { continue }
+            result[String(name)] = Set(list.matches(of: quoted).compactMap { $0.output[1].substring.map(String.init) })
         }
-        #expect(found.isEmpty, "\(layer) reaches up:\n\(found.joined(separator: "\n"))")
+        return result
+    }
+
+    /// ARCHITECTURE.md's table of modules: `| `Module` | `A`, `B` |`.
+    static func architectureTable(_ text: String) throws -> [String: Set<String>] {
+        let row = try Regex(#"^\| `(\w+)` \| (.*) \|$"#).anchorsMatchLineEndings()
+        let name = try Regex(#"`(\w+)`"#)
+        var result: [String: Set<String>] = [:]
+        for match in text.matches(of: row) {
+            guard let module = match.output[1].substring, let list = match.output[2].substring else { continue }
+            result[String(module)] = Set(list.matches(of: name).compactMap { $0.output[1].substring.map(String.init) })
+        }
+        return result
+    }
+
+    /// The compiler holds the layers (each floor is a module that imports only those below it);
+    /// ARCHITECTURE.md names every library module and what it may import, as Package.swift does.
+    @Test func architectureNamesEveryModuleAndItsImportsAsThePackageDoes() throws {
+        let manifest = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let architecture = try String(contentsOf: Self.root.appendingPathComponent("ARCHITECTURE.md"), encoding: .utf8)
+        let modules = try Self.libraryModules()
+        let package = try Self.packageDependencies(manifest).filter { modules.contains($0.key) }
+        let table = try Self.architectureTable(architecture)
+        #expect(Set(package.keys) == Set(modules), "library modules in Package.swift: \(package.keys.sorted()), in Sources: \(modules)")
+        #expect(package.count >= 7, "the library is split into its floors: \(package.keys.sorted())")
+        for module in modules {
+            #expect(table[module] == package[module], "\(module): ARCHITECTURE.md says \(table[module]?.sorted() ?? []), Package.swift \(package[module]?.sorted() ?? [])")
+        }
+        #expect(Set(table.keys) == Set(modules), "ARCHITECTURE.md's table names \(table.keys.sorted())")
+    }
+
+    /// The check above can fail: it reads dependencies, conditional C targets included.
+    @Test func theArchitectureCheckReadsDependencies() throws {
+        let manifest = """
+            .target(name: "A", dependencies: ["B"], swiftSettings: strict),
+            .target(
+                name: "C",
+                dependencies: ["A", .target(name: "CCurl", condition: .when(platforms: [.linux]))],
+                swiftSettings: strict
+            ),
+            """
+        #expect(try Self.packageDependencies(manifest) == ["A": ["B"], "C": ["A", "CCurl"]])
+        #expect(try Self.architectureTable("| `A` | `B`, `C` |\n| module | may import |\n") == ["A": ["B", "C"]])
     }
 }

@@ -15,6 +15,7 @@ import Glibc
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 private typealias Support = ReceiverTestSupport
 

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// Which requests wait for `100 Continue`: a `PutObject` over 2 MiB and every part do (a
 /// refusal saves the body; a reset part is retried, and counted, by the retry policy), a smaller

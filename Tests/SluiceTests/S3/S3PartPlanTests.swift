@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The part planner: 8 MiB floor, never more than 10,000 parts, never above 5 GiB, explicit
 /// sizes refused before any byte when they cannot fit, growing parts for streams.

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The record of a presigned-parts upload: a line appended per accepted part, so 10,000 parts
 /// write O(parts) bytes and read back whole; a record that cannot be read is an error naming

@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// `S3Options.requestBudget` holds what it says: a request attempt holds a permit while it is
 /// sent, and none through a retry's backoff.

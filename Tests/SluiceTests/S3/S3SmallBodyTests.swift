@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// A body sent in one request while its source changes, against SeaweedFS (which checks the
 /// signed SHA-256 of every body). Below `S3Client.headerSignedBodyLimit` the body is read once

@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The resume state: fingerprints and the durable, atomic record store.
 struct S3StateTests {

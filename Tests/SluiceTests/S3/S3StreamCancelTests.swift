@@ -12,6 +12,7 @@ import Glibc
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The library's stream reader ends a wait for stdin itself: a pipe that stays silent does not
 /// keep `uploadStream` waiting once its task is cancelled, nor past the stall timeout, with no

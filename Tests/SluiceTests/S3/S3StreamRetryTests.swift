@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// A stream (stdin as the library sees it) whose parts are each reset mid-body once and
 /// retried at once: the pooled part buffers are refilled while nothing reads them any more

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// Aggregate progress of a parallel upload: never lower than the report before, except in a
 /// report that names the parts started again; in order even when parts on several loops

@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The part scheduler over both transports: the same retry, concurrency, budget, progress and
 /// failure semantics on URLSession (the only transport on Apple platforms) as on libcurl.

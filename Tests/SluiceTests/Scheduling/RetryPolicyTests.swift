@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The one retry policy: what is transient, how long to wait, when to stop.
 struct RetryPolicyTests {

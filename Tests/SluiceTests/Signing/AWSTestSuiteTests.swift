@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The AWS Signature Version 4 test suite (`shared/vectors/aws4_testsuite`): canonical request,
 /// string to sign and Authorization header of every case, byte for byte.

@@ -14,6 +14,7 @@ import CSluiceCrypto
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 @Suite struct SigV4SignerTests {
     static let signer = SigV4Signer(

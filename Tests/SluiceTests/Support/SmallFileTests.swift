@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// `SmallFile.read` (configuration files, resume records) and `FileSystemReason`: a bound on
 /// what is read, and file-system errors in a few words of Sluice's.

@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// `--stall-timeout` is one bound for the connect, the answer and the source on every command
 /// (`Arguments.stallTimeout`).

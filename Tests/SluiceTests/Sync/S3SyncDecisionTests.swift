@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The pure parts of `s3 sync`: a `ListObjectsV2` page as S3 and SeaweedFS write it, the two
 /// key orders, the AWS CLI's decision rule, and the spool that holds deletions on disk.

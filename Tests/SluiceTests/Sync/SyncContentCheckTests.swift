@@ -10,6 +10,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// `s3 sync --checksum`'s decisions (`SyncContentCheck`), each branch, against a scripted server
 /// that answers `HeadObject` as told, and lies where told (a checksum of the wrong length, base64

@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// The resume fingerprint of a file sees an edit in the middle even when the modification
 /// time was set back (`touch -r`): its status change time moved. A replaced file (new inode)

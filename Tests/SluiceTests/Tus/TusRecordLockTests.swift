@@ -9,6 +9,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// One run of a resumable tus upload at a time: a second run while one holds the upload's
 /// record is refused before any request (the endpoint here answers nothing), naming the

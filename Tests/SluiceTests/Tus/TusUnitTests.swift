@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// tus pieces that need no server: metadata, fingerprints, the state store.
 struct TusUnitTests {

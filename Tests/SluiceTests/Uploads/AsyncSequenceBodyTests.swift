@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 /// `UploadBody.stream(_:length:)`: an `AsyncSequence` of byte chunks sent by both transports,
 /// byte-exact (SHA-256 at the receiver), counted, cancellable, with backpressure.

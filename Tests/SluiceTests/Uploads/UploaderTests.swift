@@ -11,6 +11,7 @@ import Testing
 @testable import SluiceMultipart
 @testable import SluiceTus
 @testable import SluiceS3
+@testable import SluiceDirectories
 
 @Suite struct UploaderTests {
     @Test(arguments: TransportKind.allCases)

@@ -3,8 +3,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// `sluice s3 sync DIR s3://BUCKET/PREFIX/`: the files below a directory sent where their object
@@ -113,7 +111,7 @@ public struct S3Sync: Sendable {
     }
 
     /// One pass of `run` in `order`.
-    func run(
+    package func run(
         to destination: S3JobDestination, order: KeyOrder, dryRun: Bool, decided: @escaping @Sendable (SyncDecision) -> Void,
         progress: (@Sendable (UploadJobProgress) -> Void)?
     ) async throws -> Result {

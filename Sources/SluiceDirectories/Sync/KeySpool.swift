@@ -3,8 +3,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// Keys kept on disk in the order they were added, then read back once in that order: what a
@@ -15,22 +13,22 @@ import SluiceS3
 /// payload), so the file goes when the spool is closed or the process ends, whatever way it ends.
 ///
 /// - Important: Not thread-safe: one owner (`S3SyncPlanner`) uses it.
-final class KeySpool {
+package final class KeySpool {
     private var appender: SpoolAppender?
     private var reader: RunReader?
     /// Keys added.
-    private(set) var count = 0
+    package private(set) var count = 0
     private var record: [UInt8] = []
 
     /// Opens an empty spool.
     ///
     /// - Throws: `SpoolError` when no temporary file can be made.
-    init() throws(SpoolError) {
+    package init() throws(SpoolError) {
         appender = SpoolAppender(try SpoolFile())
     }
 
     /// Adds `key` at the end.
-    func append(_ key: String) throws(SpoolError) {
+    package func append(_ key: String) throws(SpoolError) {
         guard appender != nil, reader == nil else { preconditionFailure("KeySpool.append after reading began or after close") }
         record.removeAll(keepingCapacity: true)
         RecordSorter.appendHeader(to: &record, key: key.utf8.count, payload: 0)
@@ -40,7 +38,7 @@ final class KeySpool {
     }
 
     /// The next key, from the first added; nil after the last.
-    func next() throws(SpoolError) -> String? {
+    package func next() throws(SpoolError) -> String? {
         if reader == nil {
             guard appender != nil else { return nil }
             try appender?.flush()
@@ -52,7 +50,7 @@ final class KeySpool {
     }
 
     /// Drops the file; called once, when the spool is done with.
-    func close() {
+    package func close() {
         appender = nil
         reader = nil
     }

@@ -4,8 +4,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// The durable record of a job of many uploads (`UploadJob`): a header naming the job, then

@@ -3,8 +3,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// Decides, file by file in the walk's order (the order of their keys), which files of an

@@ -3,15 +3,13 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// The files of an `UploadJob` in the order of their keys: a walk of its root, or the files of
 /// its list (`UploadJob.list`, `--files-from`).
-struct JobFiles: Sendable {
+package struct JobFiles: Sendable {
     /// The root's absolute path.
-    let root: String
+    package let root: String
     private var source: Source
 
     private enum Source: Sendable {
@@ -23,7 +21,7 @@ struct JobFiles: Sendable {
     ///
     /// - Throws: `WalkIssue` when the root cannot be walked; `PathListError` when the list
     ///   cannot be sorted in `order`.
-    init(_ job: UploadJob, order: KeyOrder) throws {
+    package init(_ job: UploadJob, order: KeyOrder) throws {
         if let list = job.list {
             root = list.root
             source = .list(try list.files(in: order))
@@ -35,7 +33,7 @@ struct JobFiles: Sendable {
     }
 
     /// The next file or issue; nil at the end.
-    mutating func next() -> WalkEntry? {
+    package mutating func next() -> WalkEntry? {
         switch source {
         case .walk(var walk):
             defer { source = .walk(walk) }

@@ -8,8 +8,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// The files of a job named by a list (`--files-from FILE|-`) instead of a walk of its root:
@@ -103,7 +101,7 @@ public final class PathList: Sendable {
     }
 
     /// An entry of a list, checked.
-    enum Checked: Equatable {
+    package enum Checked: Equatable {
         /// An empty entry: passed over.
         case empty
         /// The path made relative and plain (`.` and empty components dropped).
@@ -113,7 +111,7 @@ public final class PathList: Sendable {
     }
 
     /// An entry of a list, checked.
-    static func check(_ bytes: [UInt8], separator: Separator) -> Checked {
+    package static func check(_ bytes: [UInt8], separator: Separator) -> Checked {
         let shown = String(decoding: bytes, as: UTF8.self)
         if separator == .newline, bytes.contains(0) { return .refused(.holdsNUL) }
         guard String(validating: bytes, as: UTF8.self) != nil else { return .refused(.notUTF8(shown)) }
@@ -132,7 +130,7 @@ public final class PathList: Sendable {
     ///
     /// - Throws: `PathListError` when the list cannot be sorted again (`.hierarchical`: a
     ///   temporary file of its own).
-    func files(in order: KeyOrder) throws(PathListError) -> Files {
+    package func files(in order: KeyOrder) throws(PathListError) -> Files {
         guard order != sorted.order else { return Files(root: root, merge: sorted.merged()) }
         do throws(SpoolError) {
             var again = try RecordSorter(order: order)
@@ -148,19 +146,19 @@ public final class PathList: Sendable {
     /// that a copy of a `JobFiles` handed to the blocking pool and back does not copy its
     /// read buffers.
     // @unchecked: one task at a time reads it (the job awaits each call it hands to the pool).
-    final class Files: @unchecked Sendable {
-        let root: String
+    package final class Files: @unchecked Sendable {
+        package let root: String
         private var merge: RecordMerge
         private var last: [UInt8]?
         private var ended = false
 
-        init(root: String, merge: RecordMerge) {
+        package init(root: String, merge: RecordMerge) {
             self.root = root
             self.merge = merge
         }
 
         /// The next file; after a failure to read the spool, one issue saying so, then nil.
-        func next() -> WalkEntry? {
+        package func next() -> WalkEntry? {
             guard !ended else { return nil }
             do throws(SpoolError) {
                 while let (key, payload) = try merge.next() {
@@ -184,18 +182,18 @@ public final class PathList: Sendable {
 }
 
 /// What a `PathList` keeps of a file's `stat`: 40 bytes, little-endian.
-struct FilePayload {
-    var size: Int64
-    var modified: Int64
-    var changed: Int64
-    var device: UInt64
-    var inode: UInt64
+package struct FilePayload {
+    package var size: Int64
+    package var modified: Int64
+    package var changed: Int64
+    package var device: UInt64
+    package var inode: UInt64
 
-    init(size: Int64, modified: Int64, changed: Int64, device: UInt64, inode: UInt64) {
+    package init(size: Int64, modified: Int64, changed: Int64, device: UInt64, inode: UInt64) {
         (self.size, self.modified, self.changed, self.device, self.inode) = (size, modified, changed, device, inode)
     }
 
-    init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         func word(_ index: Int) -> UInt64 {
             bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
         }
@@ -204,7 +202,7 @@ struct FilePayload {
             device: word(3), inode: word(4))
     }
 
-    var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(40)
         for word in [UInt64(bitPattern: size), UInt64(bitPattern: modified), UInt64(bitPattern: changed), device, inode] {
@@ -216,28 +214,28 @@ struct FilePayload {
 
 /// The entries of a list, read from a descriptor 64 KiB at a time and split at a separator;
 /// an entry longer than `PathList.maximumPathBytes` is not held (its first bytes are).
-struct EntryReader {
-    enum Entry {
+package struct EntryReader {
+    package enum Entry {
         case path([UInt8])
         /// An entry too long to be a path, by its first bytes.
         case tooLong(start: [UInt8])
     }
 
-    let descriptor: Int32
-    let separator: UInt8
+    package let descriptor: Int32
+    package let separator: UInt8
     private var chunk = [UInt8](repeating: 0, count: 64 << 10)
     private var available = 0..<0
     private var current: [UInt8] = []
     private var overlong = false
     private var ended = false
 
-    init(descriptor: Int32, separator: UInt8) {
+    package init(descriptor: Int32, separator: UInt8) {
         self.descriptor = descriptor
         self.separator = separator
     }
 
     /// The next entry (the last one need not end in the separator); nil at the end.
-    mutating func next() throws(Errno) -> Entry? {
+    package mutating func next() throws(Errno) -> Entry? {
         while true {
             if available.isEmpty {
                 guard !ended else { return nil }

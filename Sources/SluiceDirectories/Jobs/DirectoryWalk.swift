@@ -9,8 +9,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// A regular file found by a `DirectoryWalk`.
@@ -123,36 +121,36 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     ///
     /// Kept small (the name's bytes and a few numbers; paths are made when the entry is
     /// yielded): a directory of 100,000 files is listed whole.
-    struct Listed: Sendable {
-        enum Kind: Sendable {
+    package struct Listed: Sendable {
+        package enum Kind: Sendable {
             case directory(device: UInt64, inode: UInt64)
             case file(size: Int64, modified: Int64, changed: Int64, device: UInt64, inode: UInt64)
             case issue(WalkIssue.Kind)
         }
 
         /// The name's bytes, then `/` for a directory: the order S3 lists keys in.
-        var sortKey: [UInt8]
-        var kind: Kind
+        package var sortKey: [UInt8]
+        package var kind: Kind
 
         /// The name (a name that is not UTF-8 with U+FFFD in place of its bad bytes).
-        var name: String {
+        package var name: String {
             if case .directory = kind { return String(decoding: sortKey.dropLast(), as: UTF8.self) }
             return String(decoding: sortKey, as: UTF8.self)
         }
     }
 
     /// One directory being walked: its entries in key order and where the walk is in them.
-    struct Frame: Sendable {
-        var path: String
-        var relative: String
-        var identity: FileIdentity
-        var entries: [Listed]
-        var next = 0
+    package struct Frame: Sendable {
+        package var path: String
+        package var relative: String
+        package var identity: FileIdentity
+        package var entries: [Listed]
+        package var next = 0
     }
 
-    struct FileIdentity: Hashable, Sendable {
-        var device: UInt64
-        var inode: UInt64
+    package struct FileIdentity: Hashable, Sendable {
+        package var device: UInt64
+        package var inode: UInt64
     }
 
     private var stack: [Frame] = []
@@ -220,7 +218,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     }
 
     /// The entries of one directory, each stat'ed and classified, in key order.
-    static func list(_ directory: String, followsSymlinks: Bool, order: KeyOrder = .s3) -> Result<[Listed], WalkIssue> {
+    package static func list(_ directory: String, followsSymlinks: Bool, order: KeyOrder = .s3) -> Result<[Listed], WalkIssue> {
         guard let handle = opendir(directory) else {
             return .failure(WalkIssue(path: directory, kind: kind(errno, "opendir")))
         }
@@ -243,7 +241,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     }
 
     /// One name of `directory`: a directory to walk, a file, or an issue.
-    static func classify(_ bytes: [UInt8], in directory: String, followsSymlinks: Bool) -> Listed {
+    package static func classify(_ bytes: [UInt8], in directory: String, followsSymlinks: Bool) -> Listed {
         guard let name = String(validating: bytes, as: UTF8.self) else {
             return Listed(sortKey: bytes, kind: .issue(.nameNotUTF8))
         }
@@ -279,7 +277,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
         }
     }
 
-    static func kind(_ code: Int32, _ operation: String) -> WalkIssue.Kind {
+    package static func kind(_ code: Int32, _ operation: String) -> WalkIssue.Kind {
         switch code {
         case ENOENT: return .notFound
         case EACCES, EPERM: return .permissionDenied
@@ -289,12 +287,12 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     }
 
     /// `name` in `directory` (which is `/` for the file system's root).
-    static func join(_ directory: String, _ name: String) -> String {
+    package static func join(_ directory: String, _ name: String) -> String {
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
     /// `path` made absolute against the working directory and normalised lexically.
-    static func absolutePath(_ path: String) -> String {
+    package static func absolutePath(_ path: String) -> String {
         let joined = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         var parts: [Substring] = []
         for part in joined.split(separator: "/", omittingEmptySubsequences: true) {

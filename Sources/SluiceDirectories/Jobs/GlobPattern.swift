@@ -3,8 +3,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// A shell-style pattern with the rules of Python's `fnmatch` (POSIX, case-sensitive), which the
@@ -15,7 +13,7 @@ import SluiceS3
 /// Matching compares Unicode scalars, as Python compares code points.
 public struct GlobPattern: Sendable, Equatable, CustomStringConvertible {
     /// One piece of a compiled pattern.
-    enum Token: Sendable, Equatable {
+    package enum Token: Sendable, Equatable {
         case literal(Unicode.Scalar)
         case anyOne
         case anyRun
@@ -26,7 +24,7 @@ public struct GlobPattern: Sendable, Equatable, CustomStringConvertible {
 
     /// The pattern as written.
     public let description: String
-    let tokens: [Token]
+    package let tokens: [Token]
 
     /// Compiles `pattern`. Every string is a valid pattern.
     public init(_ pattern: String) {
@@ -60,7 +58,7 @@ public struct GlobPattern: Sendable, Equatable, CustomStringConvertible {
         return t == tokens.count
     }
 
-    static func token(_ token: Token, matches scalar: Unicode.Scalar) -> Bool {
+    package static func token(_ token: Token, matches scalar: Unicode.Scalar) -> Bool {
         switch token {
         case .literal(let literal): return literal == scalar
         case .anyOne: return true
@@ -71,7 +69,7 @@ public struct GlobPattern: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    static func compile(_ pattern: [Unicode.Scalar]) -> [Token] {
+    package static func compile(_ pattern: [Unicode.Scalar]) -> [Token] {
         var tokens: [Token] = []
         var i = 0
         while i < pattern.count {
@@ -100,7 +98,7 @@ public struct GlobPattern: Sendable, Equatable, CustomStringConvertible {
     /// after its `]`; nil when it has no closing `]`. Follows `fnmatch.translate`: a `]` first
     /// (after an optional `!`) is literal; `-` between two characters is a range, first and
     /// last it is literal; a reversed range is dropped with its two ends.
-    static func bracket(_ pattern: [Unicode.Scalar], from start: Int) -> (Token, Int)? {
+    package static func bracket(_ pattern: [Unicode.Scalar], from start: Int) -> (Token, Int)? {
         var j = start
         if j < pattern.count, pattern[j] == "!" { j += 1 }
         if j < pattern.count, pattern[j] == "]" { j += 1 }

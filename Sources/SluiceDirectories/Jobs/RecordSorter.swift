@@ -8,8 +8,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// Records (a key and a payload, bytes) sorted by key in a `KeyOrder`, in bounded memory: an
@@ -22,10 +20,10 @@ import SluiceS3
 /// of records: 10 million paths of 60 bytes are 19 runs on disk.
 ///
 /// - Important: Not thread-safe: one owner adds, then `finish`es once.
-struct RecordSorter {
-    let order: KeyOrder
-    let runBytes: Int
-    let fanIn: Int
+package struct RecordSorter {
+    package let order: KeyOrder
+    package let runBytes: Int
+    package let fanIn: Int
     private var file: SpoolFile
     private var appender: SpoolAppender
     private var runs: [Range<Int64>] = []
@@ -34,14 +32,14 @@ struct RecordSorter {
     private var starts: [Int] = []
 
     /// Bytes of a record before its key: the key's and the payload's lengths (UInt32, little-endian).
-    static let headerBytes = 8
+    package static let headerBytes = 8
     /// Each merged run's read buffer.
-    static let readBuffer = 64 << 10
+    package static let readBuffer = 64 << 10
 
     /// An empty sorter in `order`.
     ///
     /// - Throws: `SpoolError` when no temporary file can be made.
-    init(order: KeyOrder, runBytes: Int = 4 << 20, fanIn: Int = 64) throws(SpoolError) {
+    package init(order: KeyOrder, runBytes: Int = 4 << 20, fanIn: Int = 64) throws(SpoolError) {
         precondition(runBytes > 0 && fanIn >= 2, "RecordSorter needs a run size and a fan-in of at least 2")
         self.order = order
         self.runBytes = runBytes
@@ -51,7 +49,7 @@ struct RecordSorter {
     }
 
     /// Adds a record.
-    mutating func add(key: some Collection<UInt8>, payload: some Collection<UInt8>) throws(SpoolError) {
+    package mutating func add(key: some Collection<UInt8>, payload: some Collection<UInt8>) throws(SpoolError) {
         starts.append(buffer.count)
         Self.appendHeader(to: &buffer, key: key.count, payload: payload.count)
         buffer.append(contentsOf: key)
@@ -59,7 +57,7 @@ struct RecordSorter {
         if buffer.count >= runBytes { try writeRun() }
     }
 
-    static func appendHeader(to buffer: inout [UInt8], key: Int, payload: Int) {
+    package static func appendHeader(to buffer: inout [UInt8], key: Int, payload: Int) {
         for value in [UInt32(key), UInt32(payload)] {
             withUnsafeBytes(of: value.littleEndian) { buffer.append(contentsOf: $0) }
         }
@@ -98,7 +96,7 @@ struct RecordSorter {
     /// The records, merged in order (runs of runs first while there are more than `fanIn`).
     ///
     /// - Throws: `SpoolError` when the file cannot be written or read.
-    consuming func finish() throws(SpoolError) -> SortedRecords {
+    package consuming func finish() throws(SpoolError) -> SortedRecords {
         try writeRun()
         while runs.count > fanIn {
             let next = try SpoolFile()
@@ -127,38 +125,38 @@ struct RecordSorter {
 
 /// What a `RecordSorter` made: its file and its sorted runs, to be read merged (any number of
 /// times, by any number of readers: each reads with `pread` into buffers of its own).
-final class SortedRecords: Sendable {
-    let file: SpoolFile
-    let runs: [Range<Int64>]
-    let order: KeyOrder
+package final class SortedRecords: Sendable {
+    package let file: SpoolFile
+    package let runs: [Range<Int64>]
+    package let order: KeyOrder
 
-    init(file: SpoolFile, runs: [Range<Int64>], order: KeyOrder) {
+    package init(file: SpoolFile, runs: [Range<Int64>], order: KeyOrder) {
         self.file = file
         self.runs = runs
         self.order = order
     }
 
     /// The records from the first in `order`; equal keys come one after the other.
-    func merged() -> RecordMerge {
+    package func merged() -> RecordMerge {
         RecordMerge(file: file, runs: runs, order: order)
     }
 }
 
 /// Sorted runs read back as one sequence in order (a binary heap of the runs' next records).
-struct RecordMerge {
+package struct RecordMerge {
     private var readers: [RunReader]
     /// The runs' next records, as (key, payload, reader), ordered as a min-heap by key.
     private var heap: [(key: [UInt8], payload: [UInt8], reader: Int)] = []
     private var started = false
     private let order: KeyOrder
 
-    init(file: SpoolFile, runs: [Range<Int64>], order: KeyOrder) {
+    package init(file: SpoolFile, runs: [Range<Int64>], order: KeyOrder) {
         readers = runs.map { RunReader(file: file, range: $0) }
         self.order = order
     }
 
     /// The next record; nil after the last.
-    mutating func next() throws(SpoolError) -> (key: [UInt8], payload: [UInt8])? {
+    package mutating func next() throws(SpoolError) -> (key: [UInt8], payload: [UInt8])? {
         if !started {
             started = true
             for index in readers.indices {
@@ -203,15 +201,15 @@ struct RecordMerge {
 }
 
 /// One run of a spool file read a buffer at a time.
-struct RunReader {
-    let file: SpoolFile
+package struct RunReader {
+    package let file: SpoolFile
     private var position: Int64
     private let end: Int64
     /// Bytes read from the run; `unread` of them not yet taken.
     private var buffer: [UInt8]
     private var unread = 0..<0
 
-    init(file: SpoolFile, range: Range<Int64>) {
+    package init(file: SpoolFile, range: Range<Int64>) {
         self.file = file
         position = range.lowerBound
         end = range.upperBound
@@ -247,7 +245,7 @@ struct RunReader {
     }
 
     /// The run's next record; nil at its end.
-    mutating func next() throws(SpoolError) -> (key: [UInt8], payload: [UInt8])? {
+    package mutating func next() throws(SpoolError) -> (key: [UInt8], payload: [UInt8])? {
         guard try fill(RecordSorter.headerBytes) else {
             guard unread.isEmpty else { throw SpoolError(operation: "read (a record cut short)", errno: EIO) }
             return nil
@@ -272,11 +270,11 @@ struct RunReader {
 /// An unnamed temporary file (made in `$TMPDIR`, else `/tmp`, and unlinked at once): written
 /// at its end, read anywhere with `pread`. Closed when the last reference goes; nothing is left
 /// on disk whatever way the process ends.
-final class SpoolFile: Sendable {
-    let descriptor: Int32
+package final class SpoolFile: Sendable {
+    package let descriptor: Int32
 
     /// - Throws: `SpoolError` when no temporary file can be made.
-    init() throws(SpoolError) {
+    package init() throws(SpoolError) {
         let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((directory + "/sluice-spool-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -289,12 +287,12 @@ final class SpoolFile: Sendable {
     deinit { close(descriptor) }
 
     /// Appends all of `bytes` at the file's end (its offset: only a `SpoolAppender` writes).
-    func write(_ bytes: UnsafeRawBufferPointer) throws(SpoolError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(SpoolError) {
         do throws(Errno) { try Syscall.writeAll(descriptor, bytes) } catch { throw SpoolError(operation: "write", errno: error.code) }
     }
 
     /// Reads up to `buffer.count` bytes at `offset`.
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SpoolError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SpoolError) -> Int {
         do throws(Errno) { return try Syscall.pread(descriptor, buffer, offset) } catch {
             throw SpoolError(operation: "read", errno: error.code)
         }
@@ -302,24 +300,24 @@ final class SpoolFile: Sendable {
 }
 
 /// Appends to a `SpoolFile` through a buffer of 64 KiB, counting the bytes written.
-struct SpoolAppender {
-    let file: SpoolFile
+package struct SpoolAppender {
+    package let file: SpoolFile
     private var pending: [UInt8] = []
     /// Bytes appended so far (the file's length once flushed).
-    private(set) var offset: Int64 = 0
+    package private(set) var offset: Int64 = 0
 
-    init(_ file: SpoolFile) {
+    package init(_ file: SpoolFile) {
         self.file = file
         pending.reserveCapacity(64 << 10)
     }
 
-    mutating func append(_ bytes: UnsafeRawBufferPointer) throws(SpoolError) {
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) throws(SpoolError) {
         pending.append(contentsOf: bytes)
         offset += Int64(bytes.count)
         if pending.count >= 64 << 10 { try flush() }
     }
 
-    mutating func flush() throws(SpoolError) {
+    package mutating func flush() throws(SpoolError) {
         guard !pending.isEmpty else { return }
         let file = self.file
         try pending.withUnsafeBytes { raw in Result { () throws(SpoolError) in try file.write(raw) } }.get()

@@ -4,8 +4,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// Where the files of an `UploadJob` go: S3 is the first; tus or plain PUTs fit the same shape.
@@ -94,12 +92,12 @@ public struct UploadJob: Sendable {
 
     /// The name of this job's record: the root and the destination, and the shard, so that
     /// each shard of a job (`--shard K/N`) keeps a record of its own and a rerun resumes it.
-    func jobName(root absoluteRoot: String, destination: any UploadJobDestination) -> String {
+    package func jobName(root absoluteRoot: String, destination: any UploadJobDestination) -> String {
         "\(absoluteRoot) -> \(destination.jobIdentity)" + (filter.shard.map { " shard \($0)" } ?? "")
     }
 
     /// The journal of this job at `destination`.
-    func journalPath(root absoluteRoot: String, destination: any UploadJobDestination) -> String {
+    package func journalPath(root absoluteRoot: String, destination: any UploadJobDestination) -> String {
         let store = RecordStore<String>(directory: stateDirectory ?? RecordStore<String>.defaultDirectory("jobs"))
         var parts = ["job", absoluteRoot, destination.jobIdentity]
         if let shard = filter.shard { parts.append("shard \(shard)") }
@@ -218,12 +216,12 @@ public struct UploadJob: Sendable {
 
     /// Walk entries read on the pool in one trip: a trip a file cost two thread switches and
     /// about 11 futex calls a file (113,731 for a sync of 10,000 unchanged files, 0.1–0.4 CPU-s).
-    static let walkBatch = 256
+    package static let walkBatch = 256
 
     /// The walk's next entry: from `ahead` (the batch read last, last entry first), else the next
     /// `walkBatch` entries read on `pool` (a directory is listed, `readdir` and `stat`, when the
     /// walk enters it; a list's spool is read).
-    static func next(_ walk: inout JobFiles, ahead: inout [WalkEntry], on pool: BlockingPool) async throws -> WalkEntry? {
+    package static func next(_ walk: inout JobFiles, ahead: inout [WalkEntry], on pool: BlockingPool) async throws -> WalkEntry? {
         if ahead.isEmpty {
             let current = walk
             let (entries, advanced) = try await pool.run {
@@ -242,7 +240,7 @@ public struct UploadJob: Sendable {
     /// files go on), except a cancel: `CancellationError`, whatever the destination threw. A
     /// file stored whose line cannot be appended is sent all the same (the record's error rides
     /// along: the job stops starting files).
-    static func send(
+    package static func send(
         _ file: WalkedFile, as name: String, restart: Bool, to destination: some UploadJobDestination,
         journal: JobJournal, tracker: UploadJobTracker
     ) async throws -> UploadJobOutcome {
@@ -276,7 +274,7 @@ public struct UploadJob: Sendable {
 }
 
 /// How one file of a job ended.
-enum UploadJobOutcome: Sendable {
+package enum UploadJobOutcome: Sendable {
     /// Stored; `unrecorded` when the job's record could not take its line.
     case sent(unrecorded: JournalError?)
     case kept
@@ -366,19 +364,19 @@ public struct UploadJobProgress: Sendable, Equatable {
 }
 
 /// Counts a job's files and bytes with running sums (no sum over the files in flight per tick).
-final class UploadJobTracker: Sendable {
+package final class UploadJobTracker: Sendable {
     private struct State {
-        var progress = UploadJobProgress(
+        package var progress = UploadJobProgress(
             filesDone: 0, filesFailed: 0, filesFound: 0, walkEnded: false, bytesFound: 0,
             bytesDone: 0, bytesAlreadyDone: 0)
-        var inFlight: [Int: Int64] = [:]
-        var nextSlot = 0
+        package var inFlight: [Int: Int64] = [:]
+        package var nextSlot = 0
     }
 
     private let state = Lock(State())
     private let report: (@Sendable (UploadJobProgress) -> Void)?
 
-    init(report: (@Sendable (UploadJobProgress) -> Void)?) {
+    package init(report: (@Sendable (UploadJobProgress) -> Void)?) {
         self.report = report
     }
 
@@ -390,17 +388,17 @@ final class UploadJobTracker: Sendable {
         report?(progress)
     }
 
-    func snapshot() -> UploadJobProgress { state.withLock { $0.progress } }
+    package func snapshot() -> UploadJobProgress { state.withLock { $0.progress } }
 
-    func found(_ bytes: Int64) {
+    package func found(_ bytes: Int64) {
         change {
             $0.progress.filesFound += 1; $0.progress.bytesFound += bytes
         }
     }
-    func failed() { change { $0.progress.filesFailed += 1 } }
-    func walkEnded() { change { $0.progress.walkEnded = true } }
+    package func failed() { change { $0.progress.filesFailed += 1 } }
+    package func walkEnded() { change { $0.progress.walkEnded = true } }
 
-    func alreadyDone(_ bytes: Int64) {
+    package func alreadyDone(_ bytes: Int64) {
         change {
             $0.progress.filesDone += 1
             $0.progress.bytesDone += bytes
@@ -408,7 +406,7 @@ final class UploadJobTracker: Sendable {
         }
     }
 
-    func started() -> Int {
+    package func started() -> Int {
         state.withLock { state in
             state.nextSlot += 1
             state.inFlight[state.nextSlot] = 0
@@ -416,7 +414,7 @@ final class UploadJobTracker: Sendable {
         }
     }
 
-    func update(_ slot: Int, _ bytes: Int64) {
+    package func update(_ slot: Int, _ bytes: Int64) {
         change { state in
             guard let old = state.inFlight[slot] else { return }
             state.inFlight[slot] = bytes
@@ -426,7 +424,7 @@ final class UploadJobTracker: Sendable {
 
     /// `bytes`: the file's size when it was sent, nil when it failed; `alreadyThere`: what of
     /// it the destination held from a run before.
-    func finished(_ slot: Int, _ bytes: Int64?, alreadyThere: Int64 = 0) {
+    package func finished(_ slot: Int, _ bytes: Int64?, alreadyThere: Int64 = 0) {
         change { state in
             let sent = state.inFlight.removeValue(forKey: slot) ?? 0
             if let bytes {

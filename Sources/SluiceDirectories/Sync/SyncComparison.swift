@@ -3,8 +3,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// How `s3 sync` decides that a file is sent over the object a listing shows for its key: the

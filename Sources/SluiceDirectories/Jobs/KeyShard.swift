@@ -3,8 +3,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// Shard `index` of `count` (`--shard K/N`): the files and objects whose path falls in it, so

@@ -4,8 +4,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// `s3 sync --checksum`: whether a file holds the bytes of the object of the same size the
@@ -54,7 +52,7 @@ public struct SyncContentCheck: Sendable {
     }
 
     /// The AWS CLI's default part size, which its multipart objects most likely have.
-    static let awsCLIPartSize: Int64 = 8 << 20
+    package static let awsCLIPartSize: Int64 = 8 << 20
 
     /// Compares the file at `path` (of `size` bytes, the object's size) with `object`.
     ///
@@ -179,21 +177,21 @@ public struct SyncContentCheck: Sendable {
     }
 
     /// 32 hex digits.
-    static func isMD5(_ text: String) -> Bool {
+    package static func isMD5(_ text: String) -> Bool {
         text.utf8.count == 32 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0 | 0x20) }
     }
 }
 
 /// Checksums of one file computed in one read: of the whole file, or of each part of a size.
-struct FileHashes: Sendable {
+package struct FileHashes: Sendable {
     /// A hash function.
-    enum Kind: Hashable, Sendable {
+    package enum Kind: Hashable, Sendable {
         case md5
         case checksum(ChecksumAlgorithm)
     }
 
     /// What to compute.
-    enum Want: Hashable, Sendable {
+    package enum Want: Hashable, Sendable {
         case whole(Kind)
         case parts(Kind, size: Int64)
     }
@@ -201,15 +199,15 @@ struct FileHashes: Sendable {
     private var results: [Want: [[UInt8]]] = [:]
 
     /// The whole file's `kind` hash, if it was asked for.
-    func whole(_ kind: Kind) -> [UInt8]? { results[.whole(kind)]?.first }
+    package func whole(_ kind: Kind) -> [UInt8]? { results[.whole(kind)]?.first }
 
     /// Each part's `kind` hash, if it was asked for.
-    func parts(_ kind: Kind, size: Int64) -> [[UInt8]]? { results[.parts(kind, size: size)] }
+    package func parts(_ kind: Kind, size: Int64) -> [[UInt8]]? { results[.parts(kind, size: size)] }
 
     /// Reads the file at `path` once and computes `wants`.
     ///
     /// - Throws: The file's error (`ByteSourceError`).
-    static func read(_ path: String, wanting wants: [Want]) throws -> FileHashes {
+    package static func read(_ path: String, wanting wants: [Want]) throws -> FileHashes {
         let file = try FileByteSource(path: path)
         defer { file.close() }
         let hashers = wants.map(RangeHasher.init)
@@ -230,7 +228,7 @@ private final class RangeHasher {
     private var inPart: Int64 = 0
     private var parts: [[UInt8]] = []
 
-    init(_ want: FileHashes.Want) {
+    package init(_ want: FileHashes.Want) {
         switch want {
         case .whole(let kind): (self.kind, partSize) = (kind, nil)
         case .parts(let kind, let size): (self.kind, partSize) = (kind, size)
@@ -238,7 +236,7 @@ private final class RangeHasher {
         current = AnyHasher(kind)
     }
 
-    func update(_ bytes: UnsafeRawBufferPointer) {
+    package func update(_ bytes: UnsafeRawBufferPointer) {
         guard let partSize else { return current.update(bytes) }
         var rest = bytes[...]
         while !rest.isEmpty {
@@ -254,7 +252,7 @@ private final class RangeHasher {
         }
     }
 
-    func finish() -> [[UInt8]] {
+    package func finish() -> [[UInt8]] {
         if partSize == nil || inPart > 0 || parts.isEmpty { parts.append(current.finish()) }
         return parts
     }
@@ -265,21 +263,21 @@ private enum AnyHasher {
     case md5(Digest)
     case checksum(ChecksumHasher)
 
-    init(_ kind: FileHashes.Kind) {
+    package init(_ kind: FileHashes.Kind) {
         switch kind {
         case .md5: self = .md5(Digest(.md5))
         case .checksum(let algorithm): self = .checksum(ChecksumHasher(algorithm))
         }
     }
 
-    func update(_ bytes: UnsafeRawBufferPointer) {
+    package func update(_ bytes: UnsafeRawBufferPointer) {
         switch self {
         case .md5(let digest): digest.update(bytes)
         case .checksum(let hasher): hasher.update(bytes)
         }
     }
 
-    func finish() -> [UInt8] {
+    package func finish() -> [UInt8] {
         switch self {
         case .md5(let digest): return digest.finalize()
         case .checksum(let hasher): return hasher.finalize().bytes

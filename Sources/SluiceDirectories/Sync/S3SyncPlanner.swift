@@ -3,8 +3,6 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
-import SluiceMultipart
-import SluiceTus
 import SluiceS3
 
 /// A decision of `s3 sync`, in the order it is made.
@@ -21,7 +19,7 @@ public enum SyncDecision: Sendable, Equatable {
 /// Memory is the listing's two pages and the spool's buffer, whatever the number of files and
 /// objects: objects with no file go to a `KeySpool` on disk until the walk is known to have
 /// ended without an error.
-actor S3SyncPlanner: UploadJobPlanner {
+package actor S3SyncPlanner: UploadJobPlanner {
     private var listing: S3ObjectListing
     /// The listing's next object not yet joined; read when `headRead` is false.
     private var head: S3ListedObject?
@@ -38,16 +36,16 @@ actor S3SyncPlanner: UploadJobPlanner {
     private let heldUploads: KeySpool?
     private let decided: @Sendable (SyncDecision) -> Void
     /// The order of the listing, and of the walk.
-    let order: KeyOrder
+    package let order: KeyOrder
     /// Files found to send.
-    private(set) var toSend = 0
+    package private(set) var toSend = 0
     /// Files whose object holds them.
-    private(set) var unchanged = 0
+    package private(set) var unchanged = 0
     /// With `.checksum`: objects of the file's size whose content was compared.
-    private(set) var comparedByContent = 0
+    package private(set) var comparedByContent = 0
     /// With `.checksum`: objects of the file's size with nothing to compare the file with, so
     /// compared by size and time.
-    private(set) var comparedBySizeAndTime = 0
+    package private(set) var comparedBySizeAndTime = 0
 
     /// - Parameters:
     ///   - listing: The prefix's objects.
@@ -59,7 +57,7 @@ actor S3SyncPlanner: UploadJobPlanner {
     ///   - deletes: Whether objects with no file are kept for deletion.
     ///   - holdsUploads: Hold the upload decisions until `tellHeldUploads` (a dry run).
     ///   - decided: Told each upload decision as it is made, or when told to tell them.
-    init(
+    package init(
         listing: S3ObjectListing, prefix: String, filter: PathFilter, root: String, comparison: SyncComparison,
         content: SyncContentCheck? = nil, deletes: Bool,
         holdsUploads: Bool, decided: @escaping @Sendable (SyncDecision) -> Void
@@ -77,7 +75,7 @@ actor S3SyncPlanner: UploadJobPlanner {
     }
 
     /// Reads the listing's first page: a bucket that does not exist fails here, before any walk.
-    func start() async throws { _ = try await peek() }
+    package func start() async throws { _ = try await peek() }
 
     private func peek() async throws -> S3ListedObject? {
         if !headRead {
@@ -96,7 +94,7 @@ actor S3SyncPlanner: UploadJobPlanner {
         head = nil
     }
 
-    func shouldSend(_ file: WalkedFile, as name: String) async throws -> Bool {
+    package func shouldSend(_ file: WalkedFile, as name: String) async throws -> Bool {
         var match: S3ListedObject?
         while let object = try await peek() {
             if order.precedes(object.key.utf8, name.utf8) {
@@ -149,7 +147,7 @@ actor S3SyncPlanner: UploadJobPlanner {
     }
 
     /// Tells the upload decisions held, in the order they were made.
-    func tellHeldUploads() throws {
+    package func tellHeldUploads() throws {
         guard let heldUploads else { return }
         defer { heldUploads.close() }
         while let path = try heldUploads.next(), let key = try heldUploads.next(), let reason = try heldUploads.next() {
@@ -167,7 +165,7 @@ actor S3SyncPlanner: UploadJobPlanner {
     }
 
     /// Joins the objects after the last file (the walk ended) and ends the listing.
-    func finish() async throws {
+    package func finish() async throws {
         while let object = try await peek() {
             try passOver(object)
             advance()
@@ -182,21 +180,21 @@ actor S3SyncPlanner: UploadJobPlanner {
     }
 
     /// Ends the listing early (the job failed or was cancelled) and drops the spool.
-    func close() async {
+    package func close() async {
         await closeListing()
         spool?.close()
         heldUploads?.close()
     }
 
     /// Objects found with no file, to delete.
-    var toDelete: Int { spool?.count ?? 0 }
+    package var toDelete: Int { spool?.count ?? 0 }
 
     /// Deletes the objects found with no file, `S3Client.deleteBatchLimit` keys a request, each
     /// key told to `decided` once its request answered (without it when `dryRun`: nothing sent).
     ///
     /// - Returns: The number deleted and the keys the server refused.
     /// - Throws: `S3Error` when a request failed as a whole (the batches before it are deleted).
-    func delete(with client: S3Client, bucket: String, dryRun: Bool) async throws -> (deleted: Int, failures: [S3DeleteFailure]) {
+    package func delete(with client: S3Client, bucket: String, dryRun: Bool) async throws -> (deleted: Int, failures: [S3DeleteFailure]) {
         guard let spool else { return (0, []) }
         defer { spool.close() }
         var deleted = 0
