@@ -2,15 +2,6 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// The output stream's first `hasSpaceAvailable` reaches a writer whatever it does first:
 /// open, then schedule (legal with Apple's streams), or schedule, then open; on a run loop or

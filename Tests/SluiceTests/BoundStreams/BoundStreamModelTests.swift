@@ -2,17 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// Model-based test of the bound pair (issue 8 §1): random interleavings of open, write (in
 /// and outside space events, one write per event or until a short write), read, close of

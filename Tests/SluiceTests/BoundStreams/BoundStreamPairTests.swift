@@ -2,17 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// Collects a stream's events; a gate instead of sleeps.
 final class EventRecorder: StreamDelegate, @unchecked Sendable {

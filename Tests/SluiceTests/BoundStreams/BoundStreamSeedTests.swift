@@ -2,17 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// The seed's own usage of the pair (issue 8 §1): output scheduled in a run loop, exactly one
 /// `write` per `hasSpaceAvailable`, from a fixed buffer smaller than, equal to or larger than

@@ -2,17 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 @Suite(.hangGuard) struct InputStreamSourceTests {
     @Test(arguments: [(37, 71, 13), (64 * 1024, 1_000_003, 65524), (4096, 0, 100), (1, 257, 3), (1000, 999, 1000)])

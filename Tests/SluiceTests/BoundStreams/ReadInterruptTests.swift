@@ -1,15 +1,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `ReadInterrupt.waitReadable`: a wait for a pipe's bytes that `interrupt()` ends at once,
 /// and that says when the pipe stayed silent for the whole timeout (S3's stall bound on stdin).

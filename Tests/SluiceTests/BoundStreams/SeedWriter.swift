@@ -1,17 +1,8 @@
 import Dispatch
 import Foundation
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// The seed's "input stream source", ported as the seed writes it (/work/shared/seed): a
 /// delegate on the output stream of a bound pair, scheduled in a run loop of its own thread,

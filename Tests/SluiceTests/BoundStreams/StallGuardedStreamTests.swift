@@ -1,15 +1,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `StallGuardedStream`: a source silent for the stall timeout fails its read with
 /// `ProducerStalled`, through the source's own way out (a FIFO's `close()`). The timer is the

@@ -2,19 +2,11 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 
 #if canImport(Glibc)
 import Glibc
-#endif
 @testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
+#endif
 
 /// `SourceSnapshot`: a small body read once; a file only as it was at rest. Changes come from
 /// hooks (between the read and the second look, or in the wait), the clock is the test's where

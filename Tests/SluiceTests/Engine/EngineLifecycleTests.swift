@@ -2,15 +2,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// The engine's edges: shutdown (twice, while parts are in flight, awaited), work after it,
 /// and engines that are dropped without one. The counting tests run alone in a child copy of

@@ -2,15 +2,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// A signed aws-chunked body on the engine: the loop never waits for the read-ahead (it
 /// pauses the transfer and is woken), and the read-ahead ends with its request.

@@ -1,15 +1,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `DirectoryWalk` and `PathFilter`: the files of a tree in key order, issues for what cannot
 /// be sent, the walk lazy, and the same files and keys as `aws s3 cp --recursive --dryrun`.

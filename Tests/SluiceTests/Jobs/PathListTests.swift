@@ -1,14 +1,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
 @testable import SluiceDirectories
 
 /// `PathList` (`--files-from`) and the external sort under it (`RecordSorter`): a list in any

@@ -1,15 +1,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// A small tmpfs of its own (64 KiB), mounted for one test and unmounted after: a disk that
 /// really fills. Mounting needs root (CAP_SYS_ADMIN); elsewhere `mount` is nil.

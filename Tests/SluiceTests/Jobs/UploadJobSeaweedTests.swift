@@ -1,15 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
 @testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `UploadJob` to S3 in the library against the SeaweedFS scripts/test.sh starts: every object
 /// byte-exact, one request budget for small files and parts alike, and a cancelled job that the

@@ -1,17 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// Bodies parsed by a multipart parser nobody here wrote (python-multipart, in
 /// `Tests/Peers/multipart_server.py`), compared part by part, and against `/usr/bin/curl -F`.

@@ -1,16 +1,7 @@
 import Foundation
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `Tests/Peers/multipart_server.py` (python-multipart) on 127.0.0.1, started on port 0
 /// and stopped by PID.

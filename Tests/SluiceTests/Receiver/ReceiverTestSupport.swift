@@ -1,21 +1,12 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
 
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// Helpers for the loopback receiver's tests: running `/usr/bin/curl`, writing synthetic files,
 /// and a raw TCP client for requests curl will not send.

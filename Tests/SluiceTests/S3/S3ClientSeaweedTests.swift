@@ -2,17 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// A stream of synthetic bytes, read once, length unknown: stdin as the library sees it.
 final class SyntheticStream: SequentialByteSource {

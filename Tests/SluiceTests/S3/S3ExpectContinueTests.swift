@@ -2,15 +2,6 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// Which requests wait for `100 Continue`: a `PutObject` over 2 MiB and every part do (a
 /// refusal saves the body; a reset part is retried, and counted, by the retry policy), a smaller

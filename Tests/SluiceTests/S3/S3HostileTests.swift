@@ -1,16 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// Inputs a hostile user tries on S3 uploads; each ends in the right request or a clear error
 /// before any byte is sent. The CLI's side is Tests/e2e/test_s3_hostile.py.

@@ -1,16 +1,7 @@
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// The part planner: 8 MiB floor, never more than 10,000 parts, never above 5 GiB, explicit
 /// sizes refused before any byte when they cannot fit, growing parts for streams.

@@ -1,15 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
 @testable import SluiceS3
-@testable import SluiceDirectories
 
 /// Presigned multipart uploads: the backend half (`S3Client`, with credentials) and the client
 /// half (`S3PresignedPartsUpload`, with none) against the SeaweedFS scripts/test.sh starts,

@@ -1,16 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// The record of a presigned-parts upload: a line appended per accepted part, so 10,000 parts
 /// write O(parts) bytes and read back whole; a record that cannot be read is an error naming

@@ -2,16 +2,7 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `S3Options.requestBudget` holds what it says: a request attempt holds a permit while it is
 /// sent, and none through a retry's backoff.

@@ -2,15 +2,6 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// A body sent in one request while its source changes, against SeaweedFS (which checks the
 /// signed SHA-256 of every body). Below `S3Client.headerSignedBodyLimit` the body is read once

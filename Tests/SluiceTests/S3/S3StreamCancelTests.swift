@@ -1,18 +1,9 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// The library's stream reader ends a wait for stdin itself: a pipe that stays silent does not
 /// keep `uploadStream` waiting once its task is cancelled, nor past the stall timeout, with no

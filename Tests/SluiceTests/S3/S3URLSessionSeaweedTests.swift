@@ -1,15 +1,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// S3 over `URLSessionTransport` (the only transport on Apple platforms) against SeaweedFS:
 /// the same part scheduler as on libcurl, each object read back byte-exact.

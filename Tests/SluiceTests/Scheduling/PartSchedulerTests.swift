@@ -2,15 +2,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// The part scheduler over both transports: the same retry, concurrency, budget, progress and
 /// failure semantics on URLSession (the only transport on Apple platforms) as on libcurl.

@@ -1,15 +1,7 @@
 import Testing
 
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
 @testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `AWSChunkReadAheadState`, transition by transition: a table of (state, event) → (state,
 /// action), the illegal and late events included (a take after the end, a claim by a producer

@@ -1,17 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// Sluice's signer against botocore's (`Tests/Peers/sigv4_botocore.py`): random requests,
 /// identical canonical requests, strings to sign and Authorization headers; presigned URLs

@@ -4,17 +4,8 @@ import Testing
 import FoundationNetworking
 #endif
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// The SeaweedFS that scripts/test.sh starts (`sluice_start_weed`): `SLUICE_S3_URL`,
 /// `SLUICE_S3_ACCESS_KEY`, `SLUICE_S3_SECRET_KEY`, `SLUICE_S3_BUCKET`.

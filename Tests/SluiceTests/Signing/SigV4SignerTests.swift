@@ -1,20 +1,11 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
 #if canImport(CSluiceCrypto)
 import CSluiceCrypto
 #endif
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 @Suite struct SigV4SignerTests {
     static let signer = SigV4Signer(

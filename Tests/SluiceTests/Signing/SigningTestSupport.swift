@@ -1,16 +1,7 @@
 import Foundation
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `shared/vectors`: beside the checkout (`../shared/vectors` from the package root, as CI has
 /// it) or beside any ancestor of this file (a worktree nested deeper).

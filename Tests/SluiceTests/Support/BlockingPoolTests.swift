@@ -3,14 +3,6 @@ import Testing
 
 @testable import Sluice
 @testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// The blocking-call pool: bodies run on its own threads, never more than its count, queued
 /// items a cancel takes back fail with `CancellationError` without running, shutdown ends it.

@@ -1,15 +1,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `MediaTypeTable` is Python's `mimetypes.guess_type` with the tables Python reads here (what
 /// `aws s3 cp` sends as Content-Type): hand-picked names and random ones, checked against

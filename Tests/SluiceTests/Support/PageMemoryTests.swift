@@ -1,14 +1,5 @@
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `PageMemory`: the kernel refusing pages is an error for the request that asked, not a trap
 /// (before: `fatalError` when `mmap` failed).

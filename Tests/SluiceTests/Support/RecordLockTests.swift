@@ -2,14 +2,6 @@ import Foundation
 import Testing
 @testable import Sluice
 @testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `RecordLock`: one run per record; a second is refused at once naming the holder's pid; the
 /// lock dies with its process.

@@ -1,15 +1,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `SmallFile.read` (configuration files, resume records) and `FileSystemReason`: a bound on
 /// what is read, and file-system errors in a few words of Sluice's.

@@ -1,15 +1,6 @@
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `--stall-timeout` is one bound for the connect, the answer and the source on every command
 /// (`Arguments.stallTimeout`).

@@ -1,15 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
 @testable import SluiceDirectories
+@testable import SluiceS3
 
 /// The pure parts of `s3 sync`: a `ListObjectsV2` page as S3 and SeaweedFS write it, the two
 /// key orders, the AWS CLI's decision rule, and the spool that holds deletions on disk.

@@ -2,15 +2,6 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `s3 sync --checksum`'s decisions (`SyncContentCheck`), each branch, against a scripted server
 /// that answers `HeadObject` as told, and lies where told (a checksum of the wrong length, base64

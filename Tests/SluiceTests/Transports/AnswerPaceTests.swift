@@ -1,15 +1,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `AnswerPace`: an answer comes at a useful rate and within a bound derived from the stall
 /// timeout (issue 29, defect 1), on a clock of the test's own; then both transports against a

@@ -2,15 +2,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// What the caller asks for is what runs: a parallel upload's `concurrency` above the engine's
 /// per-origin limit (16), each part prepared (signed) when it starts, not while it waits.

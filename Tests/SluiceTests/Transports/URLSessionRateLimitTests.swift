@@ -1,16 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `--limit-rate` on URLSession's sized bodies (up to `URLSessionTransport.sizedBodyLimit`,
 /// handed over as data with `Content-Length`): their bytes are drawn from the cap before they

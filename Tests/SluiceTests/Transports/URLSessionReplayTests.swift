@@ -5,15 +5,6 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// URLSession asks its delegate for a new body stream (`needNewBodyStream`) when libcurl
 /// rewinds the body, from inside libcurl's seek callback on URLSession's work queue; on Linux

@@ -2,17 +2,8 @@ import Dispatch
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// The URLSession transport's `.stream` bodies (issue 8 §5): the caller's stream is pumped
 /// through an `InputStreamSource` on Sluice's own queue, counted, and never handed to URLSession.

@@ -1,15 +1,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// A CA file (`--cacert`, `--ca-bundle`, `AWS_CA_BUNDLE`) and `-k` matter for https only: on
 /// URLSession plain http goes, https with either is refused in one line before anything is sent

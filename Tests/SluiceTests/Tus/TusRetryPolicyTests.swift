@@ -1,15 +1,6 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// tus under the one `RetryPolicy`: progress is the highest offset ever confirmed rising, and
 /// failures in all are capped (`Tests/Peers/tus_lying_offsets.py`: every PATCH 409, HEAD lies).

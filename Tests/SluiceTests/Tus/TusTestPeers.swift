@@ -7,17 +7,8 @@ import FoundationNetworking
 import Glibc
 #endif
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// Where the tests' Python peers live: `Tests/Peers`.
 let tusPeersDirectory: String = {

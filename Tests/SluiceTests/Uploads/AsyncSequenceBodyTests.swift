@@ -2,16 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `UploadBody.stream(_:length:)`: an `AsyncSequence` of byte chunks sent by both transports,
 /// byte-exact (SHA-256 at the receiver), counted, cancellable, with backpressure.

@@ -1,16 +1,7 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// `ResponseBodyHandling.collectOrFail`: how S3 and tus read answers. A body within the limit
 /// is kept whole; one past it fails the request at once (`responseTooLarge`), on both transports.

@@ -1,17 +1,8 @@
 import Foundation
 import Testing
 @testable import Sluice
-@testable import SluicePrimitives
 @testable import SluiceCLI
 @testable import SluiceReceiver
-@testable import SluiceByteSources
-@testable import SluiceRequests
-@testable import SluiceBoundStreams
-@testable import SluiceTransport
-@testable import SluiceMultipart
-@testable import SluiceTus
-@testable import SluiceS3
-@testable import SluiceDirectories
 
 /// Credentials and a redirect to another origin: two loopback sinks on two ports, both transports.
 @Suite("Credentials across redirects", .serialized, .hangGuard)
