@@ -68,7 +68,10 @@ struct Arguments {
                 name = String(item.prefix(2))
                 value = String(item.dropFirst(2))
             }
-            guard let option = command.option(spelled: name) else { throw UsageError("unknown option \(item)") }
+            guard let option = command.option(spelled: name) else {
+                let spellings = command.acceptedOptions.flatMap(\.names).filter { $0.hasPrefix("--") == name.hasPrefix("--") }
+                throw UsageError("unknown option \(item)\(Suggestion.hint(for: name, among: spellings))")
+            }
             if option.takesValue {
                 if value == nil {
                     guard index < items.count else { throw UsageError("option \(name) needs a value") }

@@ -96,10 +96,11 @@ func runCommand(_ arguments: [String]) async -> Int32 {
         break
     }
     guard let type = Commands.all.first(where: { $0.specifications[0].path == [name] }) else {
+        let commands = Commands.all.map { $0.specifications[0].path[0] }
         Terminal.error(
             name.hasPrefix("-")
                 ? "sluice: unknown option '\(name)': a command comes first (sluice --help)"
-                : "sluice: unknown command '\(name)' (sluice --help lists them)")
+                : "sluice: unknown command '\(name)'\(Suggestion.hint(for: name, among: commands, quoted: true)) (sluice --help lists them)")
         return 2
     }
     let help = CommandLineDescription.help(for: [name], arguments: rest)!

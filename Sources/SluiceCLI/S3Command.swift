@@ -40,7 +40,9 @@ struct S3Command {
             return try await S3PresignPartsCommand(arguments: rest).run()
         case "presign": return try S3PresignCommand(arguments: rest).run()
         case "complete": return try await S3CompleteCommand(arguments: rest).run()
-        default: throw UsageError("unknown s3 subcommand '\(subcommand)': use cp, sync, abort, presign or complete")
+        default:
+            let hint = Suggestion.hint(for: subcommand, among: ["cp", "sync", "abort", "presign", "complete"], quoted: true)
+            throw UsageError("unknown s3 subcommand '\(subcommand)'\(hint) (use cp, sync, abort, presign or complete)")
         }
     }
 }

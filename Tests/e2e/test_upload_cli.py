@@ -117,6 +117,12 @@ def test_options_may_come_before_or_after_positionals(receiver):
         (["upload", "synthetic:1", "URL", "--bogus"], "unknown option", 2),
         (["upload", "synthetic:1"], "needs SOURCE and URL", 2),
         (["frobnicate"], "unknown command", 2),
+        # A mistyped word gets the one it was close to (edit distance, as git and rclone do).
+        (["uplod", "synthetic:1", "URL"], "unknown command 'uplod': did you mean 'upload'?", 2),
+        (["upload", "synthetic:1", "URL", "--hedaer", "a: b"], "unknown option --hedaer: did you mean --header?", 2),
+        (["s3", "synk", ".", "s3://b/p/"], "unknown s3 subcommand 'synk': did you mean 'sync'?", 2),
+        (["s3", "sync", ".", "s3://b/p/", "--dry-run"], "unknown option --dry-run: did you mean --dryrun?", 2),
+        (["s3", "cp", ".", "s3://b/p/", "--recursiv"], "unknown option --recursiv: did you mean --recursive?", 2),
     ],
 )
 def test_bad_input_gets_one_clear_line_and_the_documented_exit_code(receiver, args, fragment, code):
@@ -125,6 +131,19 @@ def test_bad_input_gets_one_clear_line_and_the_documented_exit_code(receiver, ar
     assert status == code, err
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and fragment in lines[0], err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["s3", "cp", ".", "s3://b/p/", "--zzzzzzzzzz"],  # near no option
+        ["upload", "synthetic:1", "http://127.0.0.1:1/", "-Z"],  # one letter: one edit from every other
+        ["zz", "a", "b"],
+    ],
+)
+def test_a_word_near_nothing_known_gets_no_suggestion(args):
+    status, _, err = run(*args, timeout=30)
+    assert status == 2 and "unknown" in err and "did you mean" not in err, err
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
