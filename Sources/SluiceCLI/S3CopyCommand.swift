@@ -226,6 +226,7 @@ extension S3CopyCommand {
 
     /// The option that changes what the library's message asks for, if there is one.
     static func flagHint(for error: S3Error) -> String {
+        if case .isDirectory = error.underlying as? ByteSourceError { return " (--recursive sends a directory and all below it)" }
         switch error.code {
         case .tooManyParts: return " (--part-size)"
         case .sourceChanged where error.uploadID == nil: return ""  // a PutObject: nothing stored to restart

@@ -117,7 +117,8 @@ struct UploadCommand {
             do {
                 opened = try source.open()
             } catch {
-                Terminal.error("sluice: \(error)")
+                let hint = if case .isDirectory = error as? ByteSourceError { " (upload sends one file; s3 cp --recursive and s3 sync send a directory)" } else { "" }
+                Terminal.error("sluice: \(error)\(hint)")
                 return 1
             }
             defer { opened.close() }

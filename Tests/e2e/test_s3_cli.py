@@ -420,6 +420,13 @@ def test_bad_input_is_one_line_and_status_2(env, args):
     assert out == ""
 
 
+def test_a_directory_without_recursive_is_one_line_naming_the_flag(env, tmp_path):
+    (tmp_path / "a").write_bytes(b"a")
+    status, out, err = sluice(env, "s3", "cp", str(tmp_path), "s3://sluice/dir/", stdin=subprocess.DEVNULL, timeout=30)
+    assert status == 1 and out == "", (status, err)
+    assert err == "sluice: s3 cp: %s: is a directory (--recursive sends a directory and all below it)\n" % tmp_path, err
+
+
 @pytest.mark.parametrize("size", [1000, 11 * MIB])
 def test_content_type_and_metadata_reach_the_object(s3, env, size):
     name = key()

@@ -104,7 +104,7 @@ def test_options_may_come_before_or_after_positionals(receiver):
     "args, fragment, code",
     [
         (["upload", "/no/such/file", "URL"], "no such file", 1),
-        (["upload", "/tmp", "URL"], "is a directory", 1),
+        (["upload", "/tmp", "URL"], "/tmp: is a directory (upload sends one file; s3 cp --recursive and s3 sync send a directory)", 1),
         (["upload", "synthetic:12XB", "URL"], "invalid size", 2),
         (["upload", "synthetic:1", "ftp://127.0.0.1/x"], "invalid URL", 2),
         (["upload", "synthetic:1", "not a url"], "invalid URL", 2),
