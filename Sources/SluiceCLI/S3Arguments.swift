@@ -61,7 +61,11 @@ struct S3Arguments {
     /// The `s3://BUCKET/KEY` positional at `index`; a usage error when it does not parse, or
     /// when `keyFor` names a command and the location has no key.
     func location(at index: Int, keyFor command: String? = nil) throws -> S3Location {
-        try Self.location(positionals[index], keyFor: command)
+        do { return try Self.location(positionals[index], keyFor: command) } catch let error as UsageError {
+            // `s3 cp s3://b/k ./file`: a download, which sluice does not do.
+            guard index > 0, positionals[0].hasPrefix("s3://"), !positionals[index].hasPrefix("s3://") else { throw error }
+            throw UsageError("\(error.description) (sluice sends data to servers; it does not download objects)")
+        }
     }
 
     /// `text` as an `s3://BUCKET/KEY`; a usage error when it does not parse, or when `keyFor`

@@ -427,6 +427,17 @@ def test_a_directory_without_recursive_is_one_line_naming_the_flag(env, tmp_path
     assert err == "sluice: s3 cp: %s: is a directory (--recursive sends a directory and all below it)\n" % tmp_path, err
 
 
+@pytest.mark.parametrize("args", [
+    ["s3", "cp", "s3://sluice/k", "./file"],
+    ["s3", "cp", "-r", "s3://sluice/p/", "./dir"],
+    ["s3", "sync", "s3://sluice/p/", "./dir"],
+])
+def test_a_download_is_refused_saying_sluice_sends(env, args):
+    status, out, err = sluice(env, *args, stdin=subprocess.DEVNULL, timeout=30)
+    assert status == 2 and out == "", (status, err)
+    assert err.count("\n") == 1 and err.endswith(" (sluice sends data to servers; it does not download objects)\n"), err
+
+
 @pytest.mark.parametrize("size", [1000, 11 * MIB])
 def test_content_type_and_metadata_reach_the_object(s3, env, size):
     name = key()
