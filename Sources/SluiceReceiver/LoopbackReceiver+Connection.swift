@@ -252,7 +252,9 @@ extension LoopbackReceiver {
             record(upload)
             onUpload?(upload)
             let body = Array(upload.json.utf8)
-            var response = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            // The ETag is the body's SHA-256: what stores it proves, as S3's ETag does (S3
+            // clients count a write only with one).
+            var response = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nETag: \"\(upload.sha256)\"\r\n"
             response += "Content-Length: \(body.count)\r\nConnection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
             var bytes = Array(response.utf8)
             if head.method != "HEAD" { bytes += body }

@@ -40,6 +40,9 @@ is answered with `100 Continue` before the body is read (except where noted).
                       an XML declaration, then ?spaces= (5) spaces, one every ?every= seconds (2),
                       then a CompleteMultipartUploadResult: as S3 keeps a CompleteMultipartUpload's
                       connection alive while it joins the parts
+  /error-200/...      read the body, answer 200 without an ETag and with an S3 <Error> document
+                      (AccessDenied; ?code= another) as the body: a PutObject to bucket
+                      `error-200`, path-style, that nothing proves was stored
   GET /requests       JSON list of every request seen so far (path, method, bytes, sha256,
                       outcome), for tests that count attempts
   anything else       404 after reading the body
@@ -309,6 +312,14 @@ class Handler(socketserver.StreamRequestHandler):
             self.trickle(body)
         elif path == "/keep-alive-answer":
             self.keep_alive_answer(body)
+        elif path.startswith("/error-200/"):
+            self.send_continue()
+            body.drain()
+            self.record(body, "200 with an error document", 200)
+            code = self.param("code", "AccessDenied")
+            self.send(200, "OK", ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>%s</Code>'
+                                  '<Message>refused after all</Message><RequestId>R37</RequestId></Error>' % code).encode(),
+                      (("Content-Type", "application/xml"),))
         else:
             self.send_continue()
             body.drain()

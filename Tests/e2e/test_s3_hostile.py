@@ -331,6 +331,39 @@ def test_a_lying_server_fails_the_upload_in_one_line(s3, weed, env, lie):
         other.close()
 
 
+def fault_env(fault_url, tmp_path):
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    environment.update({
+        "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": fault_url,
+        "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null", "HOME": str(tmp_path),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    })
+    return environment
+
+
+def test_s3_cp_refuses_a_200_with_an_error_document(fault_url, tmp_path):
+    # Before (issue 37.3): a PutObject answered 200 with an <Error> body and no ETag printed
+    # "uploaded" and exited 0.
+    path = tmp_path / "small"
+    path.write_bytes(b"x" * 1000)
+    status, out, err = sluice(fault_env(fault_url, tmp_path), "s3", "cp", str(path), "s3://error-200/small", "--retries", "0",
+                              timeout=120)
+    assert status == 1 and out == "" and one_line(err), (status, out, err)
+    assert "PutObject failed: 200" in err and "AccessDenied" in err, err
+
+
+def test_s3_cp_recursive_counts_no_file_answered_200_with_an_error_document(fault_url, tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("a", "b"):
+        (tree / name).write_bytes(name.encode() * 100)
+    status, out, err = sluice(fault_env(fault_url, tmp_path), "s3", "cp", "--recursive", str(tree), "s3://error-200/t/",
+                              "--retries", "0", "--state", str(tmp_path / "state"), timeout=120)
+    assert status == 1, (status, out, err)
+    assert "upload:" not in out, out
+    assert err.count("AccessDenied") == 2, err
+
+
 def test_a_key_with_a_newline_is_stored_as_given_and_reported_in_one_line(s3, env):
     name = key() + "\nsecond line\t"
     status, out, err = sluice(env, "s3", "cp", "synthetic:10", "s3://%s/%s" % (BUCKET, name), timeout=60)

@@ -63,13 +63,14 @@ extension S3Client {
         upload.options = requestTransfer
         upload.verdict = { part, response in
             counters.sent(response.bytesSent)
-            if response.isSuccess {
+            let refusal: S3ServerError?
+            do { refusal = try S3ServerError.refusal(in: response, action: "UploadPart") } catch { return .fail("\(error)", cause: error) }
+            guard let error = refusal else {
                 let request = prepared.withLock { $0.removeValue(forKey: part.number) }
                 let checksum = Result { try request?.sentChecksum() }
                 sent.withLock { $0[part.number] = checksum }
                 return .accept
             }
-            let error = S3ServerError(status: response.status, body: response.body)
             let line = "\(response.status) \(error.explanation)"
             return error.isRetryable(status: response.status) ? .retry(line, cause: error) : .fail(line, cause: error)
         }

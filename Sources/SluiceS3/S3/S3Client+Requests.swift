@@ -22,6 +22,10 @@ package struct S3Call: Sendable {
     /// How long the server may keep its answer alive with whitespace before its document
     /// (`UploadOptions.answerKeepAlive`): `CompleteMultipartUpload` only.
     package var answerKeepAlive: Duration?
+
+    /// Whether a 2xx answer counts only with an `ETag` (`PutObject`, `UploadPart`,
+    /// `HeadObject`): without one nothing proves what the server holds.
+    package var requiresETag: Bool { ["PutObject", "UploadPart", "HeadObject"].contains(action) }
 }
 
 /// A request body and how it is protected.
@@ -242,9 +246,13 @@ extension S3Client {
         // loops end it themselves).
         await prepared.chunked?.endReading()
         counters?.sent(response.bytesSent)
-        guard response.isSuccess else {
-            throw S3ServerError(status: response.status, body: response.body)
-                .error(status: response.status, action: call.action, uploadID: call.uploadID, partNumber: call.partNumber)
+        if let refusal = try S3ServerError.refusal(in: response, action: call.action) {
+            throw refusal.error(status: response.status, action: call.action, uploadID: call.uploadID, partNumber: call.partNumber)
+        }
+        if call.requiresETag, response.header("ETag")?.isEmpty ?? true {
+            throw S3Error(
+                .malformedResponse, "the server's \(response.status) answer to \(call.action) has no ETag: nothing proves the object was stored",
+                status: response.status, uploadID: call.uploadID, partNumber: call.partNumber)
         }
         return S3Answer(response: response, checksum: try prepared.sentChecksum())
     }
@@ -445,27 +453,17 @@ extension S3Client {
             method: "POST", location: location, query: [SigV4QueryItem("uploadId", uploadID)], headers: headers,
             action: "CompleteMultipartUpload", uploadID: uploadID, answerKeepAlive: Self.completionKeepAlive)
         let document = Array(S3CompletedPart.completionDocument(parts))
-        var budget = RetryBudget(options.retryPolicy)
-        while true {
-            let answer: S3Answer
-            do { answer = try await send(call, body: .document(document), counters: counters) } catch let error as S3Error {
-                guard var refused = conditionRefusal(error, location: location) else { throw error }
-                // Refused by the object's condition: nothing to resume, nothing to leave billed.
-                if (try? await abortMultipartUpload(location, uploadID: uploadID, counters: counters)) != nil {
-                    refused.message += "; upload \(uploadID) was aborted"
-                }
-                throw refused
+        // A 200 whose body is an error document is that error (`sendOnce`), retried as it says.
+        let answer: S3Answer
+        do { answer = try await send(call, body: .document(document), counters: counters) } catch let error as S3Error {
+            guard var refused = conditionRefusal(error, location: location) else { throw error }
+            // Refused by the object's condition: nothing to resume, nothing to leave billed.
+            if (try? await abortMultipartUpload(location, uploadID: uploadID, counters: counters)) != nil {
+                refused.message += "; upload \(uploadID) was aborted"
             }
-            do { return try S3CompletedUpload(xml: answer.response.body) } catch let error as S3Error {
-                // A 200 whose body is an error document: retry it like a 5xx.
-                guard error.code == .server, S3ServerError(code: error.serverCode ?? "", message: "").isRetryable(status: 500),
-                    case .success(let delay) = budget.failed()
-                else { throw error }
-                counters.retried()
-                try? await Task.sleep(for: delay)
-                try Task.checkCancellation()
-            }
+            throw refused
         }
+        return try S3CompletedUpload(xml: answer.response.body)
     }
 
     /// The error to report when `error` is the object's condition refusing a write (412

@@ -132,7 +132,9 @@ extension S3PresignedPartsUpload {
             let number = part.number
             counters.sent(response.bytesSent)
             guard let entry = inFlight.withLock({ $0[number] }) else { return .fail("part \(number) was not prepared") }
-            if response.isSuccess {
+            let refusal: S3ServerError?
+            do { refusal = try S3ServerError.refusal(in: response, action: "UploadPart") } catch { return .fail("\(error)", cause: error) }
+            guard let answer = refusal else {
                 do {
                     let completed = try S3Client.completedPart(number, response: response, sent: entry.checksum, uploadID: uploadID)
                     try journal.accepted(S3PartETag(partNumber: number, eTag: completed.eTag, checksum: entry.checksum?.base64))
@@ -143,7 +145,6 @@ extension S3PresignedPartsUpload {
                 inFlight.withLock { $0[number] = nil }
                 return .accept
             }
-            let answer = S3ServerError(status: response.status, body: response.body)
             if answer.code == "AccessDenied", answer.message == "Request has expired" || entry.url.hasExpired(at: now()) {
                 inFlight.withLock { $0[number]?.expired = true }
                 return .again("the URL of part \(number) expired")

@@ -46,6 +46,32 @@ public struct S3ServerError: Error, Sendable, Equatable {
         self.init(code: Self.code(forStatus: status), message: text.hasPrefix("<") ? "" : text)
     }
 
+    /// The error an answer proves, if any: a non-2xx answer's (as `init(status:body:)` reads
+    /// it), or the `<Error>` document a 2xx carries. S3 answers `200` and then an error to a
+    /// `CompleteMultipartUpload` or a copy that failed after the status went out, and a gateway
+    /// may to any call: that answer is the error, never a success.
+    ///
+    /// - Returns: nil for a 2xx whose body is not an error document.
+    /// - Throws: `S3Error.malformedResponse` for a 2xx whose body begins an error document
+    ///   that does not parse (cut off): it proves neither.
+    package static func refusal(in response: UploadResponse, action: String) throws(S3Error) -> S3ServerError? {
+        guard response.isSuccess else { return S3ServerError(status: response.status, body: response.body) }
+        // Only a body that names an element `Error` is parsed here (a `DeleteResult` lists its
+        // keys' errors as `<Error>` children, and is parsed again below to see its root).
+        guard response.body.range(of: Data("<Error".utf8)) != nil else { return nil }
+        let root: S3XMLElement
+        do { root = try S3XMLElement.parse(response.body, what: action) } catch {
+            throw S3Error(
+                .malformedResponse, "the server's \(response.status) answer to \(action) is a cut-off error document: \((error as? S3Error)?.message ?? "\(error)")",
+                status: response.status)
+        }
+        guard root.name == "Error" else { return nil }
+        var error = S3ServerError(element: root)
+        if error.code.isEmpty { error.code = Self.code(forStatus: response.status) }
+        if error.requestID == nil { error.requestID = response.header("x-amz-request-id") }
+        return error
+    }
+
     package static func code(forStatus status: Int) -> String {
         switch status {
         case 301: return "PermanentRedirect"
