@@ -23,9 +23,10 @@ package struct S3Call: Sendable {
     /// (`UploadOptions.answerKeepAlive`): `CompleteMultipartUpload` only.
     package var answerKeepAlive: Duration?
 
-    /// Whether a 2xx answer counts only with an `ETag` (`PutObject`, `UploadPart`,
-    /// `HeadObject`): without one nothing proves what the server holds.
-    package var requiresETag: Bool { ["PutObject", "UploadPart", "HeadObject"].contains(action) }
+    /// Whether a 2xx answer counts only with an `ETag` (`PutObject`, `UploadPart`): without one
+    /// nothing proves the bytes were stored. (`HeadObject` asks, and its readers check each
+    /// field they use: `S3ObjectHead`.)
+    package var requiresETag: Bool { action == "PutObject" || action == "UploadPart" }
 }
 
 /// A request body and how it is protected.
