@@ -163,6 +163,16 @@ struct S3SyncCommand {
                 "sluice: s3 sync: \(counted(done.toDelete, "object")) with no file not deleted: the walk could not read \(counted(count, "path")), whose objects would look like objects with no file"
             )
             withheld = true
+        case .filesFailed(let count):
+            Terminal.error(
+                "sluice: s3 sync: \(counted(done.toDelete, "object")) with no file not deleted: \(counted(count, "file")) could not be sent, and a file gone since the walk may be one moved, not deleted"
+            )
+            withheld = true
+        case .recordFailed:
+            Terminal.error(
+                "sluice: s3 sync: \(counted(done.toDelete, "object")) with no file not deleted: the job's record could not be written, so the job stopped before every file was compared"
+            )
+            withheld = true
         case .overLimit(let found, let limit):
             Terminal.error("sluice: s3 sync: \(counted(found, "object")) with no file, more than --max-delete \(limit): none deleted")
             withheld = true

@@ -52,6 +52,10 @@ public struct WalkIssue: Error, Sendable, Equatable, CustomStringConvertible {
         case permissionDenied
         /// Any other system error, by `errno`.
         case system(operation: String, errno: Int32)
+        /// A directory that was moved, removed or replaced while it was walked (`mv d x; mv x
+        /// d`): its path no longer names the directory the walk listed, so what was read under
+        /// it may be under another name now.
+        case changedDuringWalk
     }
 
     /// The path as the walk names it (the root joined with the names below it).
@@ -85,6 +89,7 @@ public struct WalkIssue: Error, Sendable, Equatable, CustomStringConvertible {
         case .notADirectory: return "\(path): is not a directory"
         case .permissionDenied: return "\(path): permission denied"
         case .system(let operation, let code): return "\(path): \(operation) failed: \(String(cString: strerror(code)))"
+        case .changedDuringWalk: return "\(path): was moved, removed or replaced while it was walked"
         }
     }
 }
@@ -185,7 +190,13 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     public mutating func next() -> WalkEntry? {
         while let top = stack.indices.last {
             guard stack[top].next < stack[top].entries.count else {
-                stack.removeLast()
+                let left = stack.removeLast()
+                // The walk's view held: the path still names the directory listed when the walk
+                // entered it (a rename away and back while it was read would give its files
+                // other names, and their objects would look like objects with no file).
+                if !Self.stillNames(left.path, left.identity) {
+                    return .issue(WalkIssue(path: left.path, kind: .changedDuringWalk))
+                }
                 continue
             }
             let listed = stack[top].entries[stack[top].next]
@@ -215,6 +226,13 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
             }
         }
         return nil
+    }
+
+    /// Whether `path` names the directory `identity` (following symlinks, as the walk does).
+    static func stillNames(_ path: String, _ identity: FileIdentity) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return false }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) == identity
     }
 
     /// The entries of one directory, each stat'ed and classified, in key order.

@@ -13,9 +13,11 @@ import SluiceS3
 ///   merge-joined in one pass (`S3SyncPlanner`): memory does not grow with the number of files
 ///   or objects, and no request is made per object the listing decides.
 /// - The files to send go through `UploadJob` (one request budget, journal, resume, progress).
-/// - Objects with no file are deleted with `DeleteObjects`, 1,000 a request, only once the walk
-///   ended without an error (a directory that could not be read must not lose its objects),
-///   and not at all when there are more than `maximumDeletes`.
+/// - Objects with no file are deleted with `DeleteObjects`, 1,000 a request, as a last phase
+///   and only when the run proved them absent (`withheld`): the walk read every directory and
+///   examined every entry without an error of any kind (a directory moved while it was read
+///   included), every file to send was sent and recorded, and the listing ended; not at all
+///   when there are more than `maximumDeletes`.
 public struct S3Sync: Sendable {
     /// The job the files to send go through: root, filter, symlinks, concurrency, record.
     public var job: UploadJob
@@ -47,6 +49,12 @@ public struct S3Sync: Sendable {
     public enum Withheld: Sendable, Equatable {
         /// The walk could not read `count` paths: their objects would look like orphans.
         case walkFailed(count: Int)
+        /// `count` files were not sent (a file that could not be opened or read, an upload
+        /// refused): a file gone since the walk may be one moved, whose objects are not orphans.
+        case filesFailed(count: Int)
+        /// The job's record could not be written (a full disk): it stopped starting files, so
+        /// the rest of the listing was never compared with files.
+        case recordFailed
         /// `found` objects were to go, more than `limit` (`--max-delete`).
         case overLimit(found: Int, limit: Int)
     }
@@ -110,6 +118,20 @@ public struct S3Sync: Sendable {
         }
     }
 
+    /// The one gate of deletions: why the objects with no file of `result` may not be deleted,
+    /// nil when the run proved them absent. Any error of any kind holds them back: a path the
+    /// walk could not read, a file not sent, the job's record not written; then `--max-delete`.
+    /// A dry run, which opens no file, reports the walk's refusals as a real run would.
+    func withheld(_ result: Result) -> Withheld? {
+        if !result.walkFailures.isEmpty { return .walkFailed(count: result.walkFailures.count) }
+        if let job = result.job {
+            if job.recordFailure != nil { return .recordFailed }
+            if !job.failures.isEmpty { return .filesFailed(count: job.failures.count) }
+        }
+        if let limit = maximumDeletes, result.toDelete > limit { return .overLimit(found: result.toDelete, limit: limit) }
+        return nil
+    }
+
     /// One pass of `run` in `order`.
     package func run(
         to destination: S3JobDestination, order: KeyOrder, dryRun: Bool, decided: @escaping @Sendable (SyncDecision) -> Void,
@@ -163,11 +185,7 @@ public struct S3Sync: Sendable {
             await planner.close()
             return result
         }
-        if !result.walkFailures.isEmpty {
-            result.withheld = .walkFailed(count: result.walkFailures.count)
-        } else if let limit = maximumDeletes, result.toDelete > limit {
-            result.withheld = .overLimit(found: result.toDelete, limit: limit)
-        }
+        result.withheld = withheld(result)
         if result.withheld != nil {
             await planner.close()
             return result
