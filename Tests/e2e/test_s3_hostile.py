@@ -364,6 +364,30 @@ def test_s3_cp_recursive_counts_no_file_answered_200_with_an_error_document(faul
     assert err.count("AccessDenied") == 2, err
 
 
+@pytest.mark.parametrize("source, null", [("/dev/zero", False), ("/dev/zero", True), ("/dev/urandom", False),
+                                          ("/dev/urandom", True), ("fifo", False)])
+def test_files_from_a_list_that_never_ends_is_refused_in_one_line(fault_url, tmp_path, source, null):
+    # Before (issue 37.5): /dev/zero was read for ever at 100 % CPU. A FIFO fed /dev/zero by a
+    # writer of its own is read with the same bounds.
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "f").write_bytes(b"f")
+    writer = None
+    if source == "fifo":
+        source = str(tmp_path / "fifo")
+        os.mkfifo(source)
+        writer = subprocess.Popen(["sh", "-c", 'exec cat /dev/zero > "$1"', "sh", source], stderr=subprocess.DEVNULL)
+    try:
+        args = ["s3", "cp", "--recursive", str(tree), "s3://bucket/p/", "--files-from", source] + (["--null"] if null else [])
+        status, out, err = sluice(fault_env(fault_url, tmp_path), *args, timeout=120)
+    finally:
+        if writer:
+            writer.kill()
+            writer.wait()
+    assert status != 0 and out == "" and one_line(err), (status, out, err)
+    assert "nothing was sent" in err and "\x00" not in err and "\x1b" not in err, err
+
+
 def test_a_key_with_a_newline_is_stored_as_given_and_reported_in_one_line(s3, env):
     name = key() + "\nsecond line\t"
     status, out, err = sluice(env, "s3", "cp", "synthetic:10", "s3://%s/%s" % (BUCKET, name), timeout=60)

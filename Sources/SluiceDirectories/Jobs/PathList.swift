@@ -46,6 +46,11 @@ public final class PathList: Sendable {
     /// The longest path a list may hold, in bytes (Linux's `PATH_MAX`).
     public static let maximumPathBytes = 4096
 
+    /// The most bytes a list may hold: 4 GiB, about 40 million paths (a list spools about
+    /// 100 bytes a path). A list read from anything (a file, a pipe, a FIFO, a character
+    /// device such as `/dev/zero`, a `/proc` file) ends at this bound, as at every other.
+    public static let maximumListBytes: Int64 = 4 << 30
+
     /// Reads the list from `descriptor` to its end and checks every path.
     ///
     /// - Parameters:
@@ -53,20 +58,33 @@ public final class PathList: Sendable {
     ///   - root: The directory the paths are relative to.
     ///   - separator: How the paths are separated.
     ///   - followsSymlinks: Follow symlinks to files (the default); false refuses them.
+    ///   - limit: The most bytes the list may hold (`maximumListBytes`).
     /// - Throws: `PathListError` for a list with a path that names no file below the root, or
-    ///   that cannot be read or spooled.
-    public init(reading descriptor: Int32, root: String, separator: Separator, followsSymlinks: Bool = true) throws(PathListError) {
+    ///   that cannot be read or spooled. A list that is not one (an entry longer than a path,
+    ///   a NUL in a list of lines, a name that is not UTF-8, no path in `maximumPathBytes`
+    ///   bytes, more than `limit` bytes) is refused at its first such entry: nothing after it
+    ///   is read, whatever the list is read from (`/dev/zero` never ends).
+    public init(
+        reading descriptor: Int32, root: String, separator: Separator, followsSymlinks: Bool = true,
+        limit: Int64 = PathList.maximumListBytes
+    ) throws(PathListError) {
         let absolute = DirectoryWalk.absolutePath(root)
         self.root = absolute
         var sorter: RecordSorter
         do throws(SpoolError) { sorter = try RecordSorter(order: .s3) } catch { throw PathListError(problem: .spool(error), count: 1) }
-        var reader = EntryReader(descriptor: descriptor, separator: separator == .nul ? 0 : 0x0A)
+        var reader = EntryReader(descriptor: descriptor, separator: separator == .nul ? 0 : 0x0A, limit: limit)
         var first: PathListError.Problem?
         var count = 0
         func refuse(_ problem: PathListError.Problem) {
             count += 1
             if first == nil { first = problem }
         }
+        /// The list is not a list of paths: refused at once, with the problems before it.
+        func end(_ problem: PathListError.Problem) -> PathListError {
+            refuse(problem)
+            return PathListError(problem: first!, count: count)
+        }
+        var empties = 0
         while true {
             let entry: EntryReader.Entry
             do throws(Errno) {
@@ -76,11 +94,22 @@ public final class PathList: Sendable {
                 throw PathListError(problem: .unreadable(errno: error.code), count: 1)
             }
             switch entry {
-            case .tooLong(let start): refuse(.tooLong(start: String(decoding: start, as: UTF8.self)))
+            case .tooLong(let start) where separator == .newline && start.contains(0): throw end(.holdsNUL)
+            case .tooLong(let start): throw end(.tooLong(start: String(decoding: start, as: UTF8.self)))
+            case .overLimit: throw end(.tooLarge(limit: limit))
             case .path(let bytes):
-                switch Self.check(bytes, separator: separator) {
-                case .refused(let problem): refuse(problem)
-                case .empty: continue
+                let checked = Self.check(bytes, separator: separator)
+                if case .empty = checked { empties += 1 } else { empties = 0 }
+                switch checked {
+                case .refused(let problem):
+                    switch problem {
+                    case .holdsNUL, .notUTF8: throw end(problem)
+                    default: refuse(problem)
+                    }
+                case .empty:
+                    // Separators with no path between them (`/dev/zero` with `--null`).
+                    if empties > Self.maximumPathBytes { throw end(.noPath(bytes: empties)) }
+                    continue
                 case .relative(let relative):
                     let listed = DirectoryWalk.classify(relative, in: absolute, followsSymlinks: followsSymlinks)
                     let path = DirectoryWalk.join(absolute, String(decoding: relative, as: UTF8.self))
@@ -217,21 +246,28 @@ package struct FilePayload {
 package struct EntryReader {
     package enum Entry {
         case path([UInt8])
-        /// An entry too long to be a path, by its first bytes.
+        /// An entry too long to be a path, by its first bytes: told as soon as it is longer,
+        /// without reading to its end.
         case tooLong(start: [UInt8])
+        /// More than `limit` bytes were read.
+        case overLimit
     }
 
     package let descriptor: Int32
     package let separator: UInt8
+    /// The most bytes read before `.overLimit`.
+    package let limit: Int64
+    private var total: Int64 = 0
     private var chunk = [UInt8](repeating: 0, count: 64 << 10)
     private var available = 0..<0
     private var current: [UInt8] = []
     private var overlong = false
     private var ended = false
 
-    package init(descriptor: Int32, separator: UInt8) {
+    package init(descriptor: Int32, separator: UInt8, limit: Int64 = PathList.maximumListBytes) {
         self.descriptor = descriptor
         self.separator = separator
+        self.limit = limit
     }
 
     /// The next entry (the last one need not end in the separator); nil at the end.
@@ -244,6 +280,8 @@ package struct EntryReader {
                     Result { () throws(Errno) in try Syscall.read(descriptor, raw) }
                 }.get()
                 available = 0..<count
+                total += Int64(count)
+                guard total <= limit else { return .overLimit }
                 if count == 0 {
                     ended = true
                     guard !current.isEmpty || overlong else { return nil }
@@ -252,9 +290,10 @@ package struct EntryReader {
             }
             let end = chunk[available].firstIndex(of: separator)
             let piece = chunk[available.lowerBound..<(end ?? available.upperBound)]
-            if !overlong {
-                current.append(contentsOf: piece.prefix(PathList.maximumPathBytes + 1 - current.count))
-                overlong = current.count > PathList.maximumPathBytes
+            current.append(contentsOf: piece.prefix(PathList.maximumPathBytes + 1 - current.count))
+            if current.count > PathList.maximumPathBytes {
+                overlong = true
+                return take()
             }
             guard let end else {
                 available = 0..<0
@@ -296,6 +335,10 @@ public struct PathListError: Error, Sendable, Equatable, CustomStringConvertible
         case holdsNUL
         /// An entry longer than `PathList.maximumPathBytes`, by its first bytes.
         case tooLong(start: String)
+        /// The list holds more than `limit` bytes (`PathList.maximumListBytes`).
+        case tooLarge(limit: Int64)
+        /// `bytes` separators in a row with no path between them.
+        case noPath(bytes: Int)
         /// The list could not be read.
         case unreadable(errno: Int32)
         /// The temporary file the list is sorted in could not be made, written or read.
@@ -307,6 +350,12 @@ public struct PathListError: Error, Sendable, Equatable, CustomStringConvertible
     /// How many paths had a problem (1 for a list that could not be read or spooled).
     public var count: Int
 
+    /// `text` as one line: quoted with its control characters escaped when it holds any (a
+    /// list read from `/dev/urandom`), else as it is.
+    package static func shown(_ text: String) -> String {
+        text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } ? text.debugDescription : text
+    }
+
     public var description: String {
         let text: String
         switch problem {
@@ -315,9 +364,11 @@ public struct PathListError: Error, Sendable, Equatable, CustomStringConvertible
         case .absolute(let path): text = "\(path): is absolute; the paths of a list are relative to the directory"
         case .leavesRoot(let path): text = "\(path): leaves the directory (..)"
         case .notAFilePath(let path): text = "'\(path)': names the directory itself, not a file"
-        case .notUTF8(let path): text = "\(path): the name is not UTF-8"
+        case .notUTF8(let path): text = "\(Self.shown(path)): the name is not UTF-8"
         case .holdsNUL: text = "the list holds a NUL byte, as a NUL-separated list (find -print0) does"
-        case .tooLong(let start): text = "\(start)...: longer than \(PathList.maximumPathBytes) bytes"
+        case .tooLong(let start): text = "\(Self.shown(start))...: longer than \(PathList.maximumPathBytes) bytes"
+        case .tooLarge(let limit): return "the list holds more than \(limit) bytes, more than any list of paths; nothing after it was read"
+        case .noPath(let bytes): return "the list holds \(bytes) separators in a row with no path: not a list of paths; nothing after them was read"
         case .unreadable(let code): return "cannot read the list: \(String(cString: strerror(code)))"
         case .spool(let error): return "the list of files: \(error)"
         }

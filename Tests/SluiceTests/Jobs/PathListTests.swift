@@ -6,7 +6,7 @@ import Testing
 /// `PathList` (`--files-from`) and the external sort under it (`RecordSorter`): a list in any
 /// order comes out in key order, each file once, with what a walk would say of it; a list with
 /// a mistake is refused whole, with its first problem and a count.
-@Suite(.serialized)
+@Suite(.serialized, .hangGuard)
 struct PathListTests {
     typealias Scratch = DirectoryWalkTests.Scratch
 
@@ -95,6 +95,44 @@ struct PathListTests {
         // An empty list, and one of empty lines, are lists of nothing.
         #expect(try entries(list([], root: scratch.path)).isEmpty)
         #expect(try entries(list(Array("\n\n".utf8), root: scratch.path)).isEmpty)
+    }
+
+    /// Every list has the same bounds whatever it is read from (issue 37.5): a list that is not
+    /// one ends at its first such entry. 1 MiB of NUL bytes (`/dev/zero`'s) is a NUL in a list of
+    /// lines, and with `--null` separators with no path; a list over its byte limit ends there.
+    /// Before: the NUL lines were read to their end as one overlong entry, the NUL-separated
+    /// list was taken as an empty list, and no list had a total bound.
+    @Test func aListThatIsNotOneEndsAtItsFirstViolation() throws {
+        let scratch = try Scratch()
+        let zeros = [UInt8](repeating: 0, count: 1 << 20)
+        #expect(refusal(zeros, root: scratch.path) == PathListError(problem: .holdsNUL, count: 1))
+        #expect(
+            refusal(zeros, root: scratch.path, separator: .nul)
+                == PathListError(problem: .noPath(bytes: PathList.maximumPathBytes + 1), count: 1))
+        // A missing file counted before the violation is counted with it.
+        #expect(refusal(Array("gone\n".utf8) + [0xFF, 0x0A, 0x61], root: scratch.path)?.count == 2)
+        // The total: a valid list of 4 KiB, read under a limit of 1 KiB.
+        try scratch.file("a", "x")
+        let path = NSTemporaryDirectory() + "sluice-list-\(UUID().uuidString.prefix(8))"
+        try Data(String(repeating: "a\n", count: 2048).utf8).write(to: URL(fileURLWithPath: path))
+        defer { unlink(path) }
+        let descriptor = open(path, O_RDONLY)
+        defer { close(descriptor) }
+        #expect(throws: PathListError(problem: .tooLarge(limit: 1024), count: 1)) {
+            try PathList(reading: descriptor, root: scratch.path, separator: .newline, limit: 1024)
+        }
+        #expect("\(PathListError(problem: .tooLong(start: "\u{1}\u{2}"), count: 1))".contains("\\u{01}"))
+    }
+
+    /// Character devices that never end: refused at their first violation, never read for
+    /// ever (the suite's time limit is the hang's guard).
+    @Test(arguments: ["/dev/zero", "/dev/urandom"], [PathList.Separator.newline, .nul])
+    func aDeviceThatNeverEndsIsRefused(device: String, separator: PathList.Separator) throws {
+        let scratch = try Scratch()
+        let descriptor = open(device, O_RDONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        #expect(throws: PathListError.self) { try PathList(reading: descriptor, root: scratch.path, separator: separator) }
     }
 
     /// The external sort against an in-memory sort, in both orders, with runs so small and a
