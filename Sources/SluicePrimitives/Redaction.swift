@@ -1,20 +1,61 @@
+import Foundation
+import Synchronization
+
 /// What Sluice says never carries a secret: every line that leaves the process for people
 /// (stderr, error descriptions, progress) goes through `secrets(in:)`, one rule for all of them.
 ///
 /// - A URL's password (`user:password@`) is shown as `user:***@`, however it is spelled: a
 ///   password holding `#`, `/`, `?`, `@` or a space still ends at the `@` before the host
 ///   (`u:p@ss#word@host` too, which a URL parser reads as the host `ss`).
-/// - The value of a query parameter that signs or authorizes a request (`X-Amz-Signature`,
+/// - The value of a query parameter (or of an `Authorization` header's field, after `, ` or a
+///   space) that signs or authorizes a request (`X-Amz-Signature`,
 ///   `X-Amz-Security-Token`, `Signature`, `sig`, `token`, anything named `…signature`,
 ///   `…token`, `…secret`, `…password`) is shown as `***`: a presigned URL in a log is an
 ///   upload anyone can make.
 /// - Lines of credential files are never echoed (`S3ConfigFile` names the file and the line
 ///   number only), so they need no rule here.
+/// - Every secret a request of this process carried (`register`: an SSE-C key as sent in base64
+///   and as raw bytes, a secret access key, a session token, a password) is shown as `***`
+///   wherever it appears: a server's or a gateway's error message that echoes the request's
+///   headers carries them back. Server-provided text is redacted where it is read
+///   (`S3ServerError`), so its typed fields hold no secret either.
 public enum Redaction {
     /// `text` with every secret in it replaced by `***`; everything else is kept, so the line
     /// still says where and what.
     public static func secrets(in text: String) -> String {
-        queryCredentials(in: passwords(in: text))
+        registeredSecrets(in: queryCredentials(in: passwords(in: text)))
+    }
+
+    /// The shortest secret `register` keeps: a shorter one would hide common words of every
+    /// line (a password `abc`); such a secret is still hidden where the rules above find it.
+    public static let shortestRegisteredSecret = 8
+
+    /// The secrets registered, longest first (so one that holds another is hidden whole).
+    private static let registered = Mutex<[String]>([])
+
+    /// Registers a secret a request carries (or will): from now on it is hidden in every line.
+    /// Secrets shorter than `shortestRegisteredSecret` are not kept.
+    ///
+    /// - Important: Thread-safe; cheap when the secret is registered already. The process keeps
+    ///   what it registers for its life (a few strings).
+    public static func register(_ secret: String) {
+        guard secret.utf8.count >= shortestRegisteredSecret else { return }
+        registered.withLock { secrets in
+            guard !secrets.contains(secret) else { return }
+            secrets.append(secret)
+            secrets.sort { $0.utf8.count > $1.utf8.count }
+        }
+    }
+
+    /// `text` with each registered secret replaced by `***`.
+    static func registeredSecrets(in text: String) -> String {
+        let secrets = registered.withLock { $0 }
+        guard !secrets.isEmpty else { return text }
+        var text = text
+        for secret in secrets where text.contains(secret) {
+            text = text.replacingOccurrences(of: secret, with: "***")
+        }
+        return text
     }
 
     /// `text` with the password of every `scheme://user:password@host` in it replaced by `***`
@@ -65,7 +106,10 @@ public enum Redaction {
         guard text.contains("=") else { return text }
         return rewriting(text) { bytes, index, output in
             let byte = bytes[index]
-            guard byte == UInt8(ascii: "?") || byte == UInt8(ascii: "&") || byte == UInt8(ascii: ";") else { return nil }
+            // `, Signature=…` and ` token=…` too: an `Authorization` header echoed by a server.
+            guard [UInt8(ascii: "?"), UInt8(ascii: "&"), UInt8(ascii: ";"), UInt8(ascii: ","), UInt8(ascii: " ")].contains(byte) else {
+                return nil
+            }
             output.append(byte)
             let name = index + 1
             var nameEnd = name
@@ -123,7 +167,7 @@ public enum Redaction {
 
     private static func endsQueryValue(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "&"), UInt8(ascii: "#"), UInt8(ascii: " "), UInt8(ascii: "\""), UInt8(ascii: "'"),
+        case UInt8(ascii: "&"), UInt8(ascii: ";"), UInt8(ascii: "#"), UInt8(ascii: " "), UInt8(ascii: "\""), UInt8(ascii: "'"),
             UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "`"), UInt8(ascii: ")"), UInt8(ascii: ","):
             return true
         default:

@@ -68,6 +68,8 @@ public struct UploadOptions: Sendable {
         public init(user: String, password: String) {
             self.user = user
             self.password = password
+            // A server's error page may echo it: hidden in every line from now on.
+            Redaction.register(password)
         }
     }
 }

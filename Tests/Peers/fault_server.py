@@ -43,6 +43,8 @@ is answered with `100 Continue` before the body is read (except where noted).
   /error-200/...      read the body, answer 200 without an ETag and with an S3 <Error> document
                       (AccessDenied; ?code= another) as the body: a PutObject to bucket
                       `error-200`, path-style, that nothing proves was stored
+  /echo-headers/...   read the body, answer 400 with an S3 <Error> document whose Message is every
+                      request header (name: value; ...), as a gateway that echoes them does
   GET /requests       JSON list of every request seen so far (path, method, bytes, sha256,
                       outcome), for tests that count attempts
   anything else       404 after reading the body
@@ -312,6 +314,15 @@ class Handler(socketserver.StreamRequestHandler):
             self.trickle(body)
         elif path == "/keep-alive-answer":
             self.keep_alive_answer(body)
+        elif path.startswith("/echo-headers/"):
+            self.send_continue()
+            body.drain()
+            self.record(body, "headers echoed", 400)
+            echoed = "; ".join("%s: %s" % (name, value) for name, value in self.raw_headers)
+            echoed = echoed.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            self.send(400, "Bad Request", ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidRequest</Code>'
+                                           '<Message>bad headers: %s</Message></Error>' % echoed).encode("latin-1"),
+                      (("Content-Type", "application/xml"),))
         elif path.startswith("/error-200/"):
             self.send_continue()
             body.drain()

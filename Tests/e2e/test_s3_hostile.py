@@ -3,6 +3,7 @@ or one `sluice: ...` line on stderr and a non-zero status, within bounded time, 
 running. Against SeaweedFS (the fixtures of test_s3_cli.py) and, where it cannot show the case,
 a small fault server of its own."""
 
+import base64
 import hashlib
 import http.server
 import json
@@ -386,6 +387,26 @@ def test_files_from_a_list_that_never_ends_is_refused_in_one_line(fault_url, tmp
             writer.wait()
     assert status != 0 and out == "" and one_line(err), (status, out, err)
     assert "nothing was sent" in err and "\x00" not in err and "\x1b" not in err, err
+
+
+@pytest.mark.parametrize("progress", ["none", "json"])
+def test_a_gateway_echoing_the_headers_gets_no_secret_printed(fault_url, tmp_path, progress):
+    # Before (issue 37.6): the SSE-C key's base64, as sent, was printed in the error line.
+    key = b"0123456789abcdefghijklmnopqrstuv"
+    key_file = tmp_path / "key"
+    key_file.write_bytes(key)
+    path = tmp_path / "small"
+    path.write_bytes(b"x" * 1000)
+    env = dict(fault_env(fault_url, tmp_path), AWS_SESSION_TOKEN="echoed-session-token-37",
+               AWS_SECRET_ACCESS_KEY="echoed-secret-key-37")
+    status, out, err = sluice(env, "s3", "cp", str(path), "s3://echo-headers/small", "--sse-c", "AES256", "--sse-c-key-file", str(key_file),
+                              "--retries", "0", "--progress", progress, timeout=120)
+    assert status == 1 and out == "", (status, out, err)
+    # The gateway did echo them: the line names the headers, their values hidden.
+    assert "x-amz-server-side-encryption-customer-key: ***" in err and "x-amz-security-token: ***" in err.lower(), err
+    for secret in [base64.b64encode(key).decode(), key.decode(), "echoed-session-token-37", "echoed-secret-key-37"]:
+        assert secret not in out + err, err
+    assert "Signature=***; Content-Length" in err, err
 
 
 def test_a_key_with_a_newline_is_stored_as_given_and_reported_in_one_line(s3, env):

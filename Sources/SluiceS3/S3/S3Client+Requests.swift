@@ -127,6 +127,9 @@ extension S3Client {
         guard let credentials = configuration.credentials else {
             throw S3Error(.credentials, "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or use a profile (AWS_PROFILE, ~/.aws/credentials)")
         }
+        // What a request carries is hidden in every line, however a server echoes it.
+        Redaction.register(credentials.secretAccessKey)
+        if let token = credentials.sessionToken { Redaction.register(token) }
         return SigV4Signer(credentials: credentials, region: configuration.region)
     }
 

@@ -298,6 +298,9 @@ public struct S3CustomerKey: Sendable, Equatable, CustomStringConvertible {
             throw S3Error(.invalidOption, "an SSE-C key is 32 bytes (AES-256), not \(key.count)")
         }
         self.key = key
+        // A gateway's error message may echo the headers: the key is hidden in every line.
+        Redaction.register(Data(key).base64EncodedString())
+        if let raw = String(validating: key, as: UTF8.self) { Redaction.register(raw) }
     }
 
     /// The key as sent (`x-amz-server-side-encryption-customer-key`).

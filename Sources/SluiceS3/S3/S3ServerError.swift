@@ -25,11 +25,13 @@ public struct S3ServerError: Error, Sendable, Equatable {
         self.resource = resource
     }
 
+    /// An error document's fields; the server's words redacted where they are read (a
+    /// gateway may echo the request's headers, an SSE-C key or a token among them).
     package init(element: S3XMLElement) {
         code = element.value("Code") ?? ""
-        message = element.value("Message") ?? ""
+        message = Redaction.secrets(in: element.value("Message") ?? "")
         requestID = element.value("RequestId")
-        resource = element.value("Resource")
+        resource = element.value("Resource").map(Redaction.secrets(in:))
     }
 
     /// Reads an error answer's body. A body that is not an error document (an empty body to
@@ -43,7 +45,7 @@ public struct S3ServerError: Error, Sendable, Equatable {
         let text =
             String(decoding: body.prefix(200), as: UTF8.self)
             .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-        self.init(code: Self.code(forStatus: status), message: text.hasPrefix("<") ? "" : text)
+        self.init(code: Self.code(forStatus: status), message: text.hasPrefix("<") ? "" : Redaction.secrets(in: text))
     }
 
     /// The error an answer proves, if any: a non-2xx answer's (as `init(status:body:)` reads

@@ -232,3 +232,45 @@ struct S3AnswerProofTests {
         #expect(fake.seen.withLock { $0 }.filter { $0 == call }.count == 2)
     }
 }
+
+/// Secrets redacted from what servers say (issue 37, item 6): a gateway whose error message
+/// echoes the request's headers carries the SSE-C key (base64, as sent), the session token and
+/// the signature back; none of them is in the error's fields or its line.
+struct S3EchoedSecretsTests {
+    /// Answers every request 400 with an error document whose message is the request's headers.
+    final class EchoingGateway: UploadTransport {
+        func send(
+            _ request: UploadRequest, body: UploadBody, options: UploadOptions,
+            progress: @escaping @Sendable (Int64) -> Void
+        ) async throws -> UploadResponse {
+            let echoed = request.headers.map { "\($0.name): \($0.value)" }.joined(separator: "; ")
+            let document = "<Error><Code>InvalidRequest</Code><Message>bad headers: \(s3XMLEscape(echoed))</Message></Error>"
+            return UploadResponse(status: 400, headers: [], body: Data(document.utf8), bytesSent: 0, url: request.url)
+        }
+    }
+
+    @Test func aGatewayEchoingTheHeadersGetsNoSecretPrinted() async throws {
+        let key = Array("0123456789abcdefghijklmnopqrstuv".utf8)
+        let base64 = Data(key).base64EncodedString()
+        var options = S3Options()
+        options.retries = 0
+        options.object.encryption = .customerKey(try S3CustomerKey(key))
+        options.stateDirectory = NSTemporaryDirectory() + "sluice-echo-\(UUID().uuidString.prefix(8))"
+        let client = S3Client(
+            configuration: S3Configuration(
+                credentials: S3Credentials(accessKeyID: "AKIDECHO", secretAccessKey: "echo-secret-key-37", sessionToken: "echo-session-token-37"),
+                endpoint: URL(string: "http://127.0.0.1:9")!),
+            options: options, transport: EchoingGateway())
+        let source = S3Source(MemoryByteSource(Array("body".utf8)), identity: "memory", fingerprint: S3SourceFingerprint(size: 4))
+        let error = await #expect(throws: S3Error.self) { try await client.upload(source, to: S3Location(parsing: "s3://bucket/k")) }
+        let shown = [error?.message ?? "", "\(error.map { "\($0)" } ?? "")", (error?.underlying as? S3ServerError)?.message ?? ""]
+        // The gateway did echo them (the test shows something).
+        #expect(shown[0].contains("x-amz-server-side-encryption-customer-key: ***"), "\(shown[0])")
+        for text in shown {
+            for secret in [base64, String(decoding: key, as: UTF8.self), "echo-session-token-37", "echo-secret-key-37"] {
+                #expect(!text.contains(secret), "\(text)")
+            }
+            #expect(!text.contains(#/Signature=[0-9a-f]{64}/#), "\(text)")
+        }
+    }
+}
