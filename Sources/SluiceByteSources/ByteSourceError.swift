@@ -25,6 +25,16 @@ public enum ByteSourceError: Error, Sendable, Equatable, CustomStringConvertible
     /// A size, range or source description could not be parsed.
     case invalidSpecification(String)
 
+    /// The path the error names, when it names one (its description starts with it).
+    public var path: String? {
+        switch self {
+        case .notFound(let path), .permissionDenied(let path), .isDirectory(let path), .notRegularFile(let path, _),
+            .unknownLength(let path), .system(_, let path, _):
+            return path
+        case .endedEarly, .longerThanDeclared, .offsetOutOfRange, .invalidSpecification: return nil
+        }
+    }
+
     public var description: String {
         switch self {
         case .notFound(let path): return "\(path): no such file"

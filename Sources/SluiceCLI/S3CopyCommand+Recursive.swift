@@ -41,6 +41,8 @@ extension S3CopyCommand {
         job.concurrency = options.concurrency
         job.restart = options.restart
         if let state = options.stateDirectory { job.stateDirectory = state + "/jobs" }
+        // Its records and locks inside the tree are never part of it (every run would send them).
+        job.privateDirectories = [options.stateDirectory ?? (S3StateStore.defaultDirectory as NSString).deletingLastPathComponent]
         return (S3JobDestination(client: client, location: location), job)
     }
 

@@ -160,6 +160,9 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
 
     private var stack: [Frame] = []
     private var pending: WalkEntry?
+    /// Absolute paths of directories passed over without a word (a job's state directory
+    /// inside its tree): never listed, none of their files yielded.
+    public var skipped: Set<String> = []
 
     /// Opens the walk at `root`.
     ///
@@ -212,6 +215,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
                         changed: changed, device: device, inode: inode))
             case .issue(let kind): return .issue(WalkIssue(path: path, kind: kind))
             case .directory(let device, let inode):
+                if skipped.contains(path) { continue }
                 let relative = frame.relative + name + "/"
                 let identity = FileIdentity(device: device, inode: inode)
                 if stack.contains(where: { $0.identity == identity }) {

@@ -96,6 +96,26 @@ public struct UploadJob: Sendable {
         "\(absoluteRoot) -> \(destination.jobIdentity)" + (filter.shard.map { " shard \($0)" } ?? "")
     }
 
+    /// Directories never part of the tree, however it is walked: the state directories the
+    /// job's records and locks are in (`--state`, or the default). The journal's directory is
+    /// always among them (`skippedDirectories`).
+    public var privateDirectories: [String] = []
+
+    /// The absolute paths the walk passes over without a word: `privateDirectories` and the
+    /// journal's directory, each as written (made absolute) and with its symlinks resolved.
+    var skippedDirectories: Set<String> {
+        let journal = stateDirectory ?? RecordStore<String>.defaultDirectory("jobs")
+        var skipped: Set<String> = []
+        for directory in privateDirectories + [journal] {
+            skipped.insert(DirectoryWalk.absolutePath(directory))
+            if let resolved = realpath(directory, nil) {
+                skipped.insert(String(cString: resolved))
+                free(resolved)
+            }
+        }
+        return skipped
+    }
+
     /// The journal of this job at `destination`.
     package func journalPath(root absoluteRoot: String, destination: any UploadJobDestination) -> String {
         let store = RecordStore<String>(directory: stateDirectory ?? RecordStore<String>.defaultDirectory("jobs"))
@@ -312,8 +332,11 @@ public struct UploadJobFailure: Sendable, CustomStringConvertible {
     /// Why the file was not sent.
     public var error: any Error
 
-    /// "PATH: why" (a walk's issue names its path itself).
-    public var description: String { error is WalkIssue ? "\(error)" : "\(path): \(error)" }
+    /// "PATH: why", the path named once (a walk's issue, and a file that could not be opened
+    /// or read, name it themselves).
+    public var description: String {
+        error is WalkIssue || (error as? ByteSourceError)?.path == path ? "\(error)" : "\(path): \(error)"
+    }
 }
 
 /// What a job did.

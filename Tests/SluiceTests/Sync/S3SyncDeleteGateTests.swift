@@ -169,4 +169,34 @@ struct S3SyncDeleteGateTests {
         #expect(result.deleted == 0)
         #expect(bucket.deleteRequests.withLock { $0 } == 0)
     }
+
+    /// The state directory inside the synced tree is never part of the tree (issue 37.10):
+    /// before, every run sent its own records and locks.
+    @Test(arguments: [false, true])
+    func theStateDirectoryInsideTheTreeIsNeverSent(throughASymlink: Bool) async throws {
+        let root = try s3TemporaryDirectory("sync-state-inside")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try Self.write(root + "/tree/f", "f")
+        try Self.write(root + "/tree/.state/s3/record.json", "{}")
+        try Self.write(root + "/tree/.state/jobs/old.journal", "")
+        var state = root + "/tree/.state/jobs"
+        if throughASymlink {
+            try FileManager.default.createSymbolicLink(atPath: root + "/state-link", withDestinationPath: root + "/tree/.state")
+            state = root + "/state-link/jobs"
+        }
+        let bucket = FakeBucket(listed: [])
+        var (sync, destination) = try Self.sync(root + "/tree", over: bucket, state: state)
+        sync.job.privateDirectories = [(state as NSString).deletingLastPathComponent]
+        let result = try await sync.run(to: destination, dryRun: false, decided: { _ in })
+        #expect(bucket.puts.withLock { $0 } == ["f"])
+        #expect(result.job?.failures.isEmpty == true)
+    }
+
+    /// A file that cannot be opened is named once in its line.
+    @Test func aFileThatCannotBeOpenedIsNamedOnce() {
+        let failure = UploadJobFailure(path: "/d/f2", name: "f2", error: ByteSourceError.permissionDenied(path: "/d/f2"))
+        #expect(failure.description == "/d/f2: permission denied")
+        let other = UploadJobFailure(path: "/d/f3", name: "f3", error: S3Error(.server, "PutObject failed: 403"))
+        #expect(other.description == "/d/f3: PutObject failed: 403")
+    }
 }
