@@ -65,7 +65,9 @@ public struct S3Sync: Sendable {
         public var job: UploadJobResult?
         /// Files found to send.
         public var toSend: Int
-        /// Files whose object holds them.
+        /// Files whose object holds them, or whose record shows them sent (by a run before, or
+        /// a first pass of this one): `job.uploaded + unchanged + job.failures.count` is every
+        /// file compared, whatever order the server lists in.
         public var unchanged: Int
         /// Paths the walk could not read (for a dry run; a job's are among its failures).
         public var walkFailures: [WalkIssue]
@@ -177,7 +179,10 @@ public struct S3Sync: Sendable {
             throw error
         }
         result.toSend = await planner.toSend
-        result.unchanged = await planner.unchanged
+        // Files the join found to send but the job's record shows sent (by a run before, or by
+        // this run's first pass in S3's order, against a server that lists as a file system
+        // does) are unchanged too: the counts add up to the files compared, whatever the order.
+        result.unchanged = await planner.unchanged + (result.job?.unchanged ?? 0)
         result.comparedByContent = await planner.comparedByContent
         result.comparedBySizeAndTime = await planner.comparedBySizeAndTime
         result.toDelete = await planner.toDelete

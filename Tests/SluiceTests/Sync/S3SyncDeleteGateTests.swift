@@ -15,10 +15,14 @@ struct S3SyncDeleteGateTests {
         let listed: [(String, Int64)]
         let onPut: @Sendable (String) -> Void
         let puts = Mutex<[String]>([])
+        let stored = Mutex<[(String, Int64)]>([])
         let deleteRequests = Mutex(0)
+        /// Whether the listing shows what was stored, in a file system's order.
+        let listsStored: Bool
 
-        init(listed: [(String, Int64)], onPut: @escaping @Sendable (String) -> Void = { _ in }) {
+        init(listed: [(String, Int64)], listsStored: Bool = false, onPut: @escaping @Sendable (String) -> Void = { _ in }) {
             self.listed = listed
+            self.listsStored = listsStored
             self.onPut = onPut
         }
 
@@ -33,7 +37,13 @@ struct S3SyncDeleteGateTests {
             switch request.method {
             case "GET":
                 document = "<ListBucketResult><IsTruncated>false</IsTruncated>"
-                for (key, size) in listed {
+                var objects = listed
+                if listsStored {
+                    // A store that lists what it holds, in a file system's order (SeaweedFS).
+                    for (key, size) in stored.withLock({ $0 }) where !objects.contains(where: { $0.0 == key }) { objects.append((key, size)) }
+                    objects.sort { KeyOrder.hierarchical.precedes(Array($0.0.utf8), Array($1.0.utf8)) }
+                }
+                for (key, size) in objects {
                     document += "<Contents><Key>\(key)</Key><Size>\(size)</Size><LastModified>2020-01-01T00:00:00Z</LastModified><ETag>\"e\"</ETag></Contents>"
                 }
                 document += "</ListBucketResult>"
@@ -44,6 +54,7 @@ struct S3SyncDeleteGateTests {
                 let key = String(request.url.path.dropFirst("/bucket/".count))
                 onPut(key)
                 puts.withLock { $0.append(key) }
+                stored.withLock { $0.append((key, body.length.value ?? 0)) }
                 headers = [HTTPHeader(name: "ETag", value: "\"e\"")]
             default: break
             }
@@ -198,5 +209,28 @@ struct S3SyncDeleteGateTests {
         #expect(failure.description == "/d/f2: permission denied")
         let other = UploadJobFailure(path: "/d/f3", name: "f3", error: S3Error(.server, "PutObject failed: 403"))
         #expect(other.description == "/d/f3: PutObject failed: 403")
+    }
+
+    /// The counts add up whatever order the server lists in (issue 37.9): a listing in a file
+    /// system's order (`b/c` before `b-c`, as SeaweedFS lists) is found out mid-walk, after the
+    /// first pass sent the files before it; the second pass finds those in the job's record.
+    /// Before: they were in no count ("1 file sent, 2 unchanged" of 5 files).
+    @Test func theCountsAddUpWhateverOrderTheServerListsIn() async throws {
+        let root = try s3TemporaryDirectory("sync-order")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let names = ["a1", "a2", "b-c", "b/c", "z1"]
+        for name in names { try Self.write(root + "/tree/" + name, "1") }
+        // `b/c` and `b-c` are there, listed in a file system's order; the others are missing.
+        let bucket = FakeBucket(listed: [("b/c", 1), ("b-c", 1)])
+        var (sync, destination) = try Self.sync(root + "/tree", over: bucket, state: root + "/state")
+        sync.comparison = .sizeOnly
+        let result = try await sync.run(to: destination, dryRun: false, decided: { _ in })
+        #expect(result.order == .hierarchical)
+        let job = try #require(result.job)
+        let puts = bucket.puts.withLock { $0 }
+        #expect(puts.filter { $0 == "a1" }.count == 1, "\(puts)")
+        #expect(
+            job.uploaded + result.unchanged + job.failures.count == names.count,
+            "\(job.uploaded) sent, \(result.unchanged) unchanged, \(job.failures.count) failed; \(puts)")
     }
 }
