@@ -45,6 +45,8 @@ is answered with `100 Continue` before the body is read (except where noted).
                       `error-200`, path-style, that nothing proves was stored
   /echo-headers/...   read the body, answer 400 with an S3 <Error> document whose Message is every
                       request header (name: value; ...), as a gateway that echoes them does
+  /silent/...         read the request, record it, never answer; wait (up to 60 s) for the client
+                      to close: a listing page that does not come
   GET /requests       JSON list of every request seen so far (path, method, bytes, sha256,
                       outcome), for tests that count attempts
   anything else       404 after reading the body
@@ -314,6 +316,12 @@ class Handler(socketserver.StreamRequestHandler):
             self.trickle(body)
         elif path == "/keep-alive-answer":
             self.keep_alive_answer(body)
+        elif path.startswith("/silent/"):
+            body.drain()
+            self.record(body, "never answered")
+            poller = select.poll()
+            poller.register(self.connection, select.POLLRDHUP | select.POLLHUP | select.POLLERR)
+            poller.poll(60 * 1000)
         elif path.startswith("/echo-headers/"):
             self.send_continue()
             body.drain()

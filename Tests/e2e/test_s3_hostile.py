@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -407,6 +408,33 @@ def test_a_gateway_echoing_the_headers_gets_no_secret_printed(fault_url, tmp_pat
     for secret in [base64.b64encode(key).decode(), key.decode(), "echoed-session-token-37", "echoed-secret-key-37"]:
         assert secret not in out + err, err
     assert "Signature=***; Content-Length" in err, err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_ends_the_wait_for_a_listing_page_that_does_not_come(fault_url, tmp_path, signum):
+    # Before (issue 37.8): the wait lasted until the listing's retries ran out, then exit 1.
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "f").write_bytes(b"f")
+    env = fault_env(fault_url, tmp_path)
+    proc = subprocess.Popen([sluice_bin(), "s3", "sync", str(tree), "s3://silent/p/", "--state", str(tmp_path / "state")],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_until_catching_signals(proc)
+        # The gate: the server holds the listing's request.
+        deadline = time.monotonic() + 120
+        while not any(r["path"].startswith("/silent/") and r["method"] == "GET" for r in json.load(
+                urllib.request.urlopen(fault_url + "/requests"))):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.poll()
+            time.sleep(0.01)
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = err.decode("utf-8", "replace")
+    assert proc.returncode == 130 and one_line(err), (proc.returncode, err)
 
 
 def test_a_key_with_a_newline_is_stored_as_given_and_reported_in_one_line(s3, env):

@@ -102,7 +102,14 @@ public struct S3ObjectListing: Sendable {
     public mutating func next() async throws -> S3ListedObject? {
         while index == page.count {
             guard let task = nextRequest() else { return nil }
-            let answer = try await task.value
+            // The page is asked for in a task of its own (the next one while this is used): a
+            // cancel of the caller (SIGINT, SIGTERM) ends its wait at once, not after the
+            // request's retries (issue 37.8).
+            let answer = try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
             ahead = nil
             pages += 1
             page = answer.objects
