@@ -48,7 +48,7 @@ public enum Redaction {
     }
 
     /// `text` with each registered secret replaced by `***`.
-    static func registeredSecrets(in text: String) -> String {
+    package static func registeredSecrets(in text: String) -> String {
         let secrets = registered.withLock { $0 }
         guard !secrets.isEmpty else { return text }
         var text = text

@@ -233,7 +233,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     }
 
     /// Whether `path` names the directory `identity` (following symlinks, as the walk does).
-    static func stillNames(_ path: String, _ identity: FileIdentity) -> Bool {
+    package static func stillNames(_ path: String, _ identity: FileIdentity) -> Bool {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return false }
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) == identity

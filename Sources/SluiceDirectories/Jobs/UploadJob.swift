@@ -103,7 +103,7 @@ public struct UploadJob: Sendable {
 
     /// The absolute paths the walk passes over without a word: `privateDirectories` and the
     /// journal's directory, each as written (made absolute) and with its symlinks resolved.
-    var skippedDirectories: Set<String> {
+    package var skippedDirectories: Set<String> {
         let journal = stateDirectory ?? RecordStore<String>.defaultDirectory("jobs")
         var skipped: Set<String> = []
         for directory in privateDirectories + [journal] {

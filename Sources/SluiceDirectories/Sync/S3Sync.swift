@@ -124,7 +124,7 @@ public struct S3Sync: Sendable {
     /// nil when the run proved them absent. Any error of any kind holds them back: a path the
     /// walk could not read, a file not sent, the job's record not written; then `--max-delete`.
     /// A dry run, which opens no file, reports the walk's refusals as a real run would.
-    func withheld(_ result: Result) -> Withheld? {
+    package func withheld(_ result: Result) -> Withheld? {
         if !result.walkFailures.isEmpty { return .walkFailed(count: result.walkFailures.count) }
         if let job = result.job {
             if job.recordFailure != nil { return .recordFailed }
