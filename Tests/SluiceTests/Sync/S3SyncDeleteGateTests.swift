@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Sluice
+@testable import SluiceDirectories
 
 /// `s3 sync --delete` deletes only what the run proved absent: any error of any kind (a walk
 /// that saw a directory moved, a file gone before it was sent, a record that could not be
