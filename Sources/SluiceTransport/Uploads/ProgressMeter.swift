@@ -7,14 +7,41 @@ import SluiceBoundStreams
 /// Turns raw byte counts into throttled `UploadProgress` with a smoothed rate.
 ///
 /// - Important: `update` may be called from any thread, as often as the transport likes;
-///   `report` runs outside the lock, at most once per `interval`, plus once in `finish`.
+///   `report` runs outside the state's lock, at most once per `interval`, plus once in
+///   `finish`. An update that comes too soon after a report is not dropped: it is reported
+///   when the interval has passed (the count a stalled upload reached is shown, not the one
+///   before its last burst), unless `finish` came first. Reports go out one at a time, and
+///   none after `finish`'s.
 package final class ProgressMeter: Sendable {
     private struct State {
-        package var lastReport: Double = -1
+        package var lastReport = -Double.infinity
         package var rate: Double = 0
         package var sampleTime: Double = 0
         package var sampleBytes: Int64 = 0
         package var latest: Int64 = 0
+        /// The count the last report gave.
+        package var reported: Int64 = -1
+        /// A report of `latest` is due at the end of the interval.
+        package var pending = false
+        package var finished = false
+
+        /// The report of `bytesSent` at `now`, the rate smoothed over samples 0.25 s apart.
+        package mutating func progress(_ bytesSent: Int64, now: Double, total: Int64?) -> UploadProgress {
+            lastReport = now
+            reported = bytesSent
+            let dt = now - sampleTime
+            if dt >= 0.25 {
+                // A replay restarts the count: never let the rate go negative.
+                let instant = Double(max(0, bytesSent - sampleBytes)) / dt
+                rate = rate == 0 ? instant : rate * 0.6 + instant * 0.4
+                sampleTime = now
+                sampleBytes = bytesSent
+            } else if rate == 0 && now > 0 {
+                // Before the first full sample: the average since the start.
+                rate = Double(bytesSent) / now
+            }
+            return UploadProgress(bytesSent: bytesSent, totalBytes: total, bytesPerSecond: rate, elapsed: now)
+        }
     }
 
     private let total: Int64?
@@ -22,6 +49,8 @@ package final class ProgressMeter: Sendable {
     private let report: (@Sendable (UploadProgress) -> Void)?
     private let start = ContinuousClock.now
     private let state = Lock(State())
+    /// Held while a report is made: one at a time, and none after `finish`'s.
+    private let reporting = Lock(())
 
     package init(total: Int64?, interval: Duration, report: (@Sendable (UploadProgress) -> Void)?) {
         self.total = total
@@ -36,29 +65,43 @@ package final class ProgressMeter: Sendable {
     package func update(_ bytesSent: Int64) {
         guard let report else { return }
         let now = elapsed
-        let progress: UploadProgress? = state.withLock { state in
+        let (progress, flushAfter): (UploadProgress?, Double?) = state.withLock { state in
             state.latest = bytesSent
-            guard now - state.lastReport >= interval else { return nil }
-            state.lastReport = now
-            let dt = now - state.sampleTime
-            if dt >= 0.25 {
-                // A replay restarts the count: never let the rate go negative.
-                let instant = Double(max(0, bytesSent - state.sampleBytes)) / dt
-                state.rate = state.rate == 0 ? instant : state.rate * 0.6 + instant * 0.4
-                state.sampleTime = now
-                state.sampleBytes = bytesSent
-            } else if state.rate == 0 && now > 0 {
-                // Before the first full sample: the average since the start.
-                state.rate = Double(bytesSent) / now
+            guard now - state.lastReport >= interval else {
+                guard !state.pending, !state.finished else { return (nil, nil) }
+                state.pending = true
+                return (nil, state.lastReport + interval - now)
             }
-            return UploadProgress(bytesSent: bytesSent, totalBytes: total, bytesPerSecond: state.rate, elapsed: now)
+            return (state.progress(bytesSent, now: now, total: total), nil)
         }
-        if let progress { report(progress) }
+        if let progress {
+            reporting.withLock { _ in if !state.withLock({ $0.finished }) { report(progress) } }
+        }
+        if let flushAfter {
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, flushAfter)) { self.flush() }
+        }
+    }
+
+    /// Reports the latest count if no report gave it since it came (the end of an interval
+    /// in which an update was held back); nothing after `finish`.
+    package func flush() {
+        guard let report else { return }
+        reporting.withLock { _ in
+            let progress: UploadProgress? = state.withLock { state in
+                state.pending = false
+                guard !state.finished, state.latest != state.reported else { return nil }
+                return state.progress(state.latest, now: elapsed, total: total)
+            }
+            if let progress { report(progress) }
+        }
     }
 
     package func finish(_ bytesSent: Int64) {
         guard let report else { return }
-        let now = elapsed
-        report(UploadProgress(bytesSent: bytesSent, totalBytes: total, bytesPerSecond: now > 0 ? Double(bytesSent) / now : 0, elapsed: now))
+        reporting.withLock { _ in
+            state.withLock { $0.finished = true }
+            let now = elapsed
+            report(UploadProgress(bytesSent: bytesSent, totalBytes: total, bytesPerSecond: now > 0 ? Double(bytesSent) / now : 0, elapsed: now))
+        }
     }
 }
