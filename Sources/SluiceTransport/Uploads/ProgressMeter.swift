@@ -23,7 +23,6 @@ package final class ProgressMeter: Sendable {
         package var reported: Int64 = -1
         /// A report of `latest` is due at the end of the interval.
         package var pending = false
-        package var finished = false
 
         /// The report of `bytesSent` at `now`, the rate smoothed over samples 0.25 s apart.
         package mutating func progress(_ bytesSent: Int64, now: Double, total: Int64?) -> UploadProgress {
@@ -49,8 +48,10 @@ package final class ProgressMeter: Sendable {
     private let report: (@Sendable (UploadProgress) -> Void)?
     private let start = ContinuousClock.now
     private let state = Lock(State())
-    /// Held while a report is made: one at a time, and none after `finish`'s.
-    private let reporting = Lock(())
+    /// Held while a report is made: one at a time, and none after `finish`'s. Its value is
+    /// whether `finish` reported (a lock of `Void` would put its empty value at its mutex's
+    /// address, which ThreadSanitizer reads as a race).
+    private let reporting = Lock(false)
 
     package init(total: Int64?, interval: Duration, report: (@Sendable (UploadProgress) -> Void)?) {
         self.total = total
@@ -68,14 +69,14 @@ package final class ProgressMeter: Sendable {
         let (progress, flushAfter): (UploadProgress?, Double?) = state.withLock { state in
             state.latest = bytesSent
             guard now - state.lastReport >= interval else {
-                guard !state.pending, !state.finished else { return (nil, nil) }
+                guard !state.pending else { return (nil, nil) }
                 state.pending = true
                 return (nil, state.lastReport + interval - now)
             }
             return (state.progress(bytesSent, now: now, total: total), nil)
         }
         if let progress {
-            reporting.withLock { _ in if !state.withLock({ $0.finished }) { report(progress) } }
+            reporting.withLock { finished in if !finished { report(progress) } }
         }
         if let flushAfter {
             DispatchQueue.global().asyncAfter(deadline: .now() + max(0, flushAfter)) { self.flush() }
@@ -86,10 +87,10 @@ package final class ProgressMeter: Sendable {
     /// in which an update was held back); nothing after `finish`.
     package func flush() {
         guard let report else { return }
-        reporting.withLock { _ in
+        reporting.withLock { finished in
             let progress: UploadProgress? = state.withLock { state in
                 state.pending = false
-                guard !state.finished, state.latest != state.reported else { return nil }
+                guard !finished, state.latest != state.reported else { return nil }
                 return state.progress(state.latest, now: elapsed, total: total)
             }
             if let progress { report(progress) }
@@ -98,8 +99,8 @@ package final class ProgressMeter: Sendable {
 
     package func finish(_ bytesSent: Int64) {
         guard let report else { return }
-        reporting.withLock { _ in
-            state.withLock { $0.finished = true }
+        reporting.withLock { finished in
+            finished = true
             let now = elapsed
             report(UploadProgress(bytesSent: bytesSent, totalBytes: total, bytesPerSecond: now > 0 ? Double(bytesSent) / now : 0, elapsed: now))
         }
