@@ -96,9 +96,24 @@ let package = Package(
         // messages and summaries. Everything the `sluice` executable does but `main`.
         .target(name: "SluiceCLI", dependencies: ["Sluice", "SluiceReceiver"], swiftSettings: strict),
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"], swiftSettings: strict),
-        .testTarget(
-            name: "SluiceTests", dependencies: ["Sluice", "SluiceDirectories", "SluiceS3", "SluiceTus", "SluiceMultipart", "SluiceTransport", "SluiceBoundStreams", "SluiceRequests", "SluiceByteSources", "SluicePrimitives", "SluiceReceiver", "SluiceCLI"], swiftSettings: strict
-        ),
+        // Helpers every test target shares: peers started by PID, temporary directories, faulty
+        // and changing sources, the settle and patience loops. A regular target (no @testable),
+        // so it builds with the package in any configuration.
+        .target(name: "SluiceTestSupport", dependencies: ["Sluice", "SluiceReceiver"], path: "Tests/SluiceTestSupport", swiftSettings: strict),
+        // One test target per module, each beside what it tests (ARCHITECTURE.md).
+        .testTarget(name: "SluicePrimitivesTests", dependencies: ["SluicePrimitives", "Sluice", "SluiceTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SluiceByteSourcesTests", dependencies: ["SluiceByteSources", "Sluice", "SluiceTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SluiceRequestsTests", dependencies: ["SluiceRequests", "Sluice", "SluiceTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SluiceBoundStreamsTests", dependencies: ["SluiceBoundStreams", "Sluice", "SluiceReceiver", "SluiceTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SluiceTransportTests", dependencies: ["SluiceTransport", "Sluice", "SluiceReceiver", "SluiceTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SluiceMultipartTests", dependencies: ["SluiceMultipart", "Sluice", "SluiceReceiver", "SluiceTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SluiceTusTests", dependencies: ["SluiceTus", "Sluice", "SluiceReceiver", "SluiceTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SluiceS3Tests", dependencies: ["SluiceS3", "Sluice", "SluiceReceiver", "SluiceTestSupport", .target(name: "CSluiceCrypto", condition: .when(platforms: [.linux]))], swiftSettings: strict),
+        .testTarget(name: "SluiceDirectoriesTests", dependencies: ["SluiceDirectories", "SluiceS3", "Sluice", "SluiceReceiver", "SluiceTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SluiceReceiverTests", dependencies: ["SluiceReceiver", "Sluice", "SluiceTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SluiceCLITests", dependencies: ["SluiceCLI", "Sluice", "SluiceReceiver", "SluiceTestSupport"], swiftSettings: strict),
+        // The package as a whole: its layering against ARCHITECTURE.md, what `import Sluice` offers.
+        .testTarget(name: "SluiceTests", dependencies: ["Sluice", "SluiceTestSupport"], swiftSettings: strict),
         // Benchmark peer: plain URLSession with no Sluice code (Benchmarks/upload.sh).
         .executableTarget(name: "urlsession-baseline", path: "Benchmarks/URLSessionBaseline", swiftSettings: strict),
         // Benchmark driver for Benchmarks/sigv4.sh (signed uploads, CRC32C and SHA-256 throughput).

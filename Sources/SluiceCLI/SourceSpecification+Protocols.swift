@@ -113,15 +113,6 @@ extension S3Client {
     }
 }
 
-extension S3Source {
-    /// `synthetic:LENGTH:SEED`: its identity names the seed, its fingerprint is the length.
-    static func synthetic(length: Int64, seed: UInt64) -> S3Source {
-        S3Source(
-            SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
-            fingerprint: S3SourceFingerprint(size: length))
-    }
-}
-
 extension S3Client {
     /// `uploadStream`, with `onCancel` run when the task is cancelled (Ctrl-C) or the stream is
     /// silent for the stall timeout: the stream is read on a thread of its own, which only the

@@ -102,3 +102,12 @@ public struct S3UploadResult: Sendable {
     /// Seconds from the first request to the last answer.
     public var elapsed: Double
 }
+
+extension S3Source {
+    /// `synthetic:LENGTH:SEED`: its identity names the seed, its fingerprint is the length.
+    package static func synthetic(length: Int64, seed: UInt64) -> S3Source {
+        S3Source(
+            SyntheticByteSource(length: length, seed: seed), identity: "synthetic:\(length):\(seed)",
+            fingerprint: S3SourceFingerprint(size: length))
+    }
+}
