@@ -117,9 +117,12 @@ import SluiceTestSupport
         #expect(received.bytes == total && received.sha256 == expected)
         // Ring (256 KiB) + one chunk (64 KiB) + libcurl's or URLSession's buffers + progress
         // lag: a few MiB. A sequence drained without backpressure runs the whole body ahead.
+        // URLSession's progress lags by its socket buffers and its one shared queue, which a
+        // busy machine stretches (5 MiB of its 16 MiB body seen under two builds): half the body
+        // still tells backpressure from none.
         let ahead = tracker.maximumAhead
         print("aLargeSequenceIsPulledOnlyWhenThereIsRoom(\(transport)): at most \(ahead) bytes pulled ahead of the bytes sent")
-        #expect(ahead < total / 4, "pulled up to \(ahead) bytes ahead of what was sent")
+        #expect(ahead < total / (transport == .curl ? 4 : 2), "pulled up to \(ahead) bytes ahead of what was sent")
     }
 }
 
