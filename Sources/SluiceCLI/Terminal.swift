@@ -17,11 +17,53 @@ enum Terminal {
         errorText(line + "\n")
     }
 
-    /// Text on stderr as it is (a progress bar's redraw), but for passwords in URLs, shown as
-    /// `***` (`Redaction`): every message of every command goes through here. Failures are ignored.
+    /// Text on stderr as it is, but for passwords in URLs, shown as `***` (`Redaction`): every
+    /// message of every command goes through here. A progress bar on the line is cleared first,
+    /// so the text stands whole and the next redraw comes below it. Failures are ignored.
     static func errorText(_ text: String) {
         var text = Redaction.secrets(in: text)
-        text.withUTF8 { try? write(2, UnsafeRawBufferPointer($0)) }
+        barShown.withLock { shown in
+            if shown { clearBar() }
+            shown = false
+            text.withUTF8 { try? write(2, UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    /// A progress bar's redraw on stderr: `line` (no line break) from the line's start, the
+    /// rest of the line cleared. Failures are ignored.
+    static func drawBar(_ line: String) {
+        var text = "\r" + Redaction.secrets(in: line) + "\u{1B}[K"
+        barShown.withLock { shown in
+            // A response body that ended mid-line on the same terminal keeps its line.
+            let lineOpen = stdoutLineOpen.withLock { open in
+                defer { open = false }
+                return open
+            }
+            if lineOpen { writeStatic("\n", to: 1) }
+            shown = true
+            text.withUTF8 { try? write(2, UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    /// Ends a progress bar's line: the bar stays, what follows starts below it.
+    static func endBar() {
+        barShown.withLock { shown in
+            if shown { writeStatic("\n") }
+            shown = false
+        }
+    }
+
+    /// Whether a progress bar is on stderr's current line. Writes of anything else to the same
+    /// terminal clear it first, under this lock, so a redraw cannot come between the two.
+    private static let barShown = Lock<Bool>(false)
+    /// Whether what a terminal stdout was last given ended mid-line (taken under `barShown`).
+    private static let stdoutLineOpen = Lock<Bool>(false)
+
+    /// `\r` and clear-to-end-of-line on stderr: the bar's line, emptied.
+    private static func clearBar() { writeStatic("\r\u{1B}[K") }
+
+    private static func writeStatic(_ text: StaticString, to fd: Int32 = 2) {
+        _ = try? write(fd, UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Text on stdout.
@@ -29,14 +71,21 @@ enum Terminal {
     /// - Throws: `OutputError` when stdout cannot take it.
     static func output(_ text: String) throws {
         var text = text
-        try text.withUTF8 { try write(1, UnsafeRawBufferPointer($0)) }
+        try text.withUTF8 { try output(UnsafeRawBufferPointer($0)) }
     }
 
-    /// Bytes on stdout, all of them (a response body as it arrives).
+    /// Bytes on stdout, all of them (a response body as it arrives). When stdout is the terminal
+    /// a progress bar is drawn on, the bar is cleared first, so the bytes start on a clean line.
     ///
     /// - Throws: `OutputError` when stdout cannot take them.
     static func output(_ bytes: UnsafeRawBufferPointer) throws {
-        try write(1, bytes)
+        guard stdoutIsTerminal else { return try write(1, bytes) }
+        try barShown.withLock { shown in
+            if shown { clearBar() }
+            shown = false
+            try write(1, bytes)
+            if let last = bytes.last { stdoutLineOpen.withLock { $0 = last != UInt8(ascii: "\n") } }
+        }
     }
 
     private static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
@@ -56,6 +105,15 @@ enum Terminal {
     }
 
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
+    private static let stdoutIsTerminal = isatty(1) == 1
+
+    /// stderr's terminal width in columns (`TIOCGWINSZ`, asked at each redraw, so a resized
+    /// window is followed at once); 80 when it does not say.
+    static func columns() -> Int {
+        var size = winsize()
+        guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
+    }
 
     /// Human-readable bytes: 1.5 GiB.
     static func bytes(_ count: Int64) -> String {
@@ -114,34 +172,51 @@ struct ProgressPrinter: Sendable {
                 "{\"bytes_sent\":\(progress.bytesSent),\"total_bytes\":\(total),\"bytes_per_second\":\(Terminal.whole(progress.bytesPerSecond)),\"elapsed\":\(String(format: "%.3f", progress.elapsed))\(counts)}"
             )
         case .bar:
-            var line = "\r"
-            if let files { line += "\(files.done)/\(files.total.map(String.init) ?? "?") files  " }
-            let rate = "\(Terminal.bytes(Terminal.whole(progress.bytesPerSecond)))/s"
-            if let total = progress.totalBytes, total > 0 {
-                let fraction = min(1, Double(progress.bytesSent) / Double(total))
-                let width = 30
-                let filled = Int(fraction * Double(width))
-                line += "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
-                line += String(format: "%5.1f%% ", fraction * 100)
-                line += "\(Terminal.bytes(progress.bytesSent)) of \(Terminal.bytes(total))  \(rate)"
-                if progress.bytesPerSecond > 0 {
-                    let eta = Double(total - progress.bytesSent) / progress.bytesPerSecond
-                    // A rate that decayed towards 0 (a stall) gives no useful ETA.
-                    if eta < 100 * 3600 {
-                        line += String(format: "  ETA %d:%02d", Int(eta) / 60, Int(eta) % 60)
-                    } else {
-                        line += "  ETA --:--"
-                    }
-                }
-            } else {
-                line += "\(Terminal.bytes(progress.bytesSent))  \(rate)"
-            }
-            Terminal.errorText(line + "\u{1B}[K")
+            Terminal.drawBar(Self.barLine(progress, files: files, columns: Terminal.columns()))
         }
     }
 
     func end() {
-        if style == .bar { Terminal.errorText("\n") }
+        if style == .bar { Terminal.endBar() }
+    }
+
+    /// The bar's line for a terminal `columns` wide, at most `columns - 1` characters (a line
+    /// that reaches the last column wraps on some terminals and leaves a copy behind at each
+    /// redraw): the bar narrows first (30 to 10 cells), then the ETA, the bar, the rate and the
+    /// total drop out, in that order.
+    static func barLine(_ progress: UploadProgress, files: (done: Int, total: Int?)?, columns: Int) -> String {
+        let room = max(columns - 1, 1)
+        let count = files.map { "\($0.done)/\($0.total.map(String.init) ?? "?") files  " } ?? ""
+        let rate = "\(Terminal.bytes(Terminal.whole(progress.bytesPerSecond)))/s"
+        guard let total = progress.totalBytes, total > 0 else {
+            return fit([count + "\(Terminal.bytes(progress.bytesSent))  \(rate)", count + Terminal.bytes(progress.bytesSent)], room)
+        }
+        let fraction = min(1, Double(progress.bytesSent) / Double(total))
+        let percent = String(format: "%5.1f%%", fraction * 100)
+        let amounts = "\(Terminal.bytes(progress.bytesSent)) of \(Terminal.bytes(total))"
+        var eta = ""
+        if progress.bytesPerSecond > 0 {
+            let seconds = Double(total - progress.bytesSent) / progress.bytesPerSecond
+            // A rate that decayed towards 0 (a stall) gives no useful ETA.
+            eta = seconds < 100 * 3600 ? String(format: "  ETA %d:%02d", Int(seconds) / 60, Int(seconds) % 60) : "  ETA --:--"
+        }
+        func bar(_ rest: String) -> String? {
+            let width = min(30, room - rest.count - 3)
+            guard width >= 10 else { return nil }
+            let filled = Int(fraction * Double(width))
+            return count + "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] " + rest
+        }
+        let full = "\(percent) \(amounts)  \(rate)\(eta)"
+        let candidates = [
+            bar(full), bar("\(percent) \(amounts)  \(rate)"), count + full, count + "\(percent) \(amounts)  \(rate)",
+            count + "\(percent) \(amounts)", count + "\(percent) \(Terminal.bytes(progress.bytesSent))", percent,
+        ]
+        return fit(candidates.compactMap { $0 }, room)
+    }
+
+    /// The first of `lines` that fits in `room` characters, else the last cut to `room`.
+    private static func fit(_ lines: [String], _ room: Int) -> String {
+        lines.first { $0.count <= room } ?? String(lines[lines.count - 1].prefix(room))
     }
 }
 

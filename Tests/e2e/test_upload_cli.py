@@ -1,6 +1,7 @@
 """`sluice upload`, `checksum`, `receive` end to end: real uploads to real servers on
 127.0.0.1, checked by SHA-256 at the server."""
 
+import json
 import os
 
 import pytest
@@ -165,3 +166,87 @@ def test_sigint_during_a_stalled_producer_stops_promptly(receiver, transport, tm
     """A producer that never writes: SIGINT ends the upload at once, nothing left running."""
     ok, detail = faults.producer_stall_then_sigint(receiver.rstrip("/"), transport, str(tmp_path))
     assert ok, detail
+
+
+def run_on_terminal(args, columns, timeout=120):
+    """Runs sluice with stdout and stderr on one pseudo-terminal `columns` wide, as a user at a
+    shell sees it; returns (status, everything written to the terminal)."""
+    import fcntl
+    import select
+    import struct
+    import subprocess
+    import termios
+    import time
+    from conftest import sluice_bin
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    attributes = termios.tcgetattr(follower)
+    attributes[1] &= ~termios.ONLCR  # keep "\n" as sluice wrote it
+    termios.tcsetattr(follower, termios.TCSANOW, attributes)
+    proc = subprocess.Popen([sluice_bin(), *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)
+    os.close(follower)
+    seen = bytearray()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 1)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: every writer closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(leader)
+    status = proc.wait(timeout=30)
+    return status, seen.decode("utf-8", "replace")
+
+
+def screen_lines(text):
+    """What stays on each line of a terminal: every "\\r" returns to its start, ESC[K clears the
+    rest; a line longer than the terminal is kept whole (so a test sees that it wrapped)."""
+    lines, current, column = [], [], 0
+    i = 0
+    while i < len(text):
+        if text.startswith("\x1b[K", i):
+            del current[column:]
+            i += 3
+            continue
+        ch = text[i]
+        if ch == "\r":
+            column = 0
+        elif ch == "\n":
+            lines.append("".join(current))
+            current, column = [], 0
+        else:
+            if column < len(current):
+                current[column] = ch
+            else:
+                current.append(ch)
+            column += 1
+        i += 1
+    lines.append("".join(current))
+    return lines
+
+
+@pytest.mark.parametrize("columns", [40, 80])
+def test_the_progress_bar_fits_the_terminal_and_the_answer_stands_whole(receiver, columns):
+    # Rate-limited so the bar is redrawn many times; the receiver's JSON answer goes to stdout,
+    # the same terminal: it must stand whole on its own line, not under a redraw.
+    status, text = run_on_terminal(["upload", "synthetic:3MiB:4", receiver + "bar.bin", "--progress", "bar",
+                                    "--limit-rate", "2MiB"], columns)
+    assert status == 0, text
+    redraws = [part for part in text.replace("\n", "\r").split("\r") if "%" in part]
+    assert len(redraws) >= 3, text
+    widest = max(len(part.replace("\x1b[K", "")) for part in redraws)
+    assert widest <= columns - 1, text
+    lines = [line for line in screen_lines(text) if line]
+    answers = [line for line in lines if line.startswith("{")]
+    assert len(answers) == 1, lines
+    got = json.loads(answers[0])
+    digest, count = checksum("synthetic:3MiB:4")
+    assert (got["bytes"], got["sha256"]) == (count, digest)
+    # Every line left on the screen is as wide as the terminal at the most: no wrapped copies.
+    assert all(len(line) < columns for line in lines if not line.startswith("{")), lines
