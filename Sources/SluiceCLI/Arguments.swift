@@ -87,6 +87,17 @@ struct Arguments {
 }
 
 extension Arguments {
+    /// Scans for the options `command` takes, applying each to `settings` as its declaration in
+    /// `options` says (the options `command`'s specification was made from).
+    ///
+    /// - Throws: as `scan(_:handle:)`, and whatever an option's `apply` throws.
+    mutating func scan<Settings>(_ command: CommandSpec, _ options: [Option<Settings>], into settings: inout Settings) throws {
+        try scan(command) { name, value in
+            guard let option = options.first(where: { $0.spec.name == name }) else { throw UsageError.unhandled(name) }
+            try option.apply(&settings, value)
+        }
+    }
+
     /// Parses a timeout in seconds: a finite number more than 0 and at most
     /// `UploadOptions.maximumTimeout` (inf, nan, 1e300 and negatives are usage errors).
     static func seconds(_ value: String, option: String) throws -> Duration {

@@ -14,11 +14,23 @@ struct ChecksumCommand: Subcommand {
             `s3 cp --checksum crc64nvme`), so an object can be checked against a file without reading it.
             """,
         operands: [.source],
-        options: [
-            OptionSpec.choice("--algorithm", among: ["crc64nvme", "crc32c", "crc32", "sha1", "sha256"], help: "the checksum, in S3's base64")
-        ],
+        options: options.map(\.spec),
         notes: "Exit status: 0 done; 1 the source or stdout failed; 2 usage error.")
     static var specifications: [CommandSpec] { [specification] }
+
+    /// Every option of `checksum`, declared once: what it sets is the algorithm.
+    static var options: [Option<ChecksumAlgorithm?>] {
+        [
+            Option(
+                .choice("--algorithm", among: ["crc64nvme", "crc32c", "crc32", "sha1", "sha256"], help: "the checksum, in S3's base64")
+            ) {
+                guard let chosen = ChecksumAlgorithm(name: $1) else {
+                    throw UsageError("unknown algorithm '\($1)': use crc64nvme, crc32c, crc32, sha1 or sha256")
+                }
+                $0 = chosen
+            }
+        ]
+    }
 
     var source: SourceSpecification
     var algorithm: ChecksumAlgorithm?
@@ -26,16 +38,7 @@ struct ChecksumCommand: Subcommand {
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
         var algorithm: ChecksumAlgorithm?
-        try scanner.scan(Self.specification) { name, value in
-            switch name {
-            case "--algorithm":
-                guard let chosen = ChecksumAlgorithm(name: value) else {
-                    throw UsageError("unknown algorithm '\(value)': use crc64nvme, crc32c, crc32, sha1 or sha256")
-                }
-                algorithm = chosen
-            default: throw UsageError.unhandled(name)
-            }
-        }
+        try scanner.scan(Self.specification, Self.options, into: &algorithm)
         guard scanner.positionals.count == 1 else { throw UsageError("checksum needs exactly one SOURCE") }
         source = try SourceSpecification(parsing: scanner.positionals[0])
         self.algorithm = algorithm

@@ -146,3 +146,69 @@ extension OptionSpec {
     static let cacert = OptionSpec("--cacert", value: "FILE", completion: .file, help: "extra trusted CAs (PEM)")
     static let insecure = OptionSpec("-k", "--insecure", help: "skip TLS verification")
 }
+
+/// An option and what it does to the settings of the command that takes it: the one
+/// declaration that `--help`, the man page and the completions show (`spec`) and that the
+/// parser applies (`apply`), as swift-argument-parser's property wrappers are. A command lists
+/// its `Option`s once; its `CommandSpec` is made from their specs, so no option can be shown
+/// and not applied, or applied and not shown.
+struct Option<Settings> {
+    let spec: OptionSpec
+    /// Sets what the option says in the settings; `value` is "" for a flag.
+    let apply: (_ settings: inout Settings, _ value: String) throws -> Void
+
+    init(_ spec: OptionSpec, _ apply: @escaping (_ settings: inout Settings, _ value: String) throws -> Void) {
+        self.spec = spec
+        self.apply = apply
+    }
+
+    /// This option applied to the part of wider settings at `path` (the options every `s3`
+    /// command takes, inside one command's settings).
+    func within<Outer>(_ path: WritableKeyPath<Outer, Settings>) -> Option<Outer> {
+        let apply = self.apply
+        return Option<Outer>(spec) { outer, value in try apply(&outer[keyPath: path], value) }
+    }
+
+    /// The same option with other help.
+    func with(help: String) -> Option {
+        Option(spec.with(help: help), apply)
+    }
+}
+
+extension Array {
+    /// These options applied to the part of wider settings at `path`.
+    func within<Settings, Outer>(_ path: WritableKeyPath<Outer, Settings>) -> [Option<Outer>] where Element == Option<Settings> {
+        map { $0.within(path) }
+    }
+}
+
+extension Option {
+    /// `--stall-timeout` into the request options at `path`.
+    static func stallTimeout(_ path: WritableKeyPath<Settings, UploadOptions>) -> Option {
+        Option(.stallTimeout) { try Arguments.stallTimeout($1, into: &$0[keyPath: path]) }
+    }
+    /// `--limit-rate` into the request options at `path`.
+    static func limitRate(_ path: WritableKeyPath<Settings, UploadOptions>) -> Option {
+        Option(.limitRate) { try Arguments.limitRate($1, into: &$0[keyPath: path]) }
+    }
+    /// `--cacert` into the request options at `path`.
+    static func cacert(_ path: WritableKeyPath<Settings, UploadOptions>) -> Option {
+        Option(.cacert) { $0[keyPath: path].caFile = $1 }
+    }
+    /// `-k, --insecure` into the request options at `path`.
+    static func insecure(_ path: WritableKeyPath<Settings, UploadOptions>) -> Option {
+        Option(.insecure) { settings, _ in settings[keyPath: path].insecure = true }
+    }
+    /// `--transport` into `path`.
+    static func transport(_ path: WritableKeyPath<Settings, TransportKind>) -> Option {
+        Option(.transport) { $0[keyPath: path] = try Arguments.transport($1) }
+    }
+    /// `--progress` into `path`.
+    static func progress(_ path: WritableKeyPath<Settings, ProgressPrinter.Style>) -> Option {
+        Option(.progress) { $0[keyPath: path] = try Arguments.progressStyle($1) }
+    }
+    /// `-H, --header`, appended to the headers at `path`.
+    static func header(_ path: WritableKeyPath<Settings, [HTTPHeader]>) -> Option {
+        Option(.header) { $0[keyPath: path].append(try Arguments.header($1)) }
+    }
+}

@@ -17,12 +17,7 @@ struct DemoCommand: Subcommand {
             Starts a loopback receiver, uploads synthetic:SIZE:SEED to it, checks the server's SHA-256
             against the source's and prints bytes, throughput and peak memory.
             """,
-        options: [
-            OptionSpec("--size", value: "SIZE", help: "default 4GiB"),
-            OptionSpec("--seed", value: "N", help: "an unsigned integer (default 2026)"),
-            .transport,
-            .progress,
-        ],
+        options: options.map(\.spec),
         notes: "Exit status: 0 verified; 1 failed or mismatched; 2 usage error; 130 interrupted.")
     static var specifications: [CommandSpec] { [specification] }
 
@@ -31,30 +26,23 @@ struct DemoCommand: Subcommand {
     var transport = TransportKind.platformDefault
     var progress = ProgressPrinter.Style.auto
 
+    /// Every option of `demo`, declared once; each sets the command's own property.
+    static var options: [Option<DemoCommand>] {
+        [
+            Option(OptionSpec("--size", value: "SIZE", help: "default 4GiB")) { $0.length = try ByteCount.parse($1) },
+            Option(OptionSpec("--seed", value: "N", help: "an unsigned integer (default 2026)")) {
+                guard let parsed = UInt64($1) else { throw UsageError("--seed needs an unsigned integer") }
+                $0.seed = parsed
+            },
+            .transport(\.transport),
+            .progress(\.progress),
+        ]
+    }
+
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
-        var length: Int64 = 4 << 30
-        var seed: UInt64 = 2026
-        var transport = TransportKind.platformDefault
-        var progress = ProgressPrinter.Style.auto
-        try scanner.scan(Self.specification) { name, value in
-            switch name {
-            case "--size": length = try ByteCount.parse(value)
-            case "--seed":
-                guard let parsed = UInt64(value) else { throw UsageError("--seed needs an unsigned integer") }
-                seed = parsed
-            case "--transport":
-                transport = try Arguments.transport(value)
-            case "--progress":
-                progress = try Arguments.progressStyle(value)
-            default: throw UsageError.unhandled(name)
-            }
-        }
+        try scanner.scan(Self.specification, Self.options, into: &self)
         guard scanner.positionals.isEmpty else { throw UsageError("demo takes no arguments, got '\(scanner.positionals[0])'") }
-        self.length = length
-        self.seed = seed
-        self.transport = transport
-        self.progress = progress
     }
 
     func run() async throws -> Int32 {

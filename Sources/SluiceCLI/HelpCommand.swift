@@ -7,20 +7,22 @@ struct HelpCommand: Subcommand {
             Synopsis("--man", "the manual page, roff (sluice help --man > sluice.1)"),
         ],
         operands: [OperandSpec("COMMAND", completion: .commands, help: "a command (upload, s3, s3 cp …)")],
-        options: [OptionSpec("--man", help: "the manual page of every command (roff), as sluice.1 holds it")],
+        options: options.map(\.spec),
         notes: "Exit status: 0 done; 1 stdout failed; 2 usage error.")
     static var specifications: [CommandSpec] { [specification] }
 
     /// What is printed: the `--help` of the command named, or the manual page.
     let text: String
 
+    /// Every option of `help`, declared once: what it sets is whether the manual is asked for.
+    static var options: [Option<Bool>] {
+        [Option(OptionSpec("--man", help: "the manual page of every command (roff), as sluice.1 holds it")) { manual, _ in manual = true }]
+    }
+
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
         var manual = false
-        try scanner.scan(Self.specification) { name, _ in
-            guard name == "--man" else { throw UsageError.unhandled(name) }
-            manual = true
-        }
+        try scanner.scan(Self.specification, Self.options, into: &manual)
         if manual {
             guard scanner.positionals.isEmpty else { throw UsageError("help --man takes no command: the page has them all") }
             text = CommandLineDescription.manual()
@@ -56,7 +58,8 @@ struct CompletionsCommand: Subcommand {
 
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
-        try scanner.scan(Self.specification) { name, _ in throw UsageError.unhandled(name) }
+        var none: Void = ()
+        try scanner.scan(Self.specification, [Option<Void>](), into: &none)
         guard scanner.positionals.count == 1, let shell = CompletionShell(rawValue: scanner.positionals[0]) else {
             throw UsageError("completions needs one shell: bash, zsh or fish")
         }

@@ -12,11 +12,7 @@ struct ReceiveCommand: Subcommand {
             A loopback sink: answers each upload with JSON (bytes, sha256, framing) and logs it on
             stderr, until SIGINT or SIGTERM. Prints 'listening on URL' first.
             """,
-        options: [
-            OptionSpec("--port", value: "N", help: "0 to 65535 (default 0: any free port)"),
-            OptionSpec.choice("--host", among: ["127.0.0.1", "::1", "localhost"], help: "default 127.0.0.1"),
-            OptionSpec("--store", value: "DIR", completion: .directory, help: "keep each body in DIR"),
-        ],
+        options: options.map(\.spec),
         notes: "Exit status: 0 after SIGINT/SIGTERM; 1 could not listen; 2 usage error.")
     static var specifications: [CommandSpec] { [specification] }
 
@@ -24,29 +20,27 @@ struct ReceiveCommand: Subcommand {
     var host = "127.0.0.1"
     var store: String?
 
-    init(arguments: [String]) throws {
-        var scanner = Arguments(arguments)
-        var port: UInt16 = 0
-        var host = "127.0.0.1"
-        var store: String?
-        try scanner.scan(Self.specification) { name, value in
-            switch name {
-            case "--port":
-                guard let parsed = UInt16(value) else { throw UsageError("--port needs a number from 0 to 65535, got '\(value)'") }
-                port = parsed
-            case "--host":
-                guard ["127.0.0.1", "::1", "localhost"].contains(value) else {
+    /// Every option of `receive`, declared once; each sets the command's own property.
+    static var options: [Option<ReceiveCommand>] {
+        [
+            Option(OptionSpec("--port", value: "N", help: "0 to 65535 (default 0: any free port)")) {
+                guard let parsed = UInt16($1) else { throw UsageError("--port needs a number from 0 to 65535, got '\($1)'") }
+                $0.port = parsed
+            },
+            Option(.choice("--host", among: ["127.0.0.1", "::1", "localhost"], help: "default 127.0.0.1")) {
+                guard ["127.0.0.1", "::1", "localhost"].contains($1) else {
                     throw UsageError("--host must be 127.0.0.1, ::1 or localhost: the receiver only listens on loopback")
                 }
-                host = value
-            case "--store": store = value
-            default: throw UsageError.unhandled(name)
-            }
-        }
+                $0.host = $1
+            },
+            Option(OptionSpec("--store", value: "DIR", completion: .directory, help: "keep each body in DIR")) { $0.store = $1 },
+        ]
+    }
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        try scanner.scan(Self.specification, Self.options, into: &self)
         guard scanner.positionals.isEmpty else { throw UsageError("receive takes no arguments, got '\(scanner.positionals[0])'") }
-        self.port = port
-        self.host = host
-        self.store = store
     }
 
     func run() async throws -> Int32 {

@@ -11,26 +11,7 @@ struct TusCommand: Subcommand {
             Synopsis("--delete URL", "terminate a tus upload"),
         ],
         operands: [OperandSpec("SOURCE", completion: .file, help: "PATH | synthetic:SIZE[:SEED]"), OperandSpec("ENDPOINT")],
-        options: [
-            OptionSpec("--chunk-size", value: "SIZE", help: "PATCH in chunks of SIZE (default: one PATCH for the rest)"),
-            OptionSpec(
-                "--parallel", value: "N",
-                help: """
-                    N partial uploads at once, joined at the end (servers with the
-                    concatenation extension; others get one upload)
-                    """),
-            OptionSpec("--metadata", value: "KEY=VALUE", help: "Upload-Metadata, repeatable"),
-            OptionSpec("--state", value: "DIR", completion: .directory, help: "where resume records live (default ~/.cache/sluice/tus)"),
-            OptionSpec("--retries", value: "N", help: "transient failures retried from the server's offset (default 5)"),
-            OptionSpec("--restart", help: "ignore a stored upload of this source and start a new one"),
-            OptionSpec("--no-checksum", help: "do not send Upload-Checksum even when the server offers it"),
-            OptionSpec("--delete", value: "URL", help: "terminate the upload at URL (nothing else is given)"),
-            .header.with(help: "on every request, repeatable"),
-            .transport,
-            .progress,
-            .stallTimeout,
-            .limitRate,
-        ],
+        options: options.map(\.spec),
         notes: """
             Run the same command again after an interruption: it resumes at the server's offset.
             Prints the upload URL on stdout. Exit status: 0 done; 1 failed; 2 usage error; 130 interrupted.
@@ -47,39 +28,62 @@ struct TusCommand: Subcommand {
     var transport = TransportKind.platformDefault
     var progress = ProgressPrinter.Style.auto
 
-    init(arguments: [String]) throws {
-        var scanner = Arguments(arguments)
+    /// What the options set.
+    struct Settings {
         var options = TusOptions()
         var transport = TransportKind.platformDefault
         var progress = ProgressPrinter.Style.auto
         var delete: String?
-        try scanner.scan(Self.specification) { name, value in
-            switch name {
-            case "--chunk-size":
-                let size = try ByteCount.parse(value)
-                guard size >= 1 else { throw UsageError("--chunk-size must be at least 1 byte, got '\(value)'") }
-                options.chunkSize = size
-            case "--parallel":
-                options.parallelUploads = try Arguments.count(value, option: name, in: 1...64)
-            case "--metadata":
-                let (key, text) = try Arguments.metadata(value)
-                options.metadata[key] = text
-            case "--state": options.stateDirectory = value
-            case "--retries":
-                options.retries = try Arguments.count(value, option: name, in: 0...1000)
-            case "--delete": delete = value
-            case "--header": options.headers.append(try Arguments.header(value))
-            case "--transport":
-                transport = try Arguments.transport(value)
-            case "--progress":
-                progress = try Arguments.progressStyle(value)
-            case "--stall-timeout": try Arguments.stallTimeout(value, into: &options.transfer)
-            case "--limit-rate": try Arguments.limitRate(value, into: &options.transfer)
-            case "--restart": options.restarts = true
-            case "--no-checksum": options.usesChecksums = false
-            default: throw UsageError.unhandled(name)
-            }
-        }
+    }
+
+    /// Every option of `tus`, declared once: shown by `--help`, the man page and the
+    /// completions, and applied by the parser.
+    static var options: [Option<Settings>] {
+        [
+            Option(OptionSpec("--chunk-size", value: "SIZE", help: "PATCH in chunks of SIZE (default: one PATCH for the rest)")) {
+                let size = try ByteCount.parse($1)
+                guard size >= 1 else { throw UsageError("--chunk-size must be at least 1 byte, got '\($1)'") }
+                $0.options.chunkSize = size
+            },
+            Option(
+                OptionSpec(
+                    "--parallel", value: "N",
+                    help: """
+                        N partial uploads at once, joined at the end (servers with the
+                        concatenation extension; others get one upload)
+                        """)
+            ) { $0.options.parallelUploads = try Arguments.count($1, option: "--parallel", in: 1...64) },
+            Option(OptionSpec("--metadata", value: "KEY=VALUE", help: "Upload-Metadata, repeatable")) {
+                let (key, text) = try Arguments.metadata($1)
+                $0.options.metadata[key] = text
+            },
+            Option(OptionSpec("--state", value: "DIR", completion: .directory, help: "where resume records live (default ~/.cache/sluice/tus)")) {
+                $0.options.stateDirectory = $1
+            },
+            Option(OptionSpec("--retries", value: "N", help: "transient failures retried from the server's offset (default 5)")) {
+                $0.options.retries = try Arguments.count($1, option: "--retries", in: 0...1000)
+            },
+            Option(OptionSpec("--restart", help: "ignore a stored upload of this source and start a new one")) { settings, _ in
+                settings.options.restarts = true
+            },
+            Option(OptionSpec("--no-checksum", help: "do not send Upload-Checksum even when the server offers it")) { settings, _ in
+                settings.options.usesChecksums = false
+            },
+            Option(OptionSpec("--delete", value: "URL", help: "terminate the upload at URL (nothing else is given)")) { $0.delete = $1 },
+            Option<TusOptions>.header(\.headers).with(help: "on every request, repeatable").within(\.options),
+            .transport(\.transport),
+            .progress(\.progress),
+            .stallTimeout(\.options.transfer),
+            .limitRate(\.options.transfer),
+        ]
+    }
+
+    init(arguments: [String]) throws {
+        var scanner = Arguments(arguments)
+        var settings = Settings()
+        try scanner.scan(Self.specification, Self.options, into: &settings)
+        let options = settings.options
+        let (transport, progress, delete) = (settings.transport, settings.progress, settings.delete)
         if let delete {
             guard scanner.positionals.isEmpty else { throw UsageError("tus --delete takes only the upload URL") }
             action = .delete(url: try UploadRequest(url: delete).url)

@@ -10,28 +10,7 @@ struct UploadCommand {
             Synopsis("--form NAME=VALUE|NAME=@PATH[;type=T][;filename=F] ... URL [options]", "send a multipart/form-data body"),
         ],
         operands: [.source, OperandSpec("URL")],
-        options: [
-            OptionSpec("-F", "--form", value: "SPEC", help: "a multipart/form-data part, curl -F syntax; repeatable"),
-            OptionSpec("--form-string", value: "NAME=VALUE", help: "a text part taken literally (no @, <, ;type=)"),
-            OptionSpec("-X", "--method", value: "METHOD", help: "default POST"),
-            .header,
-            OptionSpec("-u", "--user", value: "USER:PASS", help: "answers a 401 challenge; the body is replayed"),
-            OptionSpec(
-                "--location-trusted",
-                help: """
-                    after a redirect to another origin (scheme, host or port),
-                    still send -u, Authorization, Cookie, Proxy-Authorization
-                    (default: they stay with the URL's origin)
-                    """),
-            .transport,
-            OptionSpec("--chunked", help: "chunked even when the length is known"),
-            OptionSpec("--buffer-size", value: "BYTES", help: "memory between source and connection, 1KiB to 512MiB (default 1MiB)"),
-            .progress,
-            .cacert,
-            .insecure,
-            .stallTimeout,
-            .limitRate,
-        ],
+        options: options.map(\.spec),
         notes: """
             The response body is streamed to stdout as it arrives, whatever its size.
             Exit status: 0 for a 2xx after the whole body; 1 for a failure or another status;
@@ -44,6 +23,55 @@ struct UploadCommand {
         case form([MultipartPart])
     }
 
+    /// What the options set.
+    struct Settings {
+        var method = "POST"
+        var headers: [HTTPHeader] = []
+        var options = UploadOptions()
+        var transport = TransportKind.platformDefault
+        var progress = ProgressPrinter.Style.auto
+        var form: [MultipartPart] = []
+    }
+
+    /// Every option of `upload`, declared once: shown by `--help`, the man page and the
+    /// completions, and applied by the parser.
+    static var options: [Option<Settings>] {
+        [
+            Option(OptionSpec("-F", "--form", value: "SPEC", help: "a multipart/form-data part, curl -F syntax; repeatable")) {
+                $0.form.append(try FormArgument.parse($1))
+            },
+            Option(OptionSpec("--form-string", value: "NAME=VALUE", help: "a text part taken literally (no @, <, ;type=)")) {
+                $0.form.append(try FormArgument.parseLiteral($1))
+            },
+            Option(OptionSpec("-X", "--method", value: "METHOD", help: "default POST")) { $0.method = $1 },
+            .header(\.headers),
+            Option(OptionSpec("-u", "--user", value: "USER:PASS", help: "answers a 401 challenge; the body is replayed")) {
+                $0.options.credentials = try Arguments.credentials($1)
+            },
+            Option(
+                OptionSpec(
+                    "--location-trusted",
+                    help: """
+                        after a redirect to another origin (scheme, host or port),
+                        still send -u, Authorization, Cookie, Proxy-Authorization
+                        (default: they stay with the URL's origin)
+                        """)
+            ) { settings, _ in settings.options.keepsCredentialsAcrossOrigins = true },
+            .transport(\.transport),
+            Option(OptionSpec("--chunked", help: "chunked even when the length is known")) { settings, _ in settings.options.forceChunked = true },
+            Option(OptionSpec("--buffer-size", value: "BYTES", help: "memory between source and connection, 1KiB to 512MiB (default 1MiB)")) {
+                let size = try ByteCount.parse($1)
+                guard size >= 1024, size <= 512 << 20 else { throw UsageError("--buffer-size must be between 1KiB and 512MiB, got '\($1)'") }
+                $0.options.bufferSize = Int(size)
+            },
+            .progress(\.progress),
+            .cacert(\.options),
+            .insecure(\.options),
+            .stallTimeout(\.options),
+            .limitRate(\.options),
+        ]
+    }
+
     var payload: Payload
     var request: UploadRequest
     var options = UploadOptions()
@@ -52,36 +80,10 @@ struct UploadCommand {
 
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
-        var method = "POST"
-        var headers: [HTTPHeader] = []
-        var options = UploadOptions()
-        var transport = TransportKind.platformDefault
-        var progress = ProgressPrinter.Style.auto
-        var form: [MultipartPart] = []
-        try scanner.scan(Self.specification) { name, value in
-            switch name {
-            case "--method": method = value
-            case "--form": form.append(try FormArgument.parse(value))
-            case "--form-string": form.append(try FormArgument.parseLiteral(value))
-            case "--header": headers.append(try Arguments.header(value))
-            case "--user": options.credentials = try Arguments.credentials(value)
-            case "--transport":
-                transport = try Arguments.transport(value)
-            case "--chunked": options.forceChunked = true
-            case "--buffer-size":
-                let size = try ByteCount.parse(value)
-                guard size >= 1024, size <= 512 << 20 else { throw UsageError("--buffer-size must be between 1KiB and 512MiB, got '\(value)'") }
-                options.bufferSize = Int(size)
-            case "--progress":
-                progress = try Arguments.progressStyle(value)
-            case "--cacert": options.caFile = value
-            case "--insecure": options.insecure = true
-            case "--location-trusted": options.keepsCredentialsAcrossOrigins = true
-            case "--stall-timeout": try Arguments.stallTimeout(value, into: &options)
-            case "--limit-rate": try Arguments.limitRate(value, into: &options)
-            default: throw UsageError.unhandled(name)
-            }
-        }
+        var settings = Settings()
+        try scanner.scan(Self.specification, Self.options, into: &settings)
+        let (method, headers, options, transport, progress, form) =
+            (settings.method, settings.headers, settings.options, settings.transport, settings.progress, settings.form)
         let url: String
         if form.isEmpty {
             guard scanner.positionals.count == 2 else {

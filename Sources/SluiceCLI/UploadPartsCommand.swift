@@ -17,24 +17,7 @@ struct UploadPartsCommand {
             again after a failure or kill -9: only the parts not yet accepted are sent.
             """,
         operands: [OperandSpec("SOURCE", completion: .file)],
-        options: [
-            OptionSpec("--parts", value: "plan.json", completion: .file, help: "the plan `sluice s3 presign --multipart` printed"),
-            OptionSpec(
-                "--part-numbers", value: "A-B",
-                help: "send only parts A to B (or one part N): several machines send one upload, each a range; complete with every range's list"),
-            OptionSpec("--concurrency", value: "N", help: "parts in flight (default 8)"),
-            OptionSpec("--retries", value: "N", help: "attempts after the first per part, 0 ... 1000 (default 5)"),
-            OptionSpec("--state", value: "DIR", completion: .directory, help: "where accepted parts are recorded (default ~/.cache/sluice/s3-presigned)"),
-            OptionSpec(
-                "--sse-c-key-file", value: "PATH", completion: .file,
-                help: "for a plan with SSE-C: the 32-byte key (or $SLUICE_SSE_C_KEY_FILE; never printed or stored)"),
-            .transport.with(help: "as for a plain upload"),
-            .progress.with(help: "as for a plain upload"),
-            .stallTimeout,
-            .limitRate,
-            .cacert,
-            .insecure,
-        ])
+        options: options.map(\.spec))
 
     /// How the parts are sent.
     struct Settings {
@@ -48,6 +31,47 @@ struct UploadPartsCommand {
         var transfer = UploadOptions()
         /// `--sse-c-key-file` (else `SLUICE_SSE_C_KEY_FILE` when the plan needs a key).
         var customerKeyFile: String?
+        /// `--parts plan.json`.
+        var planPath: String?
+    }
+
+    /// Every option of `upload --parts`, declared once: shown by `--help`, the man page and the
+    /// completions, and applied by the parser.
+    static var options: [Option<Settings>] {
+        [
+            Option(OptionSpec("--parts", value: "plan.json", completion: .file, help: "the plan `sluice s3 presign --multipart` printed")) {
+                $0.planPath = $1
+            },
+            Option(
+                OptionSpec(
+                    "--part-numbers", value: "A-B",
+                    help: "send only parts A to B (or one part N): several machines send one upload, each a range; complete with every range's list")
+            ) { $0.partNumbers = try Self.partNumbers($1) },
+            Option(OptionSpec("--concurrency", value: "N", help: "parts in flight (default 8)")) {
+                $0.concurrency = try Arguments.count($1, option: "--concurrency", in: 1...256)
+            },
+            Option(OptionSpec("--retries", value: "N", help: "attempts after the first per part, 0 ... 1000 (default 5)")) {
+                $0.retries = try Arguments.count($1, option: "--retries", in: 0...1000)
+            },
+            Option(
+                OptionSpec("--state", value: "DIR", completion: .directory, help: "where accepted parts are recorded (default ~/.cache/sluice/s3-presigned)")
+            ) {
+                guard !$1.isEmpty else { throw UsageError("--state needs a directory") }
+                $0.stateDirectory = $1
+            },
+            Option(
+                OptionSpec(
+                    "--sse-c-key-file", value: "PATH", completion: .file,
+                    help: "for a plan with SSE-C: the 32-byte key (or $SLUICE_SSE_C_KEY_FILE; never printed or stored)")
+            ) { $0.customerKeyFile = $1 },
+            Option.transport(\.transport).with(help: "as for a plain upload"),
+            Option.progress(\.progress).with(help: "as for a plain upload"),
+            // The connect too, as every command (before: 30 s whatever --stall-timeout said).
+            .stallTimeout(\.transfer),
+            .limitRate(\.transfer),
+            .cacert(\.transfer),
+            .insecure(\.transfer),
+        ]
     }
 
     var planPath: String
@@ -56,29 +80,9 @@ struct UploadPartsCommand {
 
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
-        var planPath: String?
         var settings = Settings()
-        try scanner.scan(Self.specification) { name, value in
-            switch name {
-            case "--parts": planPath = value
-            case "--part-numbers": settings.partNumbers = try Self.partNumbers(value)
-            case "--concurrency": settings.concurrency = try Arguments.count(value, option: name, in: 1...256)
-            case "--retries": settings.retries = try Arguments.count(value, option: name, in: 0...1000)
-            case "--state":
-                guard !value.isEmpty else { throw UsageError("--state needs a directory") }
-                settings.stateDirectory = value
-            case "--transport": settings.transport = try Arguments.transport(value)
-            case "--progress": settings.progress = try Arguments.progressStyle(value)
-            // The connect too, as every command (before: 30 s whatever --stall-timeout said).
-            case "--stall-timeout": try Arguments.stallTimeout(value, into: &settings.transfer)
-            case "--cacert": settings.transfer.caFile = value
-            case "--limit-rate": try Arguments.limitRate(value, into: &settings.transfer)
-            case "--insecure": settings.transfer.insecure = true
-            case "--sse-c-key-file": settings.customerKeyFile = value
-            default: throw UsageError.unhandled(name)
-            }
-        }
-        guard let planPath, !planPath.isEmpty else { throw UsageError("--parts needs the plan file") }
+        try scanner.scan(Self.specification, Self.options, into: &settings)
+        guard let planPath = settings.planPath, !planPath.isEmpty else { throw UsageError("--parts needs the plan file") }
         guard scanner.positionals.count == 1 else { throw UsageError("upload --parts plan.json takes one SOURCE, got \(scanner.positionals.count) arguments") }
         self.planPath = planPath
         source = try SourceSpecification(parsing: scanner.positionals[0])
