@@ -18,13 +18,19 @@ extension CommandLineDescription {
             bounded buffer: a request body, multipart/form-data, tus 1.0, or S3 multipart (parallel,
             resumable, presigned, a directory as one job).
             """,
-        options: [OptionSpec("-V", "--version", help: "print the version")],
+        options: rootOptions.map(\.spec),
         notes: """
             sluice <command> --help lists a command's options.
             SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].
             Exit status: 0 success; 1 the upload or I/O failed (one line on stderr says why);
             2 usage error; 130 interrupted (SIGINT or SIGTERM).
             """)
+
+    /// The options `sluice` takes before a command, declared once: what each sets is the text
+    /// to print.
+    static var rootOptions: [Option<String?>] {
+        [Option(OptionSpec("-V", "--version", help: "print the version")) { text, _ in text = "sluice \(sluiceVersion)" }]
+    }
 
     /// `--help` of the command at `path` given `arguments`: the one form whose selector they
     /// name (`s3 presign --multipart`), else every form.
@@ -87,13 +93,16 @@ func runCommand(_ arguments: [String]) async -> Int32 {
         return 2
     }
     let rest = Array(arguments.dropFirst())
-    switch name {
-    case "--help", "-h":
-        return printHelp(CommandLineDescription.help(for: [])!)
-    case "--version", "-V", "version":
-        return printHelp("sluice \(sluiceVersion)")
-    default:
-        break
+    if OptionSpec.help.names.contains(name) { return printHelp(CommandLineDescription.help(for: [])!) }
+    // `sluice version` is `sluice --version`, as git and docker take it.
+    let spelled = name == "version" ? "--version" : name
+    if let option = CommandLineDescription.rootOptions.first(where: { $0.spec.names.contains(spelled) }) {
+        var text: String?
+        do { try option.apply(&text, "") } catch {
+            Terminal.error("sluice: \(error)")
+            return 2
+        }
+        return printHelp(text ?? "")
     }
     guard let type = Commands.all.first(where: { $0.specifications[0].path == [name] }) else {
         let commands = Commands.all.map { $0.specifications[0].path[0] }

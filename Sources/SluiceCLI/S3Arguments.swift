@@ -6,36 +6,28 @@ struct S3CommonOptions {
     /// Timeouts of every request (`--stall-timeout`).
     var transfer = UploadOptions()
 
-    /// The options every `s3` command takes, first in its `--help`.
-    static let options: [OptionSpec] = [
-        .endpointURL,
-        .region,
-        .profile,
-        OptionSpec.choice(
-            "--addressing-style", among: ["auto", "path", "virtual"],
-            help: "auto: path style for custom endpoints, virtual-hosted for AWS"),
-        OptionSpec("--ca-bundle", value: "FILE", completion: .file, help: "CAs to trust for https (PEM); else AWS_CA_BUNDLE, the profile's ca_bundle"),
-        .stallTimeout,
-        .limitRate,
-    ]
-
-    /// Takes `name` if it is one of the common options.
-    mutating func take(_ name: String, _ value: String) throws -> Bool {
-        switch name {
-        case "--endpoint-url": overrides.endpointURL = value
-        case "--region": overrides.region = value
-        case "--profile": overrides.profile = value
-        case "--ca-bundle": overrides.caBundle = value
-        case "--stall-timeout": try Arguments.stallTimeout(value, into: &transfer)
-        case "--limit-rate": try Arguments.limitRate(value, into: &transfer)
-        case "--addressing-style":
-            guard let style = S3AddressingStyle(rawValue: value) else {
-                throw UsageError("unknown addressing style '\(value)': use auto, path or virtual")
-            }
-            overrides.addressingStyle = style
-        default: return false
-        }
-        return true
+    /// The options every `s3` command takes, declared once (first in most commands' `--help`).
+    static var options: [Option<S3CommonOptions>] {
+        [
+            .endpointURL(\.overrides),
+            .region(\.overrides),
+            .profile(\.overrides),
+            Option(
+                .choice(
+                    "--addressing-style", among: ["auto", "path", "virtual"],
+                    help: "auto: path style for custom endpoints, virtual-hosted for AWS")
+            ) {
+                guard let style = S3AddressingStyle(rawValue: $1) else {
+                    throw UsageError("unknown addressing style '\($1)': use auto, path or virtual")
+                }
+                $0.overrides.addressingStyle = style
+            },
+            Option(
+                OptionSpec("--ca-bundle", value: "FILE", completion: .file, help: "CAs to trust for https (PEM); else AWS_CA_BUNDLE, the profile's ca_bundle")
+            ) { $0.overrides.caBundle = $1 },
+            .stallTimeout(\.transfer),
+            .limitRate(\.transfer),
+        ]
     }
 }
 
@@ -45,16 +37,21 @@ struct S3Arguments {
     var common = S3CommonOptions()
     var positionals: [String] = []
 
-    /// Scans `arguments` for the options `command` takes: the common ones are taken here, the
-    /// command's own go to `take` with their value ("" for a flag).
-    init(_ arguments: [String], command: CommandSpec, take: (_ name: String, _ value: String) throws -> Void) throws {
-        var scanner = Arguments(arguments)
+    /// A command's settings and the common options, as one scan fills them.
+    struct Scanned<Settings> {
         var common = S3CommonOptions()
-        try scanner.scan(command) { name, value in
-            if try common.take(name, value) { return }
-            try take(name, value)
-        }
-        self.common = common
+        var own: Settings
+    }
+
+    /// Scans `arguments` for the options `command` takes: the common ones into `common`, the
+    /// command's own (`options`, declared once) into `settings`.
+    init<Settings>(_ arguments: [String], command: CommandSpec, options: [Option<Settings>], into settings: inout Settings) throws {
+        var scanner = Arguments(arguments)
+        var scanned = Scanned(own: settings)
+        let all = S3CommonOptions.options.within(\Scanned<Settings>.common) + options.within(\Scanned<Settings>.own)
+        try scanner.scan(command, all, into: &scanned)
+        settings = scanned.own
+        common = scanned.common
         positionals = scanner.positionals
     }
 
@@ -90,4 +87,19 @@ extension OptionSpec {
     static let expires = OptionSpec("--expires", value: "SECONDS", help: "how long the URL is valid, 1 ... 604800 (default 3600)")
     static let region = OptionSpec("--region", value: "R", help: "else AWS_REGION, AWS_DEFAULT_REGION, the profile's region, us-east-1")
     static let profile = OptionSpec("--profile", value: "P", help: "a profile of ~/.aws/credentials and ~/.aws/config (else AWS_PROFILE)")
+}
+
+extension Option {
+    /// `--endpoint-url` into the overrides at `path`.
+    static func endpointURL(_ path: WritableKeyPath<Settings, S3ConfigurationOverrides>) -> Option {
+        Option(.endpointURL) { $0[keyPath: path].endpointURL = $1 }
+    }
+    /// `--region` into the overrides at `path`.
+    static func region(_ path: WritableKeyPath<Settings, S3ConfigurationOverrides>) -> Option {
+        Option(.region) { $0[keyPath: path].region = $1 }
+    }
+    /// `--profile` into the overrides at `path`.
+    static func profile(_ path: WritableKeyPath<Settings, S3ConfigurationOverrides>) -> Option {
+        Option(.profile) { $0[keyPath: path].profile = $1 }
+    }
 }

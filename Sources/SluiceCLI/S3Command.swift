@@ -73,13 +73,28 @@ struct S3PresignCommand {
             604800 = 7 days). Credentials and endpoint as the AWS CLI reads them (sluice s3 --help).
             """,
         operands: [OperandSpec("s3://BUCKET/KEY")],
-        options: [
-            .expires,
-            OptionSpec.choice("--method", among: ["GET", "PUT"], help: "what the URL allows (default GET)"),
-            .endpointURL,
-            .region,
-            .profile,
-        ])
+        options: options.map(\.spec))
+
+    /// What the options set.
+    struct Settings {
+        var expires = 3600
+        var method = "GET"
+        var overrides = S3ConfigurationOverrides()
+    }
+
+    /// Every option of `s3 presign`, declared once.
+    static var options: [Option<Settings>] {
+        [
+            Option(.expires) { $0.expires = try Arguments.expiry($1) },
+            Option(.choice("--method", among: ["GET", "PUT"], help: "what the URL allows (default GET)")) {
+                guard ["GET", "PUT"].contains($1.uppercased()) else { throw UsageError("--method '\($1)' must be GET or PUT") }
+                $0.method = $1.uppercased()
+            },
+            .endpointURL(\.overrides),
+            .region(\.overrides),
+            .profile(\.overrides),
+        ]
+    }
 
     var location: S3Location
     var expires = 3600
@@ -88,21 +103,9 @@ struct S3PresignCommand {
 
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
-        var expires = 3600
-        var method = "GET"
-        var overrides = S3ConfigurationOverrides()
-        try scanner.scan(Self.specification) { name, value in
-            switch name {
-            case "--expires": expires = try Arguments.expiry(value)
-            case "--method":
-                guard ["GET", "PUT"].contains(value.uppercased()) else { throw UsageError("--method '\(value)' must be GET or PUT") }
-                method = value.uppercased()
-            case "--endpoint-url": overrides.endpointURL = value
-            case "--region": overrides.region = value
-            case "--profile": overrides.profile = value
-            default: throw UsageError.unhandled(name)
-            }
-        }
+        var settings = Settings()
+        try scanner.scan(Self.specification, Self.options, into: &settings)
+        let (expires, method, overrides) = (settings.expires, settings.method, settings.overrides)
         guard scanner.positionals.count == 1 else { throw UsageError("s3 presign needs exactly one s3://BUCKET/KEY") }
         location = try S3Arguments.location(scanner.positionals[0], keyFor: "s3 presign")
         self.expires = expires

@@ -19,18 +19,34 @@ struct S3CompleteCommand {
             checksum are checked. Nothing is completed when a check fails.
             """,
         operands: [OperandSpec("s3://BUCKET/KEY")],
-        options: [
-            OptionSpec("--upload-id", value: "ID", help: "the upload, as the plan names it"),
-            OptionSpec(
-                "--parts", value: "etags.json", completion: .file,
-                help: "the parts list `sluice upload --parts` printed; repeatable: the lists of several ranges (--part-numbers) are joined"),
-            OptionSpec(
-                "--plan", value: "plan.json", completion: .file,
-                help: """
-                    the plan the backend made: the list must be for this upload,
-                    size and part size (else the plan as the list repeats it)
-                    """),
-        ] + S3CommonOptions.options)
+        options: options.map(\.spec) + S3CommonOptions.options.map(\.spec))
+
+    /// What the options set.
+    struct Settings {
+        var uploadID: String?
+        var listPaths: [String] = []
+        var planPath: String?
+    }
+
+    /// Every option of `s3 complete` but the common ones, declared once.
+    static var options: [Option<Settings>] {
+        [
+            Option(OptionSpec("--upload-id", value: "ID", help: "the upload, as the plan names it")) { $0.uploadID = $1 },
+            Option(
+                OptionSpec(
+                    "--parts", value: "etags.json", completion: .file,
+                    help: "the parts list `sluice upload --parts` printed; repeatable: the lists of several ranges (--part-numbers) are joined")
+            ) { $0.listPaths.append($1) },
+            Option(
+                OptionSpec(
+                    "--plan", value: "plan.json", completion: .file,
+                    help: """
+                        the plan the backend made: the list must be for this upload,
+                        size and part size (else the plan as the list repeats it)
+                        """)
+            ) { $0.planPath = $1 },
+        ]
+    }
 
     var location: S3Location
     var uploadID: String
@@ -39,17 +55,9 @@ struct S3CompleteCommand {
     var common: S3CommonOptions
 
     init(arguments: [String]) throws {
-        var uploadID: String?
-        var listPaths: [String] = []
-        var planPath: String?
-        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
-            switch name {
-            case "--upload-id": uploadID = value
-            case "--parts": listPaths.append(value)
-            case "--plan": planPath = value
-            default: throw UsageError.unhandled(name)
-            }
-        }
+        var settings = Settings()
+        let parsed = try S3Arguments(arguments, command: Self.specification, options: Self.options, into: &settings)
+        let (uploadID, listPaths, planPath) = (settings.uploadID, settings.listPaths, settings.planPath)
         guard parsed.positionals.count == 1 else { throw UsageError("s3 complete needs exactly one s3://BUCKET/KEY") }
         location = try parsed.location(at: 0)
         guard let uploadID, !uploadID.isEmpty else { throw UsageError("s3 complete needs --upload-id ID") }

@@ -7,54 +7,7 @@ struct S3CopyCommand {
         path: ["s3", "cp"],
         synopses: [Synopsis("SOURCE s3://BUCKET/KEY [options]", "a parallel, resumable S3 multipart upload")],
         operands: [.source, OperandSpec("s3://BUCKET/KEY")],
-        options: S3CommonOptions.options + [
-            OptionSpec(
-                "--part-size", value: "SIZE",
-                help: """
-                    default 8MiB, grown to stay within 10,000 parts; for stdin, the first
-                    part size (later parts grow unless --equal-parts)
-                    """),
-            OptionSpec("--concurrency", value: "N", help: "parts in flight (default 8)"),
-            OptionSpec.choice(
-                "--payload-signing", among: ["auto", "chunked", "trailer", "unsigned", "sha256"],
-                help: """
-                    auto: https unsigned aws-chunked + checksum trailer, http signed chunks
-                    (a body under 64 KiB: its SHA-256 signed in the header, checksum header)
-                    """),
-            OptionSpec("--state", value: "DIR", completion: .directory, help: "resume records (default ~/.cache/sluice/s3)"),
-            OptionSpec("--restart", help: "abort a stored upload of this source and object, start again"),
-            OptionSpec("--equal-parts", help: "every stdin part the same size (Cloudflare R2, Garage need it)"),
-            OptionSpec("--retries", value: "N", help: "transient failures retried per request, 0 ... 1000 (default 5)"),
-            .transport.with(
-                help: """
-                    default curl; urlsession on Linux sends bodies of at most 8 MiB
-                    as sent (it holds each to send its length): parts default to 7 MiB
-                    """),
-            .progress,
-            OptionSpec(
-                "-r", "--recursive",
-                help: """
-                    SOURCE is a directory: every file below it goes to PREFIX + its path,
-                    as one job that resumes where it stopped (records under --state)
-                    """),
-            OptionSpec("--include", value: "GLOB", help: "with -r: which files (the AWS CLI's rules: the last match wins)"),
-            OptionSpec("--exclude", value: "GLOB", help: "with -r: which files not (the AWS CLI's rules: the last match wins)"),
-            OptionSpec("--no-follow-symlinks", help: "with -r: skip symlinks (followed by default, loops reported)"),
-            OptionSpec(
-                "--shard", value: "K/N",
-                help: """
-                    with -r: only the files whose path falls in shard K of N (K from 0 to N-1,
-                    as JOB_COMPLETION_INDEX; a SHA-256 of the path, the same on every machine);
-                    each shard keeps its own record
-                    """),
-            OptionSpec(
-                "--files-from", value: "FILE",
-                help: """
-                    with -r: the files FILE names (- for stdin), one path a line relative to
-                    SOURCE, instead of a walk; any order; nothing is sent if one names no file
-                    """),
-            OptionSpec("-0", "--null", help: "with --files-from: the paths end in NUL bytes (find -print0), not newlines"),
-        ] + S3ObjectArguments.options,
+        options: S3CommonOptions.options.map(\.spec) + Settings.options.map(\.spec),
         notes: "An interrupted upload of a file resumes when the same command runs again.")
 
     var source: String
@@ -88,40 +41,97 @@ struct S3CopyCommand {
         var transport = TransportKind.platformDefault
         var gathered = S3ObjectArguments.Gathered()
 
-        /// Takes option `name` of `s3 cp`'s specification (the common ones aside).
-        mutating func take(_ name: String, _ value: String) throws {
-            switch name {
-            case "--recursive": walk.recursive = true
-            case "--include": walk.filters.append(.include(GlobPattern(value)))
-            case "--exclude": walk.filters.append(.exclude(GlobPattern(value)))
-            case "--no-follow-symlinks": walk.followsSymlinks = false
-            case "--shard":
-                do { walk.shard = try KeyShard(parsing: value) } catch { throw UsageError("--shard \(error)") }
-            case "--files-from":
-                guard !value.isEmpty else { throw UsageError("--files-from needs a file, or - for stdin") }
-                walk.filesFrom = value
-            case "--null": walk.separator = .nul
-            case "--part-size": options.partSize = try ByteCount.parse(value)
-            case "--concurrency":
-                guard let count = Int(value), (1...256).contains(count) else { throw UsageError("--concurrency needs a count, 1 ... 256") }
-                options.concurrency = count
-            case "--payload-signing":
-                guard let signing = S3PayloadSigning(rawValue: value) else {
-                    throw UsageError("unknown payload signing '\(value)': use auto, chunked, trailer, unsigned or sha256")
-                }
-                options.payloadSigning = signing
-            case "--state":
-                guard !value.isEmpty else { throw UsageError("--state needs a directory") }
-                options.stateDirectory = value
-            case "--retries":
-                options.retries = try Arguments.count(value, option: name, in: 0...1000)
-            case "--progress": progress = try Arguments.progressStyle(value)
-            case "--restart": options.restart = true
-            case "--equal-parts": options.equalParts = true
-            case "--transport": transport = try Arguments.transport(value)
-            default:
-                guard try S3ObjectArguments.apply(name, value, to: &options, &gathered) else { throw UsageError.unhandled(name) }
-            }
+        /// Every option of `s3 cp` but the common ones, declared once: shown by `--help`, the
+        /// man page and the completions, and applied by the parser (`s3 sync` takes most).
+        static var options: [Option<Settings>] {
+            [
+                Option(
+                    OptionSpec(
+                        "--part-size", value: "SIZE",
+                        help: """
+                            default 8MiB, grown to stay within 10,000 parts; for stdin, the first
+                            part size (later parts grow unless --equal-parts)
+                            """)
+                ) { $0.options.partSize = try ByteCount.parse($1) },
+                Option(OptionSpec("--concurrency", value: "N", help: "parts in flight (default 8)")) {
+                    guard let count = Int($1), (1...256).contains(count) else { throw UsageError("--concurrency needs a count, 1 ... 256") }
+                    $0.options.concurrency = count
+                },
+                Option(
+                    .choice(
+                        "--payload-signing", among: ["auto", "chunked", "trailer", "unsigned", "sha256"],
+                        help: """
+                            auto: https unsigned aws-chunked + checksum trailer, http signed chunks
+                            (a body under 64 KiB: its SHA-256 signed in the header, checksum header)
+                            """)
+                ) {
+                    guard let signing = S3PayloadSigning(rawValue: $1) else {
+                        throw UsageError("unknown payload signing '\($1)': use auto, chunked, trailer, unsigned or sha256")
+                    }
+                    $0.options.payloadSigning = signing
+                },
+                Option(OptionSpec("--state", value: "DIR", completion: .directory, help: "resume records (default ~/.cache/sluice/s3)")) {
+                    guard !$1.isEmpty else { throw UsageError("--state needs a directory") }
+                    $0.options.stateDirectory = $1
+                },
+                Option(OptionSpec("--restart", help: "abort a stored upload of this source and object, start again")) { settings, _ in
+                    settings.options.restart = true
+                },
+                Option(OptionSpec("--equal-parts", help: "every stdin part the same size (Cloudflare R2, Garage need it)")) { settings, _ in
+                    settings.options.equalParts = true
+                },
+                Option(OptionSpec("--retries", value: "N", help: "transient failures retried per request, 0 ... 1000 (default 5)")) {
+                    $0.options.retries = try Arguments.count($1, option: "--retries", in: 0...1000)
+                },
+                Option.transport(\.transport).with(
+                    help: """
+                        default curl; urlsession on Linux sends bodies of at most 8 MiB
+                        as sent (it holds each to send its length): parts default to 7 MiB
+                        """),
+                .progress(\.progress),
+                Option(
+                    OptionSpec(
+                        "-r", "--recursive",
+                        help: """
+                            SOURCE is a directory: every file below it goes to PREFIX + its path,
+                            as one job that resumes where it stopped (records under --state)
+                            """)
+                ) { settings, _ in settings.walk.recursive = true },
+                Option(OptionSpec("--include", value: "GLOB", help: "with -r: which files (the AWS CLI's rules: the last match wins)")) {
+                    $0.walk.filters.append(.include(GlobPattern($1)))
+                },
+                Option(OptionSpec("--exclude", value: "GLOB", help: "with -r: which files not (the AWS CLI's rules: the last match wins)")) {
+                    $0.walk.filters.append(.exclude(GlobPattern($1)))
+                },
+                Option(OptionSpec("--no-follow-symlinks", help: "with -r: skip symlinks (followed by default, loops reported)")) { settings, _ in
+                    settings.walk.followsSymlinks = false
+                },
+                Option(
+                    OptionSpec(
+                        "--shard", value: "K/N",
+                        help: """
+                            with -r: only the files whose path falls in shard K of N (K from 0 to N-1,
+                            as JOB_COMPLETION_INDEX; a SHA-256 of the path, the same on every machine);
+                            each shard keeps its own record
+                            """)
+                ) {
+                    do { $0.walk.shard = try KeyShard(parsing: $1) } catch { throw UsageError("--shard \(error)") }
+                },
+                Option(
+                    OptionSpec(
+                        "--files-from", value: "FILE",
+                        help: """
+                            with -r: the files FILE names (- for stdin), one path a line relative to
+                            SOURCE, instead of a walk; any order; nothing is sent if one names no file
+                            """)
+                ) {
+                    guard !$1.isEmpty else { throw UsageError("--files-from needs a file, or - for stdin") }
+                    $0.walk.filesFrom = $1
+                },
+                Option(OptionSpec("-0", "--null", help: "with --files-from: the paths end in NUL bytes (find -print0), not newlines")) { settings, _ in
+                    settings.walk.separator = .nul
+                },
+            ] + S3ObjectArguments.options(\.options, \.gathered)
         }
 
         /// Checks the object options together, once every option was taken.
@@ -133,7 +143,7 @@ struct S3CopyCommand {
 
     init(arguments: [String]) throws {
         var settings = Settings()
-        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in try settings.take(name, value) }
+        let parsed = try S3Arguments(arguments, command: Self.specification, options: Settings.options, into: &settings)
         try self.init(settings: settings, parsed: parsed)
     }
 
@@ -245,10 +255,25 @@ struct S3AbortCommand {
         synopses: [Synopsis("s3://BUCKET/KEY [--upload-id ID] [options]", "abort S3 multipart uploads in progress")],
         about: "without --upload-id, every multipart upload of exactly that key is aborted",
         operands: [OperandSpec("s3://BUCKET/KEY")],
-        options: S3CommonOptions.options + [
-            OptionSpec("--upload-id", value: "ID", help: "the upload to abort"),
-            OptionSpec("--state", value: "DIR", completion: .directory, help: "resume records to forget (default ~/.cache/sluice/s3)"),
-        ])
+        options: S3CommonOptions.options.map(\.spec) + options.map(\.spec))
+
+    /// What the options set.
+    struct Settings {
+        var uploadID: String?
+        /// `--state`: where the records to forget are.
+        var stateDirectory: String?
+    }
+
+    /// Every option of `s3 abort` but the common ones, declared once.
+    static var options: [Option<Settings>] {
+        [
+            Option(OptionSpec("--upload-id", value: "ID", help: "the upload to abort")) { $0.uploadID = $1 },
+            Option(OptionSpec("--state", value: "DIR", completion: .directory, help: "resume records to forget (default ~/.cache/sluice/s3)")) {
+                guard !$1.isEmpty else { throw UsageError("--state needs a directory") }
+                $0.stateDirectory = $1
+            },
+        ]
+    }
 
     var location: S3Location
     var uploadID: String?
@@ -257,17 +282,9 @@ struct S3AbortCommand {
     var stateDirectory: String?
 
     init(arguments: [String]) throws {
-        var uploadID: String?
-        var stateDirectory: String?
-        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
-            switch name {
-            case "--upload-id": uploadID = value
-            case "--state":
-                guard !value.isEmpty else { throw UsageError("--state needs a directory") }
-                stateDirectory = value
-            default: throw UsageError.unhandled(name)
-            }
-        }
+        var settings = Settings()
+        let parsed = try S3Arguments(arguments, command: Self.specification, options: Self.options, into: &settings)
+        let (uploadID, stateDirectory) = (settings.uploadID, settings.stateDirectory)
         guard parsed.positionals.count == 1 else { throw UsageError("s3 abort needs s3://BUCKET/KEY") }
         location = try parsed.location(at: 0, keyFor: "s3 abort")
         self.uploadID = uploadID

@@ -4,37 +4,88 @@ import Sluice
 /// The options of `s3 cp` (and `s3 cp -r`) that say what the object carries and how it is
 /// checked: `S3ObjectOptions` and the checksum choice, one description and one parser.
 enum S3ObjectArguments {
-    static let options: [OptionSpec] = [
-        OptionSpec.choice(
-            "--checksum-algorithm", among: algorithmNames, help: "the checksum sent with every part and verified (default crc32c)"),
-        OptionSpec.choice("--checksum", among: algorithmNames, help: "the same as --checksum-algorithm (s3 cp, s3 presign; not s3 sync)"),
-        OptionSpec.choice(
-            "--checksum-type", among: ["full-object", "composite"],
-            help: "a multipart object's checksum: of the whole object (CRCs; crc64nvme's only) or of the parts'"),
-        OptionSpec("--content-type", value: "T", help: "the object's Content-Type (default: guessed from the file's name as the AWS CLI does)"),
-        OptionSpec("--no-guess-mime-type", help: "send no Content-Type unless --content-type gives one"),
-        OptionSpec("--cache-control", value: "V", help: "the object's Cache-Control"),
-        OptionSpec("--content-disposition", value: "V", help: "the object's Content-Disposition"),
-        OptionSpec("--content-encoding", value: "V", help: "the object's Content-Encoding"),
-        OptionSpec("--content-language", value: "V", help: "the object's Content-Language"),
-        OptionSpec("--expires", value: "DATE", help: "the object's Expires (ISO 8601, e.g. 2030-01-31T12:00:00Z)"),
-        OptionSpec("--metadata", value: "KEY=VALUE", help: "user metadata (x-amz-meta-KEY), repeatable; ASCII, 2 KB in all"),
-        OptionSpec("--storage-class", value: "C", help: "the object's storage class"),
-        OptionSpec.choice("--sse", among: ["AES256", "aws:kms", "aws:kms:dsse"], help: "server-side encryption"),
-        OptionSpec("--sse-kms-key-id", value: "ID", help: "with --sse aws:kms: the KMS key (id, ARN, alias)"),
-        OptionSpec("--sse-kms-context", value: "B64", help: "with --sse aws:kms: the encryption context (base64 JSON)"),
-        OptionSpec("--bucket-key-enabled", help: "with --sse aws:kms: use the bucket's S3 Bucket Key"),
-        OptionSpec.choice("--sse-c", among: ["AES256"], help: "SSE-C with the key of --sse-c-key-file or $SLUICE_SSE_C_KEY_FILE"),
-        OptionSpec("--sse-c-key-file", value: "PATH", completion: .file, help: "the 32-byte SSE-C key (never printed or stored)"),
-        OptionSpec("--tag", value: "KEY=VALUE", help: "an object tag, repeatable (10 at most)"),
-        OptionSpec("--acl", value: "CANNED", help: "a canned ACL: \(S3ObjectOptions.cannedACLs.joined(separator: ", "))"),
-        OptionSpec("--expected-bucket-owner", value: "ID", help: "the 12-digit account the bucket must belong to"),
-        OptionSpec.choice("--object-lock-mode", among: ["GOVERNANCE", "COMPLIANCE"], help: "with --object-lock-retain-until"),
-        OptionSpec("--object-lock-retain-until", value: "DATE", help: "ISO 8601, with --object-lock-mode"),
-        OptionSpec.choice("--object-lock-legal-hold", among: ["ON", "OFF"], help: "the object's legal hold"),
-        OptionSpec("--no-clobber", help: "write only if no object has the key (If-None-Match: *)"),
-        OptionSpec("--if-match", value: "ETAG", help: "overwrite only the object with this ETag"),
-    ]
+    /// The object options, declared once, applied to the `S3Options` at `options` and the
+    /// choices checked together later (`finish`) at `gathered`.
+    static func options<Settings>(
+        _ options: WritableKeyPath<Settings, S3Options>, _ gathered: WritableKeyPath<Settings, Gathered>
+    ) -> [Option<Settings>] {
+        func object(_ spec: OptionSpec, _ set: @escaping (inout S3ObjectOptions, String) throws -> Void) -> Option<Settings> {
+            Option(spec) { try set(&$0[keyPath: options].object, $1) }
+        }
+        func gather(_ spec: OptionSpec, _ set: @escaping (inout Gathered, String) -> Void) -> Option<Settings> {
+            Option(spec) { set(&$0[keyPath: gathered], $1) }
+        }
+        let checksum: (inout Settings, String) throws -> Void = { settings, value in
+            if value == "none" {
+                settings[keyPath: options].checksum = nil
+            } else {
+                guard let algorithm = ChecksumAlgorithm(name: value) else {
+                    throw UsageError("unknown checksum '\(value)': use crc64nvme, crc32c, crc32, sha1, sha256 or none")
+                }
+                settings[keyPath: options].checksum = algorithm
+            }
+        }
+        return [
+            Option(.choice("--checksum-algorithm", among: algorithmNames, help: "the checksum sent with every part and verified (default crc32c)"), checksum),
+            Option(.choice("--checksum", among: algorithmNames, help: "the same as --checksum-algorithm (s3 cp, s3 presign; not s3 sync)"), checksum),
+            Option(
+                .choice(
+                    "--checksum-type", among: ["full-object", "composite"],
+                    help: "a multipart object's checksum: of the whole object (CRCs; crc64nvme's only) or of the parts'")
+            ) {
+                guard let type = S3ChecksumType(name: $1) else { throw UsageError("--checksum-type is full-object or composite, not '\($1)'") }
+                $0[keyPath: options].checksumType = type
+            },
+            object(OptionSpec("--content-type", value: "T", help: "the object's Content-Type (default: guessed from the file's name as the AWS CLI does)")) {
+                $0.contentType = $1
+            },
+            gather(OptionSpec("--no-guess-mime-type", help: "send no Content-Type unless --content-type gives one")) { gathered, _ in
+                gathered.guessesContentType = false
+            },
+            object(OptionSpec("--cache-control", value: "V", help: "the object's Cache-Control")) { $0.cacheControl = $1 },
+            object(OptionSpec("--content-disposition", value: "V", help: "the object's Content-Disposition")) { $0.contentDisposition = $1 },
+            object(OptionSpec("--content-encoding", value: "V", help: "the object's Content-Encoding")) { $0.contentEncoding = $1 },
+            object(OptionSpec("--content-language", value: "V", help: "the object's Content-Language")) { $0.contentLanguage = $1 },
+            object(OptionSpec("--expires", value: "DATE", help: "the object's Expires (ISO 8601, e.g. 2030-01-31T12:00:00Z)")) {
+                $0.expires = try date($1, option: "--expires")
+            },
+            object(OptionSpec("--metadata", value: "KEY=VALUE", help: "user metadata (x-amz-meta-KEY), repeatable; ASCII, 2 KB in all")) {
+                $0.metadata.append(try pair($1, option: "--metadata"))
+            },
+            object(OptionSpec("--storage-class", value: "C", help: "the object's storage class")) { $0.storageClass = $1 },
+            gather(.choice("--sse", among: ["AES256", "aws:kms", "aws:kms:dsse"], help: "server-side encryption")) { $0.sse = $1 },
+            gather(OptionSpec("--sse-kms-key-id", value: "ID", help: "with --sse aws:kms: the KMS key (id, ARN, alias)")) {
+                $0.kms.keyID = $1
+                $0.kmsGiven = true
+            },
+            gather(OptionSpec("--sse-kms-context", value: "B64", help: "with --sse aws:kms: the encryption context (base64 JSON)")) {
+                $0.kms.context = $1
+                $0.kmsGiven = true
+            },
+            gather(OptionSpec("--bucket-key-enabled", help: "with --sse aws:kms: use the bucket's S3 Bucket Key")) { gathered, _ in
+                gathered.kms.bucketKey = true
+                gathered.kmsGiven = true
+            },
+            gather(.choice("--sse-c", among: ["AES256"], help: "SSE-C with the key of --sse-c-key-file or $SLUICE_SSE_C_KEY_FILE")) { gathered, _ in
+                gathered.customerKey = true
+            },
+            gather(OptionSpec("--sse-c-key-file", value: "PATH", completion: .file, help: "the 32-byte SSE-C key (never printed or stored)")) {
+                $0.customerKeyFile = $1
+            },
+            object(OptionSpec("--tag", value: "KEY=VALUE", help: "an object tag, repeatable (10 at most)")) { $0.tags.append(try pair($1, option: "--tag")) },
+            object(OptionSpec("--acl", value: "CANNED", help: "a canned ACL: \(S3ObjectOptions.cannedACLs.joined(separator: ", "))")) { $0.acl = $1 },
+            object(OptionSpec("--expected-bucket-owner", value: "ID", help: "the 12-digit account the bucket must belong to")) {
+                $0.expectedBucketOwner = $1
+            },
+            object(.choice("--object-lock-mode", among: ["GOVERNANCE", "COMPLIANCE"], help: "with --object-lock-retain-until")) { $0.objectLockMode = $1 },
+            object(OptionSpec("--object-lock-retain-until", value: "DATE", help: "ISO 8601, with --object-lock-mode")) {
+                $0.objectLockRetainUntil = try date($1, option: "--object-lock-retain-until")
+            },
+            object(.choice("--object-lock-legal-hold", among: ["ON", "OFF"], help: "the object's legal hold")) { $0.objectLockLegalHold = $1 == "ON" },
+            gather(OptionSpec("--no-clobber", help: "write only if no object has the key (If-None-Match: *)")) { gathered, _ in gathered.noClobber = true },
+            gather(OptionSpec("--if-match", value: "ETAG", help: "overwrite only the object with this ETag")) { $0.ifMatch = $1 },
+        ]
+    }
 
     /// What `--checksum-algorithm` takes.
     static let algorithmNames = ["crc64nvme", "crc32c", "crc32", "sha1", "sha256", "none"]
@@ -49,49 +100,6 @@ enum S3ObjectArguments {
         var noClobber = false
         var ifMatch: String?
         var guessesContentType = true
-    }
-
-    /// Applies option `name` to `options`; false when it is not one of these.
-    static func apply(_ name: String, _ value: String, to options: inout S3Options, _ gathered: inout Gathered) throws -> Bool {
-        switch name {
-        case "--checksum", "--checksum-algorithm":
-            if value == "none" {
-                options.checksum = nil
-            } else {
-                guard let algorithm = ChecksumAlgorithm(name: value) else {
-                    throw UsageError("unknown checksum '\(value)': use crc64nvme, crc32c, crc32, sha1, sha256 or none")
-                }
-                options.checksum = algorithm
-            }
-        case "--checksum-type":
-            guard let type = S3ChecksumType(name: value) else { throw UsageError("--checksum-type is full-object or composite, not '\(value)'") }
-            options.checksumType = type
-        case "--content-type": options.object.contentType = value
-        case "--no-guess-mime-type": gathered.guessesContentType = false
-        case "--cache-control": options.object.cacheControl = value
-        case "--content-disposition": options.object.contentDisposition = value
-        case "--content-encoding": options.object.contentEncoding = value
-        case "--content-language": options.object.contentLanguage = value
-        case "--expires": options.object.expires = try date(value, option: name)
-        case "--metadata": options.object.metadata.append(try pair(value, option: name))
-        case "--storage-class": options.object.storageClass = value
-        case "--sse": gathered.sse = value
-        case "--sse-kms-key-id": gathered.kms.keyID = value; gathered.kmsGiven = true
-        case "--sse-kms-context": gathered.kms.context = value; gathered.kmsGiven = true
-        case "--bucket-key-enabled": gathered.kms.bucketKey = true; gathered.kmsGiven = true
-        case "--sse-c": gathered.customerKey = true
-        case "--sse-c-key-file": gathered.customerKeyFile = value
-        case "--tag": options.object.tags.append(try pair(value, option: name))
-        case "--acl": options.object.acl = value
-        case "--expected-bucket-owner": options.object.expectedBucketOwner = value
-        case "--object-lock-mode": options.object.objectLockMode = value
-        case "--object-lock-retain-until": options.object.objectLockRetainUntil = try date(value, option: name)
-        case "--object-lock-legal-hold": options.object.objectLockLegalHold = value == "ON"
-        case "--no-clobber": gathered.noClobber = true
-        case "--if-match": gathered.ifMatch = value
-        default: return false
-        }
-        return true
     }
 
     /// Checks the options together and completes `options` (encryption, condition), then

@@ -17,13 +17,7 @@ struct S3PresignPartsCommand {
             sends a SOURCE by it without credentials; `sluice s3 complete` completes it.
             """,
         operands: [OperandSpec("s3://BUCKET/KEY")],
-        options: [
-            OptionSpec("--multipart", help: "this form: a multipart upload's plan, not one URL"),
-            OptionSpec("--size", value: "BYTES", help: "the object's length (the SOURCE must have exactly this many bytes)"),
-            OptionSpec("--part-size", value: "SIZE", help: "default 8MiB, grown to stay within 10,000 parts"),
-            .expires.with(help: "how long the URLs are valid, 1 ... 604800 (default 3600)"),
-            OptionSpec("--upload-id", value: "ID", help: "presign the parts of this existing upload again (new URLs), create nothing"),
-        ] + objectOptions + S3CommonOptions.options,
+        options: options.map(\.spec) + S3CommonOptions.options.map(\.spec),
         notes: """
             The object options go on CreateMultipartUpload (the content type is guessed from the key's
             name); the plan says the checksum and its type, and with --sse-c the headers each part must
@@ -33,7 +27,36 @@ struct S3PresignPartsCommand {
 
     /// `s3 cp`'s object options that a plan can carry (`--expires` here is the URLs'; the
     /// conditions go on Complete, which `s3 complete` sends).
-    static let objectOptions = S3ObjectArguments.options.filter { !["--expires", "--no-clobber", "--if-match"].contains($0.name) }
+    static var objectOptions: [Option<Settings>] {
+        S3ObjectArguments.options(\.options, \.gathered).filter { !["--expires", "--no-clobber", "--if-match"].contains($0.spec.name) }
+    }
+
+    /// What the options set.
+    struct Settings {
+        var options = S3Options()
+        var size: Int64?
+        var expires = 3600
+        var uploadID: String?
+        var gathered = S3ObjectArguments.Gathered()
+    }
+
+    /// Every option of `s3 presign --multipart` but the common ones, declared once.
+    static var options: [Option<Settings>] {
+        [
+            Option(OptionSpec("--multipart", help: "this form: a multipart upload's plan, not one URL")) { _, _ in },
+            Option(OptionSpec("--size", value: "BYTES", help: "the object's length (the SOURCE must have exactly this many bytes)")) {
+                $0.size = try ByteCount.parse($1)
+            },
+            Option(OptionSpec("--part-size", value: "SIZE", help: "default 8MiB, grown to stay within 10,000 parts")) {
+                $0.options.partSize = try ByteCount.parse($1)
+            },
+            Option(OptionSpec.expires.with(help: "how long the URLs are valid, 1 ... 604800 (default 3600)")) { $0.expires = try Arguments.expiry($1) },
+            Option(OptionSpec("--upload-id", value: "ID", help: "presign the parts of this existing upload again (new URLs), create nothing")) {
+                guard !$1.isEmpty else { throw UsageError("--upload-id needs an id") }
+                $0.uploadID = $1
+            },
+        ] + objectOptions
+    }
 
     var location: S3Location
     var size: Int64
@@ -43,24 +66,10 @@ struct S3PresignPartsCommand {
     var options = S3Options()
 
     init(arguments: [String]) throws {
-        var options = S3Options()
-        var size: Int64?
-        var expires = 3600
-        var uploadID: String?
-        var gathered = S3ObjectArguments.Gathered()
-        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
-            switch name {
-            case "--multipart": break
-            case "--size": size = try ByteCount.parse(value)
-            case "--part-size": options.partSize = try ByteCount.parse(value)
-            case "--expires": expires = try Arguments.expiry(value)
-            case "--upload-id":
-                guard !value.isEmpty else { throw UsageError("--upload-id needs an id") }
-                uploadID = value
-            default:
-                guard try S3ObjectArguments.apply(name, value, to: &options, &gathered) else { throw UsageError.unhandled(name) }
-            }
-        }
+        var settings = Settings()
+        let parsed = try S3Arguments(arguments, command: Self.specification, options: Self.options, into: &settings)
+        var options = settings.options
+        let (size, expires, uploadID, gathered) = (settings.size, settings.expires, settings.uploadID, settings.gathered)
         try S3ObjectArguments.finish(gathered, &options)
         guard parsed.positionals.count == 1 else { throw UsageError("s3 presign --multipart needs exactly one s3://BUCKET/KEY") }
         location = try parsed.location(at: 0, keyFor: "s3 presign")

@@ -19,28 +19,57 @@ struct S3SyncCommand {
             s3 cp -r: it resumes where it stopped. The upload's checksum is --checksum-algorithm.
             """,
         operands: [OperandSpec("DIR", completion: .directory), OperandSpec("s3://BUCKET/PREFIX/")],
-        options: S3CommonOptions.options + [
-            OptionSpec("--dryrun", help: "print each decision on stdout, as aws s3 sync --dryrun; send nothing"),
-            OptionSpec(
-                "--delete",
-                help: """
-                    delete objects under PREFIX with no file (after the filters; with --shard,
-                    only objects in the shard), 1,000 a request; never when the walk could not
-                    read a path; not with --files-from
-                    """),
-            OptionSpec("--max-delete", value: "N", help: "with --delete: delete nothing when more than N objects are to go"),
-            OptionSpec("--size-only", help: "send a file only when its object is missing or of another size"),
-            OptionSpec(
-                "--checksum",
-                help: """
-                    send a file when its bytes differ from its object's (its checksum or MD5 ETag),
-                    whatever the times; read each file of its object's size once
-                    """),
-        ] + S3CopyCommand.specification.options.filter { !takenFromCopy.contains($0.name) && !S3CommonOptions.options.contains($0) },
+        options: S3CommonOptions.options.map(\.spec) + options.map(\.spec),
         notes: "An interrupted sync resumes when the same command runs again; what the listing shows sent is not sent again.")
 
     /// The options of `s3 cp` that `s3 sync` does not take.
     static let takenFromCopy: Set<String> = ["--recursive", "--equal-parts", "--checksum"]
+
+    /// What the options set: sync's own, and `s3 cp`'s that it takes.
+    struct Settings {
+        var copy = S3CopyCommand.Settings()
+        var dryRun = false
+        var deletes = false
+        var maximumDeletes: Int?
+        var comparison = SyncComparison.sizeAndTime
+    }
+
+    /// Every option of `s3 sync` but the common ones, declared once: its own, then those of
+    /// `s3 cp` it takes.
+    static var options: [Option<Settings>] {
+        [
+            Option(OptionSpec("--dryrun", help: "print each decision on stdout, as aws s3 sync --dryrun; send nothing")) { settings, _ in
+                settings.dryRun = true
+            },
+            Option(
+                OptionSpec(
+                    "--delete",
+                    help: """
+                        delete objects under PREFIX with no file (after the filters; with --shard,
+                        only objects in the shard), 1,000 a request; never when the walk could not
+                        read a path; not with --files-from
+                        """)
+            ) { settings, _ in settings.deletes = true },
+            Option(OptionSpec("--max-delete", value: "N", help: "with --delete: delete nothing when more than N objects are to go")) {
+                $0.maximumDeletes = try Arguments.count($1, option: "--max-delete", in: 0...Int.max)
+            },
+            Option(OptionSpec("--size-only", help: "send a file only when its object is missing or of another size")) { settings, _ in
+                if settings.comparison == .checksum { throw UsageError("--size-only and --checksum exclude each other") }
+                settings.comparison = .sizeOnly
+            },
+            Option(
+                OptionSpec(
+                    "--checksum",
+                    help: """
+                        send a file when its bytes differ from its object's (its checksum or MD5 ETag),
+                        whatever the times; read each file of its object's size once
+                        """)
+            ) { settings, _ in
+                if settings.comparison == .sizeOnly { throw UsageError("--size-only and --checksum exclude each other") }
+                settings.comparison = .checksum
+            },
+        ] + S3CopyCommand.Settings.options.filter { !takenFromCopy.contains($0.spec.name) }.within(\.copy)
+    }
 
     var copy: S3CopyCommand
     var dryRun = false
@@ -49,26 +78,11 @@ struct S3SyncCommand {
     var comparison = SyncComparison.sizeAndTime
 
     init(arguments: [String]) throws {
-        var settings = S3CopyCommand.Settings()
-        var dryRun = false
-        var deletes = false
-        var maximumDeletes: Int?
-        var comparison = SyncComparison.sizeAndTime
+        var scanned = Settings()
         try Self.refuseChecksumValue(arguments)
-        let parsed = try S3Arguments(arguments, command: Self.specification) { name, value in
-            switch name {
-            case "--dryrun": dryRun = true
-            case "--delete": deletes = true
-            case "--max-delete": maximumDeletes = try Arguments.count(value, option: name, in: 0...Int.max)
-            case "--size-only":
-                if comparison == .checksum { throw UsageError("--size-only and --checksum exclude each other") }
-                comparison = .sizeOnly
-            case "--checksum":
-                if comparison == .sizeOnly { throw UsageError("--size-only and --checksum exclude each other") }
-                comparison = .checksum
-            default: try settings.take(name, value)
-            }
-        }
+        let parsed = try S3Arguments(arguments, command: Self.specification, options: Self.options, into: &scanned)
+        var settings = scanned.copy
+        let (dryRun, deletes, maximumDeletes, comparison) = (scanned.dryRun, scanned.deletes, scanned.maximumDeletes, scanned.comparison)
         guard parsed.positionals.count == 2 else { throw UsageError("s3 sync needs DIR and s3://BUCKET/PREFIX/") }
         if maximumDeletes != nil, !deletes { throw UsageError("--max-delete goes with --delete") }
         if deletes, settings.walk.filesFrom != nil {

@@ -172,4 +172,19 @@ import SluiceTestSupport
         }
         #expect(Set(tests.keys) == Set(modules.map { $0 + "Tests" }), "test targets: \(tests.keys.sorted())")
     }
+
+    /// Each option is declared once (`Option`: its spec and what applying it does): no command
+    /// dispatches on an option's spelling (`case "--…"`), which could drift from what `--help`,
+    /// the man page and the completions show.
+    @Test func noCommandDispatchesAnOptionBySpelling() throws {
+        let dispatch = try Regex(#"case\s+"--?[A-Za-z0-9]"#)
+        var found: [String] = []
+        for (path, lines) in try Self.sources("SluiceCLI") {
+            for (index, line) in lines.enumerated() where line.contains(dispatch) {
+                found.append("\(path):\(index + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(found.isEmpty, "option dispatch by spelling:\n\(found.joined(separator: "\n"))")
+        #expect(#"            case "--method": method = value"#.contains(dispatch))
+    }
 }
