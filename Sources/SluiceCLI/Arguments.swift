@@ -98,6 +98,20 @@ extension Arguments {
         }
     }
 
+    /// Scans `arguments` of a command that takes options only (`demo`, `receive`) into
+    /// `settings`.
+    ///
+    /// - Throws: as `scan(_:_:into:)`; `UsageError` for an operand.
+    static func scanOptionsOnly<Settings>(
+        _ arguments: [String], _ command: CommandSpec, _ options: [Option<Settings>], into settings: inout Settings
+    ) throws {
+        var scanner = Arguments(arguments)
+        try scanner.scan(command, options, into: &settings)
+        guard scanner.positionals.isEmpty else {
+            throw UsageError("\(command.path.joined(separator: " ")) takes no arguments, got '\(scanner.positionals[0])'")
+        }
+    }
+
     /// Parses a timeout in seconds: a finite number more than 0 and at most
     /// `UploadOptions.maximumTimeout` (inf, nan, 1e300 and negatives are usage errors).
     static func seconds(_ value: String, option: String) throws -> Duration {

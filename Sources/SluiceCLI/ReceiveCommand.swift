@@ -38,9 +38,7 @@ struct ReceiveCommand: Subcommand {
     }
 
     init(arguments: [String]) throws {
-        var scanner = Arguments(arguments)
-        try scanner.scan(Self.specification, Self.options, into: &self)
-        guard scanner.positionals.isEmpty else { throw UsageError("receive takes no arguments, got '\(scanner.positionals[0])'") }
+        try Arguments.scanOptionsOnly(arguments, Self.specification, Self.options, into: &self)
     }
 
     func run() async throws -> Int32 {
