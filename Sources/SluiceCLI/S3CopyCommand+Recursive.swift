@@ -83,6 +83,23 @@ extension S3CopyCommand {
         }
     }
 
+    /// What to do about a job's failed files: run again for those that may pass (the network,
+    /// the server's moment), not for those that would fail again as they are (a key over S3's
+    /// limit, a file that cannot be read), which the lines above name.
+    static func againHint(_ failures: [UploadJobFailure]) -> String {
+        let transient = failures.filter(\.isTransient).count
+        let permanent = failures.count - transient
+        switch (transient, permanent) {
+        case (_, 0): return ": run the same command again to send the \(transient) that failed"
+        case (0, _):
+            let (subject, verb) = permanent == 1 ? ("it", "it is") : ("they", "they are")
+            return ": \(subject) would fail again as \(verb) (see above); change what is named, then run the same command again"
+        default:
+            let (others, verb) = permanent == 1 ? ("1 other", "it is") : ("\(permanent) others", "they are")
+            return ": run the same command again to send the \(transient) that failed for a reason that may pass; the \(others) would fail again as \(verb) (see above)"
+        }
+    }
+
     /// The exit status of a job that threw `error`, after one line saying what happened.
     static func jobFailed(_ error: any Error, command: String) -> Int32 {
         if error is CancellationError || (error as? S3Error)?.code == .cancelled {
@@ -123,7 +140,7 @@ extension S3CopyCommand {
                 Terminal.error("sluice: \(summary)")
                 return 0
             }
-            Terminal.error("sluice: s3 cp: \(summary): run the same command again to send the \(done.failures.count) that failed")
+            Terminal.error("sluice: s3 cp: \(summary)\(Self.againHint(done.failures))")
             return 1
         case .failure(let error):
             return Self.jobFailed(error, command: "s3 cp")

@@ -418,3 +418,38 @@ def test_a_symlink_into_proc_is_named_once_and_skipped(s3, env, tmp_path):
     assert err.count(str(root / "status")) == 1, err
     assert "status: is a file of /proc or /sys (its size is not its length), skipped" in err, err
     assert list(bucket_listing(s3, prefix)) == ["a.txt"]
+
+
+def closed_port():
+    """A port on 127.0.0.1 nothing listens on (bound, then closed)."""
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_run_again_is_said_only_for_failures_that_may_pass(tmp_path):
+    # A key over S3's 1,024 bytes fails the same way every run; a refused connection may pass.
+    # The summary tells them apart instead of asking to run again for both.
+    deep = tmp_path / "tree" / ("a" * 250) / ("b" * 250) / ("c" * 250) / ("d" * 250)
+    deep.mkdir(parents=True)
+    (deep / ("e" * 100)).write_bytes(b"long key\n")
+    (tmp_path / "tree" / "ok.txt").write_bytes(b"fine\n")
+    fake = dict(os.environ, AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="secret", AWS_REGION="us-east-1",
+                HOME=str(tmp_path))
+    url = "http://127.0.0.1:%d" % closed_port()
+
+    def cp():
+        proc = subprocess.run([sluice_bin(), "s3", "cp", "-r", str(tmp_path / "tree"), "s3://bucket/p/", "--endpoint-url", url,
+                               "--retries", "0", "--progress", "none", "--state", str(tmp_path / "state")],
+                              env=fake, capture_output=True, text=True, timeout=120)
+        return proc.returncode, proc.stderr.splitlines()[-1]
+
+    status, last = cp()
+    assert status == 1, last
+    assert "2 failed" in last and "run the same command again to send the 1 that failed for a reason that may pass" in last, last
+    assert "the 1 other would fail again as it is" in last, last
+    (tmp_path / "tree" / "ok.txt").unlink()
+    status, last = cp()
+    assert status == 1, last
+    assert "1 failed" in last and "it would fail again as it is" in last and "send the" not in last, last

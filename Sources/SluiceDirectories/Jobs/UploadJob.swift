@@ -337,6 +337,18 @@ public struct UploadJobFailure: Sendable, CustomStringConvertible {
     public var description: String {
         error is WalkIssue || (error as? ByteSourceError)?.path == path ? "\(error)" : "\(path): \(error)"
     }
+
+    /// Whether sending the file again as it is may succeed (`S3Error.isTransient`, the retry
+    /// policy's word for a request's error); false for a file that could not be read or named
+    /// (it fails again until it is changed) and for a key or option the store refuses.
+    public var isTransient: Bool {
+        switch error {
+        case let error as S3Error: return error.isTransient
+        case let error as UploadError: return error.isTransient
+        case is CancellationError: return true
+        default: return false
+        }
+    }
 }
 
 /// What a job did.

@@ -105,4 +105,17 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
 
     /// The message, with any password in a URL shown as `***`.
     public var description: String { Redaction.secrets(in: message) }
+
+    /// Whether the same request, made again as it is, may succeed: a failure of the network or
+    /// of the server's moment (a retryable S3 error, retries run out), an interruption, a source
+    /// that changed while it was read, a record held by another run. Not a refusal the same
+    /// request would meet again: a key or option S3 cannot take, an object over its limits, a
+    /// server's answer that is not a pause (AccessDenied, NoSuchBucket), an existing object.
+    public var isTransient: Bool {
+        switch code {
+        case .transport, .retriesExhausted, .cancelled, .sourceChanged, .inUse, .malformedResponse: return true
+        case .server: return S3ServerError.isRetryable(code: serverCode ?? "", status: status ?? 0)
+        default: return false
+        }
+    }
 }

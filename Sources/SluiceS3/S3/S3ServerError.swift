@@ -92,7 +92,11 @@ public struct S3ServerError: Error, Sendable, Equatable {
     }
 
     /// Whether the same request may succeed if sent again after a pause.
-    public func isRetryable(status: Int) -> Bool {
+    public func isRetryable(status: Int) -> Bool { Self.isRetryable(code: code, status: status) }
+
+    /// Whether a request S3 refused with `code` and `status` may succeed if sent again after a
+    /// pause: the one list every S3 call and the job's "run again" hint read.
+    public static func isRetryable(code: String, status: Int) -> Bool {
         let transientCodes: Set<String> = [
             "SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout", "RequestTimeTooSkewed",
             "Throttling", "ThrottlingException", "RequestLimitExceeded", "OperationAborted",
