@@ -142,6 +142,7 @@ extension OptionSpec {
             """)
     static let transport = OptionSpec.choice("--transport", among: ["curl", "urlsession"], help: "")
     static let progress = OptionSpec.choice("--progress", among: ["auto", "bar", "json", "none"], help: "")
+    static let noProgress = OptionSpec("--no-progress", help: "no progress display: --progress none (the AWS CLI's flag)")
     static let header = OptionSpec("-H", "--header", value: "'Name: value'", help: "repeatable")
     static let cacert = OptionSpec("--cacert", value: "FILE", completion: .file, help: "extra trusted CAs (PEM)")
     static let insecure = OptionSpec("-k", "--insecure", help: "skip TLS verification")
@@ -206,6 +207,10 @@ extension Option {
     /// `--progress` into `path`.
     static func progress(_ path: WritableKeyPath<Settings, ProgressPrinter.Style>) -> Option {
         Option(.progress) { $0[keyPath: path] = try Arguments.progressStyle($1) }
+    }
+    /// `--no-progress` (the AWS CLI's spelling of `--progress none`) into `path`.
+    static func noProgress(_ path: WritableKeyPath<Settings, ProgressPrinter.Style>) -> Option {
+        Option(.noProgress) { settings, _ in settings[keyPath: path] = .none }
     }
     /// `-H, --header`, appended to the headers at `path`.
     static func header(_ path: WritableKeyPath<Settings, [HTTPHeader]>) -> Option {

@@ -36,6 +36,7 @@ struct DemoCommand: Subcommand {
             },
             .transport(\.transport),
             .progress(\.progress),
+            .noProgress(\.progress),
         ]
     }
 

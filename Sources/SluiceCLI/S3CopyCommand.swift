@@ -89,6 +89,7 @@ struct S3CopyCommand {
                         as sent (it holds each to send its length): parts default to 7 MiB
                         """),
                 .progress(\.progress),
+                .noProgress(\.progress),
                 Option(
                     OptionSpec(
                         "-r", "--recursive",

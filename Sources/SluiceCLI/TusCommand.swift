@@ -73,6 +73,7 @@ struct TusCommand: Subcommand {
             Option<TusOptions>.header(\.headers).with(help: "on every request, repeatable").within(\.options),
             .transport(\.transport),
             .progress(\.progress),
+            .noProgress(\.progress),
             .stallTimeout(\.options.transfer),
             .limitRate(\.options.transfer),
         ]

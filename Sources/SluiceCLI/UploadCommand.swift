@@ -65,6 +65,7 @@ struct UploadCommand {
                 $0.options.bufferSize = Int(size)
             },
             .progress(\.progress),
+            .noProgress(\.progress),
             .cacert(\.options),
             .insecure(\.options),
             .stallTimeout(\.options),

@@ -66,6 +66,7 @@ struct UploadPartsCommand {
             ) { $0.customerKeyFile = $1 },
             Option.transport(\.transport).with(help: "as for a plain upload"),
             Option.progress(\.progress).with(help: "as for a plain upload"),
+            .noProgress(\.progress),
             // The connect too, as every command (before: 30 s whatever --stall-timeout said).
             .stallTimeout(\.transfer),
             .limitRate(\.transfer),

@@ -250,3 +250,13 @@ def test_the_progress_bar_fits_the_terminal_and_the_answer_stands_whole(receiver
     assert (got["bytes"], got["sha256"]) == (count, digest)
     # Every line left on the screen is as wide as the terminal at the most: no wrapped copies.
     assert all(len(line) < columns for line in lines if not line.startswith("{")), lines
+
+
+def test_no_progress_draws_no_bar_on_a_terminal(receiver):
+    # --progress auto draws a bar on a terminal; --no-progress (the AWS CLI's flag) draws none.
+    args = ["upload", "synthetic:2MiB:4", receiver + "quiet.bin", "--limit-rate", "2MiB"]
+    status, text = run_on_terminal(args, 80)
+    assert status == 0 and "%" in text, text
+    status, text = run_on_terminal(args + ["--no-progress"], 80)
+    assert status == 0 and "%" not in text and "\r" not in text.replace("\r\n", ""), text
+    assert json.loads(text.strip().splitlines()[-1])["bytes"] == 2 << 20, text
