@@ -24,6 +24,8 @@ package struct RecordSorter {
     package let order: KeyOrder
     package let runBytes: Int
     package let fanIn: Int
+    /// Makes each temporary file (the first, and one for each merge pass).
+    package let makeFile: SpoolFile.Maker
     private var file: SpoolFile
     private var appender: SpoolAppender
     private var runs: [Range<Int64>] = []
@@ -38,13 +40,18 @@ package struct RecordSorter {
 
     /// An empty sorter in `order`.
     ///
+    /// - Parameter makeFile: Makes the temporary files (`SpoolFile.init` in `$TMPDIR`; tests
+    ///   hand one whose writes fail).
     /// - Throws: `SpoolError` when no temporary file can be made.
-    package init(order: KeyOrder, runBytes: Int = 4 << 20, fanIn: Int = 64) throws(SpoolError) {
+    package init(
+        order: KeyOrder, runBytes: Int = 4 << 20, fanIn: Int = 64, makeFile: @escaping SpoolFile.Maker = SpoolFile.temporary
+    ) throws(SpoolError) {
         precondition(runBytes > 0 && fanIn >= 2, "RecordSorter needs a run size and a fan-in of at least 2")
         self.order = order
         self.runBytes = runBytes
         self.fanIn = fanIn
-        file = try SpoolFile()
+        self.makeFile = makeFile
+        file = try makeFile()
         appender = SpoolAppender(file)
     }
 
@@ -99,7 +106,7 @@ package struct RecordSorter {
     package consuming func finish() throws(SpoolError) -> SortedRecords {
         try writeRun()
         while runs.count > fanIn {
-            let next = try SpoolFile()
+            let next = try makeFile()
             var out = SpoolAppender(next)
             var merged: [Range<Int64>] = []
             for group in stride(from: 0, to: runs.count, by: fanIn) {
@@ -143,7 +150,7 @@ package final class SortedRecords: Sendable {
 }
 
 /// Sorted runs read back as one sequence in order (a binary heap of the runs' next records).
-package struct RecordMerge {
+package struct RecordMerge: Sendable {
     private var readers: [RunReader]
     /// The runs' next records, as (key, payload, reader), ordered as a min-heap by key.
     private var heap: [(key: [UInt8], payload: [UInt8], reader: Int)] = []
@@ -201,7 +208,7 @@ package struct RecordMerge {
 }
 
 /// One run of a spool file read a buffer at a time.
-package struct RunReader {
+package struct RunReader: Sendable {
     package let file: SpoolFile
     private var position: Int64
     private let end: Int64
@@ -284,6 +291,18 @@ package final class SpoolFile: Sendable {
         self.descriptor = descriptor
     }
 
+    /// Takes `descriptor`, open for reading and writing, as the file (closed with it): for a
+    /// file whose writes fail (`/dev/full`), as tests hand a sorter.
+    package init(adopting descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    /// What makes a sorter's or a walk's temporary files.
+    package typealias Maker = @Sendable () throws(SpoolError) -> SpoolFile
+
+    /// A new unnamed temporary file in `$TMPDIR`, else `/tmp`.
+    package static let temporary: Maker = { () throws(SpoolError) -> SpoolFile in try SpoolFile() }
+
     deinit { close(descriptor) }
 
     /// Appends all of `bytes` at the file's end (its offset: only a `SpoolAppender` writes).
@@ -300,7 +319,7 @@ package final class SpoolFile: Sendable {
 }
 
 /// Appends to a `SpoolFile` through a buffer of 64 KiB, counting the bytes written.
-package struct SpoolAppender {
+package struct SpoolAppender: Sendable {
     package let file: SpoolFile
     private var pending: [UInt8] = []
     /// Bytes appended so far (the file's length once flushed).
