@@ -106,7 +106,9 @@ public enum WalkEntry: Sendable, Equatable {
 /// order of their `/`-separated relative paths, as `aws s3 cp --recursive` and S3 listings
 /// go), without listing the tree first.
 ///
-/// Memory is one directory's names for each level being walked, never the whole tree. Symlinks
+/// Memory is one directory's names for each level being walked, never the whole tree, and a
+/// directory larger than a bound (`Spill`, 32,768 entries) is sorted on disk and read back in
+/// key order, so even one directory of millions of files costs a few MiB. Symlinks
 /// are followed by default, as the AWS CLI does; a symlink to a directory that is already open
 /// above it is reported as a loop instead of being walked again. FIFOs, sockets and devices are
 /// reported, never opened (opening a FIFO can wait for ever).
@@ -125,7 +127,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     /// One listed name.
     ///
     /// Kept small (the name's bytes and a few numbers; paths are made when the entry is
-    /// yielded): a directory of 100,000 files is listed whole.
+    /// yielded): a directory of up to `Spill.entriesInMemory` names is listed whole in memory.
     package struct Listed: Sendable {
         package enum Kind: Sendable {
             case directory(device: UInt64, inode: UInt64)
@@ -149,8 +151,20 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
         package var path: String
         package var relative: String
         package var identity: FileIdentity
-        package var entries: [Listed]
+        package var entries: Entries
         package var next = 0
+
+        /// The next entry in key order; nil after the last.
+        mutating func take() -> Result<Listed?, SpoolError> {
+            switch entries {
+            case .held(let list):
+                guard next < list.count else { return .success(nil) }
+                next += 1
+                return .success(list[next - 1])
+            case .spilled(let spilled):
+                return Result { () throws(SpoolError) in try spilled.next() }
+            }
+        }
     }
 
     package struct FileIdentity: Hashable, Sendable {
@@ -163,6 +177,8 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     /// Absolute paths of directories passed over without a word (a job's state directory
     /// inside its tree): never listed, none of their files yielded.
     public var skipped: Set<String> = []
+    /// How one directory's entries are held: in memory up to a bound, sorted on disk beyond it.
+    package let spill: Spill
 
     /// Opens the walk at `root`.
     ///
@@ -173,15 +189,21 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     ///   - order: The order of the keys the files are yielded in.
     /// - Throws: `WalkIssue` when the root does not exist, is not a directory or cannot be read.
     public init(root: String, followsSymlinks: Bool = true, order: KeyOrder = .s3) throws(WalkIssue) {
+        try self.init(root: root, followsSymlinks: followsSymlinks, order: order, spill: Spill())
+    }
+
+    /// Opens the walk at `root`, holding each directory's entries as `spill` says.
+    package init(root: String, followsSymlinks: Bool = true, order: KeyOrder = .s3, spill: Spill) throws(WalkIssue) {
         let absolute = Self.absolutePath(root)
         self.root = absolute
         self.followsSymlinks = followsSymlinks
         self.order = order
+        self.spill = spill
         var info = stat()
         guard stat(absolute, &info) == 0 else { throw WalkIssue(path: root, kind: Self.kind(errno, "stat")) }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw WalkIssue(path: root, kind: .notADirectory) }
         let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-        switch Self.list(absolute, followsSymlinks: followsSymlinks, order: order) {
+        switch Self.list(absolute, followsSymlinks: followsSymlinks, order: order, spill: spill) {
         case .success(let entries):
             stack = [Frame(path: absolute, relative: "", identity: identity, entries: entries)]
         case .failure(let issue):
@@ -192,7 +214,10 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     /// The next file or issue in key order; nil when the walk is over.
     public mutating func next() -> WalkEntry? {
         while let top = stack.indices.last {
-            guard stack[top].next < stack[top].entries.count else {
+            let listed: Listed
+            switch stack[top].take() {
+            case .success(let taken?): listed = taken
+            case .success(nil):
                 let left = stack.removeLast()
                 // The walk's view held: the path still names the directory listed when the walk
                 // entered it (a rename away and back while it was read would give its files
@@ -201,9 +226,12 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
                     return .issue(WalkIssue(path: left.path, kind: .changedDuringWalk))
                 }
                 continue
+            case .failure(let error):
+                // The sorted entries cannot be read back: the rest of the directory is not
+                // walked, and the walk says so (a sync then deletes nothing).
+                let left = stack.removeLast()
+                return .issue(WalkIssue(path: left.path, kind: Self.spillFailed(error)))
             }
-            let listed = stack[top].entries[stack[top].next]
-            stack[top].next += 1
             let frame = stack[top]
             let name = listed.name
             let path = Self.join(frame.path, name)
@@ -221,7 +249,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
                 if stack.contains(where: { $0.identity == identity }) {
                     return .issue(WalkIssue(path: path, kind: .symlinkLoop))
                 }
-                switch Self.list(path, followsSymlinks: followsSymlinks, order: order) {
+                switch Self.list(path, followsSymlinks: followsSymlinks, order: order, spill: spill) {
                 case .success(let entries):
                     stack.append(Frame(path: path, relative: relative, identity: identity, entries: entries))
                 case .failure(let issue):
@@ -239,27 +267,60 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) == identity
     }
 
-    /// The entries of one directory, each stat'ed and classified, in key order.
-    package static func list(_ directory: String, followsSymlinks: Bool, order: KeyOrder = .s3) -> Result<[Listed], WalkIssue> {
+    /// The entries of one directory, each stat'ed and classified, in key order: in memory, or
+    /// past `spill.entriesInMemory` of them sorted on disk.
+    package static func list(
+        _ directory: String, followsSymlinks: Bool, order: KeyOrder = .s3, spill: Spill = Spill()
+    ) -> Result<Entries, WalkIssue> {
         guard let handle = opendir(directory) else {
             return .failure(WalkIssue(path: directory, kind: kind(errno, "opendir")))
         }
         defer { closedir(handle) }
         var entries: [Listed] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(handle) else {
-                if errno != 0 { return .failure(WalkIssue(path: directory, kind: kind(errno, "readdir"))) }
-                break
+        var sorter: RecordSorter?
+        var sorted = 0
+        var payload: [UInt8] = []
+        do throws(SpoolError) {
+            /// The entries held so far go to the sorter (made at the first time).
+            func spillHeld() throws(SpoolError) {
+                if sorter == nil {
+                    sorter = try RecordSorter(order: order, runBytes: spill.runBytes, makeFile: spill.makeFile)
+                }
+                for listed in entries {
+                    listed.encodedKind(into: &payload)
+                    try sorter?.add(key: listed.sortKey, payload: payload)
+                }
+                sorted += entries.count
+                entries.removeAll(keepingCapacity: true)
             }
-            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(raw.prefix(while: { $0 != 0 }))
+            while true {
+                errno = 0
+                guard let entry = readdir(handle) else {
+                    if errno != 0 { return .failure(WalkIssue(path: directory, kind: kind(errno, "readdir"))) }
+                    break
+                }
+                let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    Array(raw.prefix(while: { $0 != 0 }))
+                }
+                if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+                entries.append(classify(bytes, in: directory, followsSymlinks: followsSymlinks))
+                if entries.count > spill.entriesInMemory { try spillHeld() }
             }
-            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
-            entries.append(classify(bytes, in: directory, followsSymlinks: followsSymlinks))
+            if sorter != nil {
+                try spillHeld()
+                guard let full = sorter.take() else { return .success(.held([])) }
+                return .success(.spilled(SpilledEntries(try full.finish(), count: sorted)))
+            }
+        } catch {
+            return .failure(WalkIssue(path: directory, kind: spillFailed(error)))
         }
         entries.sort { order.precedes($0.sortKey, $1.sortKey) }
-        return .success(entries)
+        return .success(.held(entries))
+    }
+
+    /// A directory whose entries could not be sorted on disk, or read back.
+    package static func spillFailed(_ error: SpoolError) -> WalkIssue.Kind {
+        .system(operation: "sorting its entries in a temporary file (\(error.operation))", errno: error.errno)
     }
 
     /// One name of `directory`: a directory to walk, a file, or an issue.

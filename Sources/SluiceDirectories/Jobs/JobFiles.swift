@@ -26,7 +26,8 @@ package struct JobFiles: Sendable {
             root = list.root
             source = .list(try list.files(in: order))
         } else {
-            var walk = try DirectoryWalk(root: job.root, followsSymlinks: job.followsSymlinks, order: order)
+            var walk = try DirectoryWalk(
+                root: job.root, followsSymlinks: job.followsSymlinks, order: order, spill: job.directorySpill)
             // The state directory inside the tree is never part of it (its journal, its locks).
             walk.skipped = job.skippedDirectories
             root = walk.root

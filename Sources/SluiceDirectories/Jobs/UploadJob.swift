@@ -100,6 +100,8 @@ public struct UploadJob: Sendable {
     /// job's records and locks are in (`--state`, or the default). The journal's directory is
     /// always among them (`skippedDirectories`).
     public var privateDirectories: [String] = []
+    /// How the walk holds one directory's entries (in memory up to a bound, sorted on disk past it).
+    package var directorySpill = DirectoryWalk.Spill()
 
     /// The absolute paths the walk passes over without a word: `privateDirectories` and the
     /// journal's directory, each as written (made absolute) and with its symlinks resolved.
