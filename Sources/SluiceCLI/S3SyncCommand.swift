@@ -187,6 +187,12 @@ struct S3SyncCommand {
                 "sluice: s3 sync: \(counted(done.toDelete, "object")) with no file not deleted: the job's record could not be written, so the job stopped before every file was compared"
             )
             withheld = true
+        case .viewChanged(let count):
+            for change in done.viewChanges { Terminal.error("sluice: s3 sync: \(change)") }
+            Terminal.error(
+                "sluice: s3 sync: \(counted(done.toDelete, "object")) with no file not deleted: \(counted(count, "directory", plural: "directories")) walked no longer named what the walk read, whose files may be elsewhere now"
+            )
+            withheld = true
         case .overLimit(let found, let limit):
             Terminal.error("sluice: s3 sync: \(counted(found, "object")) with no file, more than --max-delete \(limit): none deleted")
             withheld = true

@@ -179,6 +179,9 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
     public var skipped: Set<String> = []
     /// How one directory's entries are held: in memory up to a bound, sorted on disk beyond it.
     package let spill: Spill
+    /// Where each directory left is recorded with its identity, to be checked again at the end
+    /// of a run (`WalkedDirectories.recheck`); nil records nothing.
+    package var walked: WalkedDirectories?
 
     /// Opens the walk at `root`.
     ///
@@ -225,6 +228,7 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
                 if !Self.stillNames(left.path, left.identity) {
                     return .issue(WalkIssue(path: left.path, kind: .changedDuringWalk))
                 }
+                walked?.left(left.path, left.identity)
                 continue
             case .failure(let error):
                 // The sorted entries cannot be read back: the rest of the directory is not

@@ -28,6 +28,7 @@ package struct JobFiles: Sendable {
         } else {
             var walk = try DirectoryWalk(
                 root: job.root, followsSymlinks: job.followsSymlinks, order: order, spill: job.directorySpill)
+            walk.walked = job.walkedDirectories
             // The state directory inside the tree is never part of it (its journal, its locks).
             walk.skipped = job.skippedDirectories
             root = walk.root

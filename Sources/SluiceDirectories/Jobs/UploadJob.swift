@@ -102,6 +102,9 @@ public struct UploadJob: Sendable {
     public var privateDirectories: [String] = []
     /// How the walk holds one directory's entries (in memory up to a bound, sorted on disk past it).
     package var directorySpill = DirectoryWalk.Spill()
+    /// Where the walk records each directory it left, to be checked again before deletions
+    /// (`S3Sync`); nil records nothing.
+    package var walkedDirectories: WalkedDirectories?
 
     /// The absolute paths the walk passes over without a word: `privateDirectories` and the
     /// journal's directory, each as written (made absolute) and with its symlinks resolved.

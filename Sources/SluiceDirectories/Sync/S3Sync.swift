@@ -16,8 +16,10 @@ import SluiceS3
 /// - Objects with no file are deleted with `DeleteObjects`, 1,000 a request, as a last phase
 ///   and only when the run proved them absent (`withheld`): the walk read every directory and
 ///   examined every entry without an error of any kind (a directory moved while it was read
-///   included), every file to send was sent and recorded, and the listing ended; not at all
-///   when there are more than `maximumDeletes`.
+///   included), every file to send was sent and recorded, the listing ended, and the walk's
+///   view held to the end (every directory walked still has the identity it had, checked again
+///   before the deletions: `WalkedDirectories`); not at all when there are more than
+///   `maximumDeletes`.
 public struct S3Sync: Sendable {
     /// The job the files to send go through: root, filter, symlinks, concurrency, record.
     public var job: UploadJob
@@ -55,6 +57,9 @@ public struct S3Sync: Sendable {
         /// The job's record could not be written (a full disk): it stopped starting files, so
         /// the rest of the listing was never compared with files.
         case recordFailed
+        /// `count` directories walked no longer had the identity they had (moved, removed or
+        /// replaced after the walk left them, `viewChanges`): their files may be elsewhere now.
+        case viewChanged(count: Int)
         /// `found` objects were to go, more than `limit` (`--max-delete`).
         case overLimit(found: Int, limit: Int)
     }
@@ -71,6 +76,9 @@ public struct S3Sync: Sendable {
         public var unchanged: Int
         /// Paths the walk could not read (for a dry run; a job's are among its failures).
         public var walkFailures: [WalkIssue]
+        /// Directories walked that no longer had their identity when checked again before the
+        /// deletions (only checked when objects were to go).
+        public var viewChanges: [WalkIssue] = []
         /// What the walk passed over on purpose (for a dry run; a job's are in its notes).
         public var notes: [WalkIssue]
         /// With `--checksum`: objects of their file's size compared by content.
@@ -122,7 +130,8 @@ public struct S3Sync: Sendable {
 
     /// The one gate of deletions: why the objects with no file of `result` may not be deleted,
     /// nil when the run proved them absent. Any error of any kind holds them back: a path the
-    /// walk could not read, a file not sent, the job's record not written; then `--max-delete`.
+    /// walk could not read, a file not sent, the job's record not written, a directory walked that no
+    /// longer has its identity; then `--max-delete`.
     /// A dry run, which opens no file, reports the walk's refusals as a real run would.
     package func withheld(_ result: Result) -> Withheld? {
         if !result.walkFailures.isEmpty { return .walkFailed(count: result.walkFailures.count) }
@@ -130,6 +139,7 @@ public struct S3Sync: Sendable {
             if job.recordFailure != nil { return .recordFailed }
             if !job.failures.isEmpty { return .filesFailed(count: job.failures.count) }
         }
+        if !result.viewChanges.isEmpty { return .viewChanged(count: result.viewChanges.count) }
         if let limit = maximumDeletes, result.toDelete > limit { return .overLimit(found: result.toDelete, limit: limit) }
         return nil
     }
@@ -139,6 +149,10 @@ public struct S3Sync: Sendable {
         to destination: S3JobDestination, order: KeyOrder, dryRun: Bool, decided: @escaping @Sendable (SyncDecision) -> Void,
         progress: (@Sendable (UploadJobProgress) -> Void)?
     ) async throws -> Result {
+        // Each directory the walk leaves is recorded, to be checked again before deletions.
+        var job = self.job
+        let walked = deletes ? WalkedDirectories() : nil
+        job.walkedDirectories = walked
         // The root first: a path that is not a directory is reported before any request.
         var walk = try JobFiles(job, order: order)
         let planner = try S3SyncPlanner(
@@ -165,7 +179,7 @@ public struct S3Sync: Sendable {
                     }
                 }
             } else {
-                var job = self.job
+                var job = job
                 job.planner = planner
                 job.order = order
                 let done = try await job.run(to: destination, progress: progress)
@@ -189,6 +203,10 @@ public struct S3Sync: Sendable {
         guard deletes, result.toDelete > 0 else {
             await planner.close()
             return result
+        }
+        // The walk's view held to the end: every directory walked still has its identity.
+        if let walked {
+            result.viewChanges = try await BlockingPool.shared.run(ignoringCancellation: true) { walked.recheck() }
         }
         result.withheld = withheld(result)
         if result.withheld != nil {
