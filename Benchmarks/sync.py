@@ -152,9 +152,10 @@ class Tools:
 class ListingServer:
     """Tests/Peers/listing_server.py on a free port, stopped by its PID."""
 
-    def __init__(self, objects, prefix, size):
+    def __init__(self, objects, prefix, size, per_directory=listing_server.PER_DIRECTORY):
         self.proc = subprocess.Popen([sys.executable, os.path.join(REPO, "Tests", "Peers", "listing_server.py"),
-                                      "--objects", str(objects), "--prefix", prefix, "--size", str(size)],
+                                      "--objects", str(objects), "--prefix", prefix, "--size", str(size),
+                                      "--per-directory", str(per_directory)],
                                      stdout=subprocess.PIPE)
         self.url = "http://127.0.0.1:%d" % int(self.proc.stdout.readline())
 
@@ -181,23 +182,31 @@ def load():
 def memory(args, tools):
     """(m): peak RSS of a sync of --files files against a listing of --objects objects."""
     root = tempfile.mkdtemp(prefix="sync-m-", dir=args.workdir)
-    started = time.monotonic()
-    listing_server.write_tree(os.path.join(root, "tree"), args.files, args.size)
-    print("(m) tree of %d files written in %.1f s" % (args.files, time.monotonic() - started), file=sys.stderr, flush=True)
-    server = ListingServer(args.objects, "sync/", args.size)
+    listing_server.set_per_directory(args.per_directory)
+    tree = args.tree or os.path.join(root, "tree")
+    if args.tree:
+        print("(m) the tree at %s, as write_tree made it: %d files, %d a directory" % (tree, args.files, args.per_directory),
+              file=sys.stderr, flush=True)
+    else:
+        started = time.monotonic()
+        listing_server.write_tree(tree, args.files, args.size)
+        print("(m) tree of %d files written in %.1f s" % (args.files, time.monotonic() - started), file=sys.stderr, flush=True)
+    server = ListingServer(args.objects, "sync/", args.size, args.per_directory)
     try:
-        print("\n(m) memory: %d files against a listing of %d objects (%d without a file); timeout %d s; load before %s"
-              % (args.files, args.objects, args.objects - args.files, args.timeout, load()))
+        print("\n(m) memory: %d files (%s) against a listing of %d objects (%d without a file); timeout %d s; load before %s"
+              % (args.files, "one directory" if args.per_directory >= args.files else "%d a directory" % args.per_directory,
+                 args.objects, args.objects - args.files, args.timeout, load()))
         print("%-10s %-18s %9s %9s %9s %9s %9s %9s" % ("tool", "mode", "RSS MiB", "wall s", "cpu s", "pages", "HEADs", "PUTs"))
-        for mode in (set(), {"delete", "dryrun"}):
+        for mode in [{"plain": set(), "delete-dryrun": {"delete", "dryrun"}, "dryrun": {"dryrun"}}[m]
+                     for m in args.memory_modes.split(",")]:
             for name in tools.names():
                 if name not in args.memory_tools.split(","):
                     continue
                 server.stats(reset=True)
-                command = tools.command(name, os.path.join(root, "tree"), "bench", "sync/", server.url, mode, KEY_ID, SECRET)
+                command = tools.command(name, tree, "bench", "sync/", server.url, mode, KEY_ID, SECRET)
                 wall, cpu, rss, status, err = timed(command, tools.env(KEY_ID, SECRET), args.timeout)
                 stats = server.stats()
-                shown = "--delete --dryrun" if mode else "plain"
+                shown = {0: "plain", 1: "--dryrun", 2: "--delete --dryrun"}[len(mode)]
                 if status is None:
                     note = "killed at the %d s timeout (RSS: its peak until then)" % args.timeout
                 elif status != 0:
@@ -322,6 +331,10 @@ def main():
     parser.add_argument("--objects", type=int, default=1_000_000, help="(m) objects listed")
     parser.add_argument("--files", type=int, default=100_000, help="(m) files in the tree")
     parser.add_argument("--memory-tools", default="sluice,s5cmd,aws-cli,rclone", help="(m) tools")
+    parser.add_argument("--memory-modes", default="plain,delete-dryrun", help="(m) plain, dryrun, delete-dryrun")
+    parser.add_argument("--per-directory", type=int, default=listing_server.PER_DIRECTORY,
+                        help="(m) files a directory (>= --files: one directory of them all)")
+    parser.add_argument("--tree", help="(m) a tree write_tree made before (--files, --per-directory, --size): used, not removed")
     parser.add_argument("--speed-files", type=int, default=10_000, help="(s) files in the tree")
     parser.add_argument("--changed", type=float, default=0.01, help="(s) the share of files changed")
     parser.add_argument("--servers", default="listing,weed", help="(s) listing, weed")

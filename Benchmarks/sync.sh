@@ -10,7 +10,11 @@
 #       against the listing server (uploads dropped and counted) and SeaweedFS; interleaved
 #       runs, medians, sluice's wall and CPU as ratios to the fastest peer's.
 #
+#       One directory of 1,000,000 files (issue 37.7): --per-directory 10000000 --files 1000000
+#       --memory-modes dryrun [--tree DIR, a tree made before by listing_server.write_tree].
+#
 #   bash Benchmarks/sync.sh [--only m,s] [--objects 1000000] [--files 100000] [--memory-tools sluice,s5cmd,aws-cli,rclone]
+#                           [--memory-modes plain,delete-dryrun,dryrun] [--per-directory 1000] [--tree DIR]
 #                           [--speed-files 10000] [--changed 0.01] [--servers listing,weed] [--runs 3] [--timeout 600]
 #                           [--tools s5cmd,aws-cli,rclone]
 #

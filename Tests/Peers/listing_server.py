@@ -5,7 +5,7 @@ objects without a store that holds them.
 
 The bucket (`--bucket`, default `bench`) holds N objects (`--objects`), none of them stored:
 object i is `PREFIX + name(i)` (`--prefix`, default `sync/`; `name(i)` is `d%04d/f%07d`, a
-directory of 1,000 objects per `d`), `--size` bytes long (`content(i)`: deterministic bytes),
+directory of 1,000 objects per `d`, or `--per-directory`), `--size` bytes long (`content(i)`: deterministic bytes),
 LastModified `--last-modified` (default 2020-01-01, after `OLD`, the modification time
 `write_tree` gives its files) and ETag the MD5 of `content(i)`. The names have a fixed width,
 so index order is S3's key order (and a file system's: the orders agree on them), and every
@@ -36,7 +36,7 @@ pair: this is a sink for measuring clients, not a check of them. A body is read 
 (Content-Length, or chunked), which covers aws-chunked. Any other bucket is `NoSuchBucket`.
 
 Usage: listing_server.py --objects 1000000 [--port 0] [--prefix sync/] [--bucket bench]
-                         [--size 32] [--last-modified 2020-01-01T00:00:00.000Z]
+                         [--size 32] [--last-modified 2020-01-01T00:00:00.000Z] [--per-directory 1000]
 The first line on stdout is the port it listens on. 127.0.0.1 only.
 """
 
@@ -60,6 +60,15 @@ PER_DIRECTORY = 1000
 PAGE_LIMIT = 1000
 BODY_LIMIT = 1 << 30
 XMLNS = "http://s3.amazonaws.com/doc/2006-03-01/"
+
+
+def set_per_directory(count):
+    """Sets how many objects (and files) each `d%04d` directory holds: 1,000 unless changed;
+    10,000,000 puts them all in `d0000/` (the single-directory case of a sync benchmark)."""
+    global PER_DIRECTORY
+    if count < 1:
+        raise ValueError("per-directory must be at least 1")
+    PER_DIRECTORY = count
 
 
 def name(index):
@@ -443,8 +452,11 @@ def main():
     parser.add_argument("--bucket", default="bench")
     parser.add_argument("--size", type=int, default=32)
     parser.add_argument("--last-modified", default="2020-01-01T00:00:00.000Z")
+    parser.add_argument("--per-directory", type=int, default=PER_DIRECTORY,
+                        help="objects per d%%04d directory (10000000: one directory of them all)")
     args = parser.parse_args()
-    if not 0 <= args.objects <= 10_000 * PER_DIRECTORY:
+    set_per_directory(args.per_directory)
+    if not 0 <= args.objects <= 10_000_000:
         parser.error("--objects: 0 to 10,000,000")
     listing = Listing(args.prefix, args.objects, args.size, args.last_modified)
     serve(ListingServer(("127.0.0.1", args.port), listing, args.bucket))
