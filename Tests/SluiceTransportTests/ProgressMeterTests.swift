@@ -57,4 +57,37 @@ import SluiceTestSupport
         meter.flush()
         #expect(reports.counts.withLock { $0 } == [10, 20])
     }
+
+    @Test("a thousand meters that finish within their interval arm one shared timer, and leave nothing on it")
+    func finishedMetersLeaveNoTimers() {
+        let ticker = ProgressTicker()
+        let reports = Reports()
+        for _ in 0..<1_000 {
+            let meter = ProgressMeter(total: 3, interval: .seconds(3600), ticker: ticker) { reports.record($0) }
+            meter.update(1)
+            meter.update(2)  // held back: asks the ticker for a flush in an hour
+            meter.finish(3)
+        }
+        #expect(ticker.waiting == 0)
+        // Each later deadline falls after the one the timer is set for: set once, not per meter.
+        #expect(ticker.armings == 1)
+        #expect(reports.counts.withLock { $0.count } == 2_000)
+    }
+
+    @Test("a deadline earlier than the one the shared timer is set for sets it again")
+    func anEarlierDeadlineIsKept() async {
+        let ticker = ProgressTicker()
+        let slow = ProgressMeter(total: nil, interval: .seconds(3600), ticker: ticker) { _ in }
+        slow.update(1)
+        slow.update(2)  // the timer is set an hour ahead
+        let reports = Reports()
+        let fast = ProgressMeter(total: nil, interval: .milliseconds(20), ticker: ticker) { reports.record($0) }
+        fast.update(10)
+        fast.update(20)  // held back for 20 ms: reported only if the timer was set again
+        for await count in reports.stream where count == 20 { break }
+        #expect(reports.counts.withLock { $0 } == [10, 20])
+        #expect(ticker.waiting == 1)  // the slow meter's flush, still an hour away
+        slow.finish(2)
+        #expect(ticker.waiting == 0)
+    }
 }

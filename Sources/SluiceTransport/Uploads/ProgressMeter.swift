@@ -11,7 +11,8 @@ import SluiceBoundStreams
 ///   `finish`. An update that comes too soon after a report is not dropped: it is reported
 ///   when the interval has passed (the count a stalled upload reached is shown, not the one
 ///   before its last burst), unless `finish` came first. Reports go out one at a time, and
-///   none after `finish`'s.
+///   none after `finish`'s. The held-back report waits on one `ProgressTicker` shared by every
+///   meter: a meter arms no timer of its own, and `finish` takes it off the ticker.
 package final class ProgressMeter: Sendable {
     private struct State {
         package var lastReport = -Double.infinity
@@ -52,10 +53,14 @@ package final class ProgressMeter: Sendable {
     /// whether `finish` reported (a lock of `Void` would put its empty value at its mutex's
     /// address, which ThreadSanitizer reads as a race).
     private let reporting = Lock(false)
+    private let ticker: ProgressTicker
 
-    package init(total: Int64?, interval: Duration, report: (@Sendable (UploadProgress) -> Void)?) {
+    package init(
+        total: Int64?, interval: Duration, ticker: ProgressTicker = .shared, report: (@Sendable (UploadProgress) -> Void)?
+    ) {
         self.total = total
         self.interval = interval.inSeconds
+        self.ticker = ticker
         self.report = report
     }
 
@@ -65,22 +70,31 @@ package final class ProgressMeter: Sendable {
 
     package func update(_ bytesSent: Int64) {
         guard let report else { return }
-        let now = elapsed
-        let (progress, flushAfter): (UploadProgress?, Double?) = state.withLock { state in
+        // Most updates come within the interval with a flush already asked for: the count is
+        // kept, nothing else (no second lock).
+        let held = state.withLock { state in
+            guard state.pending, elapsed - state.lastReport < interval else { return false }
             state.latest = bytesSent
-            guard now - state.lastReport >= interval else {
-                guard !state.pending else { return (nil, nil) }
-                state.pending = true
-                return (nil, state.lastReport + interval - now)
+            return true
+        }
+        if held { return }
+        // The report is made inside the reporting lock, as `flush` makes it: a flush cannot
+        // slip between this update's count and its report and give a newer count first.
+        let flushAfter: Double? = reporting.withLock { finished in
+            let now = elapsed
+            let (progress, flushAfter): (UploadProgress?, Double?) = state.withLock { state in
+                state.latest = bytesSent
+                guard now - state.lastReport >= interval else {
+                    guard !state.pending else { return (nil, nil) }
+                    state.pending = true
+                    return (nil, state.lastReport + interval - now)
+                }
+                return (state.progress(bytesSent, now: now, total: total), nil)
             }
-            return (state.progress(bytesSent, now: now, total: total), nil)
+            if let progress, !finished { report(progress) }
+            return finished ? nil : flushAfter
         }
-        if let progress {
-            reporting.withLock { finished in if !finished { report(progress) } }
-        }
-        if let flushAfter {
-            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, flushAfter)) { self.flush() }
-        }
+        if let flushAfter { ticker.flush(self, after: flushAfter) }
     }
 
     /// Reports the latest count if no report gave it since it came (the end of an interval
@@ -99,6 +113,8 @@ package final class ProgressMeter: Sendable {
 
     package func finish(_ bytesSent: Int64) {
         guard let report else { return }
+        // A held-back report is moot now: off the ticker (the meter is not kept till its deadline).
+        if state.withLock({ $0.pending }) { ticker.cancel(self) }
         reporting.withLock { finished in
             finished = true
             let now = elapsed
