@@ -5,7 +5,7 @@ import Sluice
 extension S3CopyCommand {
     /// A usage error unless `path` is a directory that can be listed.
     static func checkDirectory(_ path: String, command: String = "s3 cp --recursive") throws {
-        do { _ = try DirectoryWalk(root: path) } catch {
+        do { try DirectoryWalk.checkRoot(path) } catch {
             let hint = path.hasPrefix("s3://") ? " (sluice sends data to servers; it does not download objects)" : ""
             throw UsageError("\(command) needs a directory: \(error)\(hint)")
         }

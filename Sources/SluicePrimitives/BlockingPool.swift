@@ -150,7 +150,9 @@ package final class BlockingPool: Sendable {
                 let item = Item(
                     id: id, run: { continuation.resume(with: Result { try body() }) },
                     fail: { continuation.resume(throwing: $0) })
-                let submitted = state.withLockBroadcasting { $0.submit(item, cancelled: !ignoringCancellation && Task.isCancelled) }
+                // One item: one idle thread woken, not every one (each woken thread took the
+                // lock in turn to find the queue empty: futex calls for nothing).
+                let submitted = state.withLockSignalling { $0.submit(item, cancelled: !ignoringCancellation && Task.isCancelled) }
                 switch submitted {
                 case .queued: break
                 case .queuedStartThread: startThread()

@@ -15,7 +15,7 @@ import Darwin
 /// It is `Sendable` when its value is (as swift-nio's `NIOLockedValueBox`): a lock cannot
 /// make a non-`Sendable` value safe to share, because `withLock` could hand it out.
 ///
-/// - Important: `wait(_:)` sleeps until a `broadcast()` (or `withLockBroadcasting`) makes its
+/// - Important: `wait(_:)` sleeps until a `broadcast()` (or `withLockBroadcasting`, or `withLockSignalling` for one waiter) makes its
 ///   condition true; `wait(timeout:_:)` also gives up at its deadline. Every state change a
 ///   waiter may be waiting for must broadcast.
 package final class Lock<State> {
@@ -93,10 +93,28 @@ package final class Lock<State> {
 
     /// Runs `body` with the lock held, then wakes every waiter.
     package func withLockBroadcasting<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        try withLock(waking: false, body)
+    }
+
+    /// Runs `body` with the lock held, then wakes one waiter: for waiters that all wait for the
+    /// same thing, when the change serves one of them (an item queued for a pool's threads).
+    /// Waking them all made each wait for the lock in turn only to find the item taken.
+    /// The signal comes after the unlock, so the woken thread does not block at once on the
+    /// mutex its waker still holds.
+    package func withLockSignalling<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        try withLock(waking: true, body)
+    }
+
+    private func withLock<R>(waking one: Bool, _ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer {
-            pthread_cond_broadcast(condition)
-            pthread_mutex_unlock(mutex)
+            if one {
+                pthread_mutex_unlock(mutex)
+                pthread_cond_signal(condition)
+            } else {
+                pthread_cond_broadcast(condition)
+                pthread_mutex_unlock(mutex)
+            }
         }
         return try body(&state)
     }
