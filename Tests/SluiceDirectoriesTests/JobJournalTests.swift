@@ -53,6 +53,25 @@ struct JobJournalTests {
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    /// The job's way: each line written at once with the sync left to the caller, then closed
+    /// (which syncs): every line is there when the journal is opened again, and a line after
+    /// the close is refused.
+    @Test func linesAppendedLeavingTheSyncAreKept() throws {
+        let path = scratchPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let journal = try JobJournal(path: path, job: "job A")
+        for number in 0..<50 {
+            if try journal.appendLeavingSync(entry(number)) { try journal.syncIfDue() }
+        }
+        try journal.syncIfDue()  // not due, or due: either way nothing is lost
+        try journal.close()
+        #expect(throws: JobJournalError(path: path, problem: .closed)) { _ = try journal.appendLeavingSync(entry(99)) }
+        let again = try JobJournal(path: path, job: "job A")
+        #expect(again.count == 50)
+        #expect(again.entry("dir/file 49 ü%+#") == entry(49))
+        again.remove()
+    }
+
     /// A file rewritten in place at the same size with its modification time put back (`cp -p`,
     /// `rsync -t`, `touch -r`) is not the file the entry recorded: its change time moved.
     @Test(.hangGuard) func aRewriteWithItsModificationTimePutBackIsAChange() throws {

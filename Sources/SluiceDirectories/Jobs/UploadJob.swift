@@ -278,7 +278,11 @@ public struct UploadJob: Sendable {
             // Recorded even when the job is being cancelled: the file is stored.
             let entry = JobJournal.Entry(file, result: sent.answer)
             do {
-                try await BlockingPool.shared.run(ignoringCancellation: true) { try journal.append(entry) }
+                // The line goes to the page cache here; only a sync that is due (every
+                // `syncInterval`) waits on the blocking pool.
+                if try journal.appendLeavingSync(entry) {
+                    try await BlockingPool.shared.run(ignoringCancellation: true) { try journal.syncIfDue() }
+                }
             } catch let error as JournalError {
                 unrecorded = error
             } catch {
