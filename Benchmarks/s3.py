@@ -349,6 +349,36 @@ def tree(args, step, title, endpoint, bucket, count, size, big, check, server_pi
     tree_table("%s, %d files, %.0f MiB, part 16 MiB, %d requests in flight%s" % (
         title, files, total / MIB, args.tree_concurrency, ", medians of %d" % args.tree_runs if args.tree_runs > 1 else ""),
         results, list(found), files, total, server)
+    # What each file costs the kernel (issue 37, item 11: a trip to a thread pool is futex calls).
+    for name, (command, env) in found.items():
+        prefix = "tree-%s/%s-strace/" % (step, name)
+        counted = syscalls_per_file(command(root, prefix), env, files)
+        check(prefix)
+        if counted:
+            print("%-10s futex %.1f a file, stat %.1f a file (one more run under strace -f -c)" % (name, counted[0], counted[1]))
+
+
+def syscalls_per_file(command, env, files):
+    """futex and stat calls per file of one more run under `strace -f -c` (every thread), or
+    None when strace is missing or the run fails. The stat calls are every kind the C library
+    makes (statx, newfstatat for stat/lstat/fstat, and the older ones)."""
+    if not shutil.which("strace"):
+        return None
+    out = os.path.join(os.environ.get("TMPDIR", "/tmp"), "sluice-strace-%d.txt" % os.getpid())
+    traced = ["strace", "-f", "-c", "-o", out, "-e", "trace=futex,statx,newfstatat,fstat,lstat,stat", *command]
+    proc = subprocess.run(traced, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if proc.returncode != 0 or not os.path.exists(out):
+        return None
+    counts = {}
+    with open(out) as handle:
+        for line in handle:
+            fields = line.split()
+            if len(fields) >= 5 and fields[-1] in ("futex", "statx", "newfstatat", "fstat", "lstat", "stat"):
+                counts[fields[-1]] = int(fields[3])
+    os.unlink(out)
+    futex = counts.get("futex", 0)
+    stats = sum(v for k, v in counts.items() if k != "futex")
+    return futex / files, stats / files
 
 
 def scaled(args, count):

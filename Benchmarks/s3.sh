@@ -13,7 +13,9 @@
 #       `s5cmd cp 'DIR/*'`, `aws s3 cp --recursive`, `rclone copy`; objects/s, MiB/s, wall, CPU,
 #       peak RSS and the server's CPU, one interleaved run (--tree-runs). Each run's objects are
 #       counted (listed back from SeaweedFS; the sink logs every PutObject and Complete) and
-#       deleted. --tree-scale 0.1 makes both trees a tenth (counts and the large files);
+#       deleted. Under each table, when strace is installed, one more run of each tool under
+#       `strace -f -c` gives its futex and stat calls per file (a trip to a thread pool is futex
+#       calls; issue 37, item 11). --tree-scale 0.1 makes both trees a tenth (counts and the large files);
 #       --tools sluice-sha256,... adds `--payload-signing sha256` to the tools compared.
 #   (f) peak RSS of one job of 100,000 files of 1 KiB to the sink (--rss-files, --rss-file-size;
 #       --rss-tools sluice,s5cmd to compare).

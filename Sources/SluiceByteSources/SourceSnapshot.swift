@@ -52,7 +52,11 @@ package struct SourceSnapshot: Sendable {
     /// whole seconds (ext4 with small inodes, FAT's 2 s), else two ticks of the coarse clock
     /// the kernel stamps file times with (4 ms at 250 Hz), at least 1 ms.
     package static func granularity(changeTime: Int64) -> Int64 {
-        if changeTime % 1_000_000_000 == 0 { return 2_000_000_000 }
+        changeTime % 1_000_000_000 == 0 ? 2_000_000_000 : fineGranularity
+    }
+
+    /// Two ticks of the coarse clock, at least 1 ms (read once).
+    private static let fineGranularity: Int64 = {
         var resolution = timespec()
         #if canImport(Glibc)
         clock_getres(CLOCK_REALTIME_COARSE, &resolution)
@@ -60,6 +64,19 @@ package struct SourceSnapshot: Sendable {
         clock_getres(CLOCK_REALTIME, &resolution)
         #endif
         return max(1_000_000, 2 * resolution.nanosecondsSince1970)
+    }()
+
+    /// How long to wait before a read of a file whose change time is `changeTime`: until the
+    /// clock is a granularity past it (0 once it is), so that every later write moves it.
+    ///
+    /// - Throws: `Changed` when the change time is ahead of the clock by more than the granularity.
+    package static func wait(before changeTime: Int64, clock: Clock) throws -> Int64 {
+        let granularity = granularity(changeTime: changeTime)
+        let wait = changeTime + granularity - clock.now()
+        guard wait <= granularity else {
+            throw Changed(reason: "its change time is \(seconds(wait - granularity)) s ahead of this machine's clock, so whether it is still being written cannot be told")
+        }
+        return max(0, wait)
     }
 
     /// The bytes of `source`, read once.
@@ -68,28 +85,118 @@ package struct SourceSnapshot: Sendable {
     ///   the read, or is too far ahead of the clock; `ByteSourceError` when the read fails or
     ///   the source ends early; `CancellationError` while it waits.
     package func read(_ source: any ByteSource) async throws -> [UInt8] {
-        guard let file = source as? FileByteSource else { return try source.bytes(in: 0..<source.length) }
-        let opened = file.timesInNanoseconds.change
-        let granularity = Self.granularity(changeTime: opened)
-        let wait = opened + granularity - clock.now()
-        if wait > 0 {
-            guard wait <= granularity else {
-                throw Changed(reason: "its change time is \(Self.seconds(wait - granularity)) s ahead of this machine's clock, so whether it is still being written cannot be told")
-            }
-            try await clock.sleep(.nanoseconds(wait))
-        }
-        // The looks and the read wait on the disk: on the blocking pool's threads.
+        if let memory = source as? MemoryByteSource { return memory.bytes }
+        guard let file = source as? any ChangeTimedSource else { return try source.bytes(in: 0..<source.length) }
+        let opened = file.openedChangeTime
+        let wait = try Self.wait(before: opened, clock: clock)
+        if wait > 0 { try await clock.sleep(.nanoseconds(wait)) }
+        return try await readAfterWait(file, opened: opened)
+    }
+
+    /// Looks at the change time (it must still be `opened`), reads, looks again, on the pool
+    /// (the looks and the read wait on the disk): once the clock is a granularity past `opened`.
+    private func readAfterWait(_ file: any ChangeTimedSource, opened: Int64) async throws -> [UInt8] {
         let afterRead = afterRead
         return try await BlockingPool.shared.run {
             try Self.check(file, opened: opened, when: "since it was opened")
-            let bytes = try file.bytes(in: 0..<file.length)
-            afterRead?()
-            try Self.check(file, opened: opened, when: "while it was read")
-            return bytes
+            return try Self.readAtRest(file, opened: opened, afterRead: afterRead)
         }
     }
 
-    private static func check(_ file: FileByteSource, opened: Int64, when: String) throws {
+    /// A small file read whole, as it was at rest, and what it was (its `fstat`).
+    package struct File: Sendable {
+        package var bytes: [UInt8]
+        package var device: UInt64
+        package var inode: UInt64
+        package var modificationTime: Int64
+        package var changeTime: Int64
+
+        package init(_ file: FileByteSource, bytes: [UInt8]) {
+            self.bytes = bytes
+            device = file.device
+            inode = file.inode
+            (modificationTime, changeTime) = file.timesInNanoseconds
+        }
+    }
+
+    /// What one trip to the pool did with a path.
+    private enum Trip: Sendable {
+        case read(File)
+        /// Not a small regular file: the caller opens it as any other path.
+        case other
+        /// Changed within the granularity: opened, to be read after the wait (nanoseconds).
+        case wait(FileByteSource, Int64)
+    }
+
+    /// A regular file below `limit` bytes read as `read(_:)` reads it, its open, `fstat`,
+    /// read, second `fstat` and close in one trip to the blocking pool (two when it changed
+    /// within the granularity: the wait is not spent on a pool thread); nil for any other path
+    /// (grown past the limit, empty, a FIFO, a /proc file), which the caller opens as it would.
+    ///
+    /// A job of many small files made three trips a file (the open on the cooperative pool, the
+    /// read, the record), each waking a thread: this is the one for the read.
+    ///
+    /// - Throws: `ByteSourceError` when the path cannot be opened (as `OpenedFile(path:)`
+    ///   throws it) or read; `Changed`; `CancellationError`.
+    package func readFile(atPath path: String, below limit: Int64) async throws -> File? {
+        let (clock, afterRead) = (clock, afterRead)
+        let trip = try await BlockingPool.shared.run { () throws -> Trip in
+            let (fd, info) = try FileByteSource.openFile(path)
+            guard info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, Int64(info.st_size) < limit,
+                !FileByteSource.isOnPseudoFileSystem(info)
+            else {
+                _ = systemClose(fd)
+                return .other
+            }
+            let file = try FileByteSource(adopting: fd, info: info, path: path, probed: true)
+            let opened = file.openedChangeTime
+            let wait: Int64
+            do { wait = try Self.wait(before: opened, clock: clock) } catch {
+                file.close()
+                throw error
+            }
+            if wait > 0 { return .wait(file, wait) }
+            defer { file.close() }
+            // The open's fstat is the first look: the clock was already a granularity past it.
+            return .read(File(file, bytes: try Self.readAtRest(file, opened: opened, afterRead: afterRead)))
+        }
+        switch trip {
+        case .read(let file): return file
+        case .other: return nil
+        case .wait(let file, let wait):
+            defer { file.close() }
+            try await clock.sleep(.nanoseconds(wait))
+            return File(file, bytes: try await readAfterWait(file, opened: file.openedChangeTime))
+        }
+    }
+
+    /// Reads `file` whole and looks at its change time again: it must still be `opened`.
+    private static func readAtRest(_ file: any ChangeTimedSource, opened: Int64, afterRead: (@Sendable () -> Void)?) throws -> [UInt8] {
+        let bytes = try file.bytes(in: 0..<file.length)
+        afterRead?()
+        try check(file, opened: opened, when: "while it was read")
+        return bytes
+    }
+
+    /// Waits, for a file changed within the granularity, until its change time is a
+    /// granularity old, and looks at it again: a body not read once into memory (a longer
+    /// single request, the parts of a multipart upload) is read only once every later write
+    /// moves the change time, so the check after it was sent sees each one (git's racily clean
+    /// index entries: a change within one tick of the read leaves the time where it was).
+    /// Nothing for a file whose change time is older, nor for any other source.
+    ///
+    /// - Throws: `Changed` when it moved in the wait, or is too far ahead of the clock;
+    ///   `CancellationError` while it waits.
+    package func settle(_ source: any ByteSource) async throws {
+        guard let file = source as? any ChangeTimedSource else { return }
+        let opened = file.openedChangeTime
+        let wait = try Self.wait(before: opened, clock: clock)
+        guard wait > 0 else { return }
+        try await clock.sleep(.nanoseconds(wait))
+        try await BlockingPool.shared.run { try Self.check(file, opened: opened, when: "since it was opened") }
+    }
+
+    private static func check(_ file: any ChangeTimedSource, opened: Int64, when: String) throws {
         let now = try file.currentSizeAndChangeTime()
         guard now.size == file.length, now.change == opened else {
             throw Changed(reason: "it was written to \(when): its change time moved")

@@ -66,6 +66,40 @@ struct SourceSnapshotTests {
         #expect(waits.withLock { $0 } == 0)
     }
 
+    @Test("a small file is opened, read, looked at again and closed in one trip; any other path is left to the caller")
+    func readFileInOneTrip() async throws {
+        let (path, file) = try file(Array(repeating: 0x61, count: 16_384))
+        file.close()
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        let changed = info.st_ctim.nanosecondsSince1970
+        let waits = Mutex<[Duration]>([])
+        var snapshot = SourceSnapshot()
+        // At rest: read in the trip, no wait.
+        let granularity = SourceSnapshot.granularity(changeTime: changed)
+        snapshot.clock = .init(now: { changed + granularity }, sleep: { duration in waits.withLock { $0.append(duration) } })
+        let read = try #require(try await snapshot.readFile(atPath: path, below: 64 << 10))
+        #expect(read.bytes == Array(repeating: 0x61, count: 16_384))
+        #expect(read.inode == UInt64(info.st_ino) && read.device == UInt64(info.st_dev) && read.changeTime == changed)
+        #expect(waits.withLock { $0 }.isEmpty)
+        // Changed just now: read after one wait, and still whole.
+        snapshot.clock.now = { changed + 1 }
+        #expect(try await snapshot.readFile(atPath: path, below: 64 << 10)?.bytes == read.bytes)
+        #expect(waits.withLock { $0 } == [.nanoseconds(granularity - 1)])
+        // Written to while it was read: refused.
+        snapshot.clock.now = { changed + granularity }
+        snapshot.afterRead = { rewriteFile(path, Array(repeating: 0x62, count: 100)) }
+        let error = await #expect(throws: SourceSnapshot.Changed.self) { try await snapshot.readFile(atPath: path, below: 64 << 10) }
+        #expect(error?.reason == "it was written to while it was read: its change time moved")
+        snapshot.afterRead = nil
+        // Not below the limit, empty: nil (the caller opens it as any path); missing: the open's error.
+        #expect(try await snapshot.readFile(atPath: path, below: 16_384) == nil)
+        let empty = path + ".empty"
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        #expect(try await snapshot.readFile(atPath: empty, below: 64 << 10) == nil)
+        await #expect(throws: ByteSourceError.self) { try await snapshot.readFile(atPath: path + ".missing", below: 64 << 10) }
+    }
+
     @Test("whole seconds mean a granularity of 2 s; finer times, a few milliseconds")
     func granularity() {
         #expect(SourceSnapshot.granularity(changeTime: 1_796_297_597_000_000_000) == 2_000_000_000)

@@ -47,14 +47,26 @@ public struct S3JobDestination: UploadJobDestination {
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> UploadJobSent {
         let location = try S3Location(bucket: bucket, key: name)
-        let opened = try OpenedFile(path: file.path)
-        defer { opened.close() }
-        guard case .randomAccess(let bytes) = opened else {
-            // Its size is not its length (a kernel file system's file; the walk skips /proc and
-            // /sys): the path is named once, by the failure.
-            throw S3Error(.source, "its size is not its length (a kernel file system's file): not sent")
+        let source: S3Source
+        var opened: OpenedFile?
+        defer { opened?.close() }
+        if file.size < S3Client.headerSignedBodyLimit, let small = try await Self.snapshot(file.path, with: client, to: location) {
+            // Open, fstat, read, fstat again and close in one trip to the blocking pool.
+            source = S3Source(
+                MemoryByteSource(small.bytes), identity: "file:\(file.path)",
+                fingerprint: S3SourceFingerprint(
+                    size: Int64(small.bytes.count), device: small.device, inode: small.inode,
+                    modificationTime: small.modificationTime, changeTime: small.changeTime))
+        } else {
+            let file = try OpenedFile(path: file.path)
+            opened = file
+            guard case .randomAccess(let bytes) = file else {
+                // Its size is not its length (a kernel file system's file; the walk skips /proc and
+                // /sys): the path is named once, by the failure.
+                throw S3Error(.source, "its size is not its length (a kernel file system's file): not sent")
+            }
+            source = S3Source(bytes, identity: "file:\(bytes.path)", fingerprint: S3SourceFingerprint(file: bytes))
         }
-        let source = S3Source(bytes, identity: "file:\(file.path)", fingerprint: S3SourceFingerprint(file: bytes))
         var client = self.client
         client.options.object = client.options.object.forFile(atPath: file.path)
         client.options.restart = restart
@@ -68,6 +80,16 @@ public struct S3JobDestination: UploadJobDestination {
         } catch let error as S3Error where error.code == .state && error.underlying is RecordStoreError {
             // Its resume record cannot be written (a full disk): the job stops starting files.
             throw UploadJobRecordFailed(error)
+        }
+    }
+
+    /// A small file's bytes as they were at rest (`SourceSnapshot.readFile`), or nil when the
+    /// path is not a small regular file now; a failed open or read as `OpenedFile` throws it.
+    private static func snapshot(_ path: String, with client: S3Client, to location: S3Location) async throws -> SourceSnapshot.File? {
+        do { return try await client.options.snapshot.readFile(atPath: path, below: S3Client.headerSignedBodyLimit) } catch let error as ByteSourceError {
+            throw error
+        } catch {
+            throw S3Client.snapshotError(error, location: location)
         }
     }
 }

@@ -69,6 +69,13 @@ extension S3Client {
         let meter = S3PartProgress(total: length, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }
         let small = length < fresh.partSize
+        if length >= Self.headerSignedBodyLimit {
+            // A body read as it streams (not once into memory): its first read only once every
+            // later write moves the file's change time, so the check after it sees them all.
+            do { try await options.snapshot.settle(source.bytes) } catch {
+                throw Self.snapshotError(error, location: location, when: "since it was opened")
+            }
+        }
         let store = S3StateStore(directory: options.stateDirectory)
         let endpoint = configuration.endpointIdentity
         // A PutObject needs no record, but a stored upload of the same object and source (one
@@ -275,6 +282,12 @@ extension S3Client {
     /// checked against the stored one on resume): written to, grown, shrunk or replaced while
     /// it was being sent. Nil when it did not change, or is not a file.
     package static func change(during source: S3Source) -> String? {
+        if let file = source.bytes as? any ChangeTimedSource, let now = try? file.currentSizeAndChangeTime() {
+            // The bytes read (`fstat` of the descriptor): a write within the file's
+            // granularity of the open is seen here because the reads began after it (`settle`).
+            if now.size != file.length { return "its size is \(now.size), was \(file.length)" }
+            if now.change != file.openedChangeTime { return "its inode change time changed" }
+        }
         guard let file = source.bytes as? FileByteSource, source.fingerprint.inode != nil,
             let now = try? S3SourceFingerprint(path: file.path)
         else { return nil }
@@ -315,14 +328,8 @@ extension S3Client {
     ) async throws -> S3UploadResult {
         if source.bytes.length < Self.headerSignedBodyLimit {
             let bytes: [UInt8]
-            do { bytes = try await options.snapshot.read(source.bytes) } catch let changed as SourceSnapshot.Changed {
-                throw S3Error(
-                    .sourceChanged, "the source changed while it was read (\(changed)): nothing was sent to \(location); upload it again once it is no longer written to",
-                    underlying: changed)
-            } catch is CancellationError {
-                throw S3Error(.cancelled, "upload cancelled")
-            } catch let error as ByteSourceError {
-                throw S3Error(.source, "PutObject failed: \(error)", underlying: error)
+            do { bytes = try await options.snapshot.read(source.bytes) } catch {
+                throw Self.snapshotError(error, location: location)
             }
             return try await putObject(MemoryByteSource(bytes), to: location, counters: counters, meter: meter, start: start)
         }
@@ -334,6 +341,20 @@ extension S3Client {
             throw S3Error(.sourceChanged, "the source changed while it was sent (\(change)): the object \(location) may hold old and new bytes; upload it again")
         }
         return result
+    }
+
+    /// What a `SourceSnapshot` threw, as the upload's error: a change (nothing was sent), a
+    /// cancel, a failed read; any other error as it is.
+    package static func snapshotError(_ error: any Error, location: S3Location, when: String = "while it was read") -> any Error {
+        switch error {
+        case let changed as SourceSnapshot.Changed:
+            return S3Error(
+                .sourceChanged, "the source changed \(when) (\(changed)): nothing was sent to \(location); upload it again once it is no longer written to",
+                underlying: changed)
+        case is CancellationError: return S3Error(.cancelled, "upload cancelled")
+        case let error as ByteSourceError: return S3Error(.source, "PutObject failed: \(error)", underlying: error)
+        default: return error
+        }
     }
 
     /// `error` as a changed source when the file changed while it was sent and the error is
