@@ -124,8 +124,9 @@ package struct SourceSnapshot: Sendable {
         case read(File)
         /// Not a small regular file: the caller opens it as any other path.
         case other
-        /// Changed within the granularity: opened, to be read after the wait (nanoseconds).
-        case wait(FileByteSource, Int64)
+        /// Changed within the granularity: opened (its change time then), to be read after
+        /// the wait (nanoseconds).
+        case wait(FileByteSource, opened: Int64, wait: Int64)
     }
 
     /// A regular file below `limit` bytes read as `read(_:)` reads it, its open, `fstat`,
@@ -155,7 +156,7 @@ package struct SourceSnapshot: Sendable {
                 file.close()
                 throw error
             }
-            if wait > 0 { return .wait(file, wait) }
+            if wait > 0 { return .wait(file, opened: opened, wait: wait) }
             defer { file.close() }
             // The open's fstat is the first look: the clock was already a granularity past it.
             return .read(File(file, bytes: try Self.readAtRest(file, opened: opened, afterRead: afterRead)))
@@ -163,10 +164,19 @@ package struct SourceSnapshot: Sendable {
         switch trip {
         case .read(let file): return file
         case .other: return nil
-        case .wait(let file, let wait):
-            defer { file.close() }
-            try await clock.sleep(.nanoseconds(wait))
-            return File(file, bytes: try await readAfterWait(file, opened: file.openedChangeTime))
+        case .wait(let file, let opened, let wait):
+            do { try await clock.sleep(.nanoseconds(wait)) } catch {
+                file.close()
+                throw error
+            }
+            // The file is touched on the pool's threads only (ThreadSanitizer does not see the
+            // continuation order the task's thread has with them); unclosed after a cancel
+            // before the trip, it closes when it goes away.
+            return try await BlockingPool.shared.run {
+                defer { file.close() }
+                try Self.check(file, opened: opened, when: "since it was opened")
+                return File(file, bytes: try Self.readAtRest(file, opened: opened, afterRead: afterRead))
+            }
         }
     }
 
