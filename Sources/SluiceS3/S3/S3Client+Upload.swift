@@ -282,16 +282,19 @@ extension S3Client {
     /// checked against the stored one on resume): written to, grown, shrunk or replaced while
     /// it was being sent. Nil when it did not change, or is not a file.
     package static func change(during source: S3Source) -> String? {
+        var descriptorChanged: String?
         if let file = source.bytes as? any ChangeTimedSource, let now = try? file.currentSizeAndChangeTime() {
             // The bytes read (`fstat` of the descriptor): a write within the file's
             // granularity of the open is seen here because the reads began after it (`settle`).
             if now.size != file.length { return "its size is \(now.size), was \(file.length)" }
-            if now.change != file.openedChangeTime { return "its inode change time changed" }
+            if now.change != file.openedChangeTime { descriptorChanged = "its inode change time changed" }
         }
         guard let file = source.bytes as? FileByteSource, source.fingerprint.inode != nil,
             let now = try? S3SourceFingerprint(path: file.path)
-        else { return nil }
-        return now.difference(from: source.fingerprint)
+        else { return descriptorChanged }
+        // The path's fingerprint says more when it differs (the modification time, a file
+        // replaced); the descriptor's change time catches what it cannot see.
+        return now.difference(from: source.fingerprint) ?? descriptorChanged
     }
 
     /// Checks Complete's answer against what was sent: the part count in a multipart ETag and
