@@ -60,10 +60,11 @@ struct DirectoryWalkSpillTests {
         #expect(spilled.count == 301 + 4 + 2 + 1 + 1)
         let keys = spilled.map { Self.key($0, root: root) }
         #expect(zip(keys, keys.dropFirst()).allSatisfy { order.precedes(Array($0.0.utf8), Array($0.1.utf8)) }, "\(keys.prefix(20))")
-        let kinds = Dictionary(uniqueKeysWithValues: spilled.compactMap { entry -> (String, WalkIssue.Kind)? in
-            if case .issue(let issue) = entry { return (Self.key(entry, root: root), issue.kind) }
-            return nil
-        })
+        let kinds = Dictionary(
+            uniqueKeysWithValues: spilled.compactMap { entry -> (String, WalkIssue.Kind)? in
+                if case .issue(let issue) = entry { return (Self.key(entry, root: root), issue.kind) }
+                return nil
+            })
         #expect(kinds == ["big/broken": .brokenSymlink, "big/fifo": .specialFile(kind: "FIFO")])
         // S3's order puts `n-1` and `n.1` before `n/`; a file system's puts `n/` first.
         let n = keys.filter { $0.hasPrefix("big/n") }
@@ -149,8 +150,9 @@ struct DirectoryWalkSpillTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         for index in 0..<60 { try S3SyncDeleteGateTests.write(root + "/tree/d/f\(index)", "file \(index)") }
         // Half the files have an object of another size (sent); an object with no file.
-        let bucket = S3SyncDeleteGateTests.FakeBucket(listed: ((0..<60).filter { $0 % 2 == 0 }.map { ("d/f\($0)", 1) }
-            + [("d/orphan", 1)]).sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) })
+        let bucket = S3SyncDeleteGateTests.FakeBucket(
+            listed: ((0..<60).filter { $0 % 2 == 0 }.map { ("d/f\($0)", 1) }
+                + [("d/orphan", 1)]).sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) })
         var (sync, destination) = try S3SyncDeleteGateTests.sync(root + "/tree", over: bucket, state: root + "/state")
         let files = CountingFiles()
         sync.job.directorySpill = DirectoryWalk.Spill(entriesInMemory: 7, runBytes: 300, makeFile: files.maker)

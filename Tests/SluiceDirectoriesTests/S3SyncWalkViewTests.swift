@@ -51,9 +51,11 @@ struct S3SyncWalkViewTests {
             if key == "z" { replace() }
         }
         let (sync, destination) = try S3SyncDeleteGateTests.sync(tree, over: bucket, state: root + "/state")
-        let result = try await sync.run(to: destination, dryRun: dryRun, decided: { decision in
-            if dryRun, case .upload(_, "z", _) = decision { replace() }
-        })
+        let result = try await sync.run(
+            to: destination, dryRun: dryRun,
+            decided: { decision in
+                if dryRun, case .upload(_, "z", _) = decision { replace() }
+            })
         #expect(result.walkFailures.isEmpty, "\(result.walkFailures)")
         #expect(result.job?.failures.isEmpty ?? true)
         #expect(result.toDelete == 1)
