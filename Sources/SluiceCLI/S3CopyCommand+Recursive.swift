@@ -77,9 +77,9 @@ extension S3CopyCommand {
             let sent = job.bytesDone - job.bytesAlreadyDone
             printer.report(
                 UploadProgress(
-                    bytesSent: job.bytesDone, totalBytes: job.walkEnded ? job.bytesFound : nil,
+                    bytesSent: job.bytesDone, totalBytes: job.bytesFound,
                     bytesPerSecond: elapsed > 0 ? Double(sent) / elapsed : 0, elapsed: elapsed),
-                files: (job.filesDone, job.walkEnded ? job.filesFound : nil))
+                files: ProgressPrinter.FileCounts(done: job.filesDone, found: job.filesFound, final: job.walkEnded))
         }
     }
 

@@ -160,13 +160,27 @@ struct ProgressPrinter: Sendable {
         }
     }
 
-    /// One progress report; `files` adds a job's files done of found (the total once known).
-    func report(_ progress: UploadProgress, files: (done: Int, total: Int?)? = nil) {
+    /// A job's files in a report: done, and found so far by a walk that may still be going.
+    struct FileCounts: Sendable {
+        var done: Int
+        var found: Int
+        /// Whether the walk ended: `found` (and the report's bytes total) is the total, not
+        /// what was found so far.
+        var final: Bool
+
+        /// The total, once known.
+        var total: Int? { final ? found : nil }
+    }
+
+    /// One progress report; `files` adds a job's files done of found. While the walk goes on,
+    /// the bar shows what was found so far as an estimate (`~`, as the AWS CLI does), `--progress
+    /// json` no total.
+    func report(_ progress: UploadProgress, files: FileCounts? = nil) {
         switch style {
         case .none, .auto:
             return
         case .json:
-            let total = progress.totalBytes.map(String.init) ?? "null"
+            let total = files?.final == false ? "null" : progress.totalBytes.map(String.init) ?? "null"
             let counts = files.map { ",\"files_done\":\($0.done),\"files_total\":\($0.total.map(String.init) ?? "null")" } ?? ""
             Terminal.error(
                 "{\"bytes_sent\":\(progress.bytesSent),\"total_bytes\":\(total),\"bytes_per_second\":\(Terminal.whole(progress.bytesPerSecond)),\"elapsed\":\(String(format: "%.3f", progress.elapsed))\(counts)}"
@@ -184,10 +198,18 @@ struct ProgressPrinter: Sendable {
     /// that reaches the last column wraps on some terminals and leaves a copy behind at each
     /// redraw): the bar narrows first (30 to 10 cells), then the ETA, the bar, the rate and the
     /// total drop out, in that order.
-    static func barLine(_ progress: UploadProgress, files: (done: Int, total: Int?)?, columns: Int) -> String {
+    /// While a job's walk goes on, the totals are what it found so far: `6/~40 files  1.2 MiB of
+    /// ~3.4 MiB  rate  (calculating…)`, no percentage, bar or ETA.
+    static func barLine(_ progress: UploadProgress, files: FileCounts?, columns: Int) -> String {
         let room = max(columns - 1, 1)
-        let count = files.map { "\($0.done)/\($0.total.map(String.init) ?? "?") files  " } ?? ""
+        let estimate = files?.final == false
+        let count = files.map { "\($0.done)/\(estimate ? "~" : "")\($0.found) files  " } ?? ""
         let rate = "\(Terminal.bytes(Terminal.whole(progress.bytesPerSecond)))/s"
+        if estimate {
+            let sent = Terminal.bytes(progress.bytesSent)
+            let amounts = progress.totalBytes.map { "\(sent) of ~\(Terminal.bytes($0))" } ?? sent
+            return fit([count + "\(amounts)  \(rate)  (calculating…)", count + "\(amounts)  \(rate)", count + amounts, count + sent], room)
+        }
         guard let total = progress.totalBytes, total > 0 else {
             return fit([count + "\(Terminal.bytes(progress.bytesSent))  \(rate)", count + Terminal.bytes(progress.bytesSent)], room)
         }

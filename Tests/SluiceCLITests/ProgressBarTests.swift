@@ -17,7 +17,9 @@ import SluiceTestSupport
     @Test(arguments: [1, 2, 10, 20, 39, 40, 60, 79, 80, 81, 120, 300])
     func neverAsWideAsTheTerminal(columns: Int) {
         for progress in Self.progress {
-            for files in [nil, (done: 6, total: nil), (done: 123_456, total: 999_999)] as [(done: Int, total: Int?)?] {
+            for files in [
+                nil, ProgressPrinter.FileCounts(done: 6, found: 40, final: false), ProgressPrinter.FileCounts(done: 123_456, found: 999_999, final: true),
+            ] {
                 let line = ProgressPrinter.barLine(progress, files: files, columns: columns)
                 #expect(line.count <= max(columns - 1, 1), "\(columns) columns: \(line.count) characters: \(line)")
                 #expect(!line.isEmpty)
@@ -26,7 +28,7 @@ import SluiceTestSupport
     }
 
     @Test func aWideTerminalShowsEverything() {
-        let line = ProgressPrinter.barLine(Self.progress[1], files: (done: 6, total: 10), columns: 200)
+        let line = ProgressPrinter.barLine(Self.progress[1], files: ProgressPrinter.FileCounts(done: 6, found: 10, final: true), columns: 200)
         #expect(line.hasPrefix("6/10 files  [###############               ]  50.0% 512.0 MiB of 1.0 GiB  117.7 MiB/s  ETA 0:04"), "\(line)")
     }
 
@@ -36,5 +38,14 @@ import SluiceTestSupport
         #expect(narrower.hasPrefix("[") && narrower.count < wide.count, "\(narrower)")
         let forty = ProgressPrinter.barLine(Self.progress[1], files: nil, columns: 40)
         #expect(!forty.contains("ETA") && forty.contains(" 50.0%"), "\(forty)")
+    }
+
+    @Test func whileTheWalkGoesOnTheTotalsAreEstimates() {
+        let walking = ProgressPrinter.FileCounts(done: 6, found: 40, final: false)
+        let line = ProgressPrinter.barLine(Self.progress[1], files: walking, columns: 200)
+        #expect(line == "6/~40 files  512.0 MiB of ~1.0 GiB  117.7 MiB/s  (calculating…)", "\(line)")
+        #expect(!line.contains("%") && !line.contains("ETA"))
+        let ended = ProgressPrinter.barLine(Self.progress[1], files: ProgressPrinter.FileCounts(done: 6, found: 40, final: true), columns: 200)
+        #expect(ended.hasPrefix("6/40 files  [") && ended.contains(" 50.0% "), "\(ended)")
     }
 }
