@@ -54,6 +54,9 @@ struct S3AnswerProofTests {
         /// Whether its answer counts only with an ETag.
         var needsETag: Bool { [.putObject, .uploadPart, .presignedPart].contains(self) }
 
+        /// Whether it sends the body's checksum, which a server may echo.
+        var sendsChecksum: Bool { [.putObject, .uploadPart, .presignedPart].contains(self) }
+
         /// Whether an empty 2xx is a right answer: `Abort` (204 or 200), and `HeadObject`, a
         /// question whose readers check each field they use.
         var acceptsEmpty: Bool { self == .abort || self == .head }
@@ -69,6 +72,9 @@ struct S3AnswerProofTests {
         case empty
         /// `200`, the ETag, and the right document (or an error document) cut in half.
         case truncated
+        /// `200`, the ETag, the right document, and a checksum of other bytes than those sent
+        /// echoed in `x-amz-checksum-crc32c` (the calls that send one).
+        case wrongChecksum
 
         var description: String { rawValue }
     }
@@ -111,6 +117,9 @@ struct S3AnswerProofTests {
                 case .truncated:
                     let whole = document.isEmpty ? S3AnswerProofTests.errorDocument : document
                     document = String(whole.prefix(whole.count / 2))
+                case .wrongChecksum:
+                    // CRC32C of "other" (base64), not of the body sent.
+                    headers.append(HTTPHeader(name: "x-amz-checksum-crc32c", value: "AAAAAA=="))
                 }
             }
             return UploadResponse(status: status, headers: headers, body: Data(document.utf8), bytesSent: body.length.value ?? 0, url: request.url)
@@ -144,7 +153,7 @@ struct S3AnswerProofTests {
                 uploadID: "U", counters: counters, meter: meter)
         case .presignedPart:
             let source = S3Source(MemoryByteSource(Array("body".utf8)), identity: "memory", fingerprint: S3SourceFingerprint(size: 4))
-            var upload = try S3PresignedPartsUpload(uploadID: "U", source: source, partSize: 5 << 20, checksum: nil) { request in
+            var upload = try S3PresignedPartsUpload(uploadID: "U", source: source, partSize: 5 << 20, checksum: .crc32c) { request in
                 S3PresignedURL(url: "http://127.0.0.1:9/presigned/\(request.partNumber)")
             }
             upload.stateDirectory = client.options.stateDirectory
@@ -178,6 +187,7 @@ struct S3AnswerProofTests {
     @Test(arguments: Call.allCases, Fault.allCases)
     func faultyAnswersFail(call: Call, fault: Fault) async throws {
         if fault == .noETag, !call.needsETag { return }
+        if fault == .wrongChecksum, !call.sendsChecksum { return }
         let transport = FakeS3(faulty: call, fault: fault)
         let client = Self.client(transport)
         if fault == .empty, call.acceptsEmpty {
@@ -194,6 +204,9 @@ struct S3AnswerProofTests {
             #expect(error?.status == 200, "\(String(describing: error))")
         case .noETag, .empty, .truncated:
             #expect(error?.code == .malformedResponse, "\(String(describing: error))")
+        case .wrongChecksum:
+            // The server holds other bytes than those sent: never counted as stored.
+            #expect(error?.code == .verification, "\(String(describing: error))")
         }
     }
 
