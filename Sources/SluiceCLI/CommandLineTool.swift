@@ -22,9 +22,62 @@ extension CommandLineDescription {
         notes: """
             sluice <command> --help lists a command's options.
             SOURCE is PATH, - (stdin) or synthetic:SIZE[:SEED].
-            Exit status: 0 success; 1 the upload or I/O failed (one line on stderr says why);
-            2 usage error; 130 interrupted (SIGINT or SIGTERM).
+            \(wrapped("Exit status: " + exitStatuses.map { "\($0.status) \($0.meaning)" }.joined(separator: "; ") + "."))
             """)
+
+    /// `text` broken at spaces into lines of at most `width` characters.
+    static func wrapped(_ text: String, width: Int = 96) -> String {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty, line.count + 1 + word.count > width {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        return (lines + [line]).joined(separator: "\n")
+    }
+
+    /// What each exit status means, for every command: `--help`'s notes and the man page's
+    /// EXIT STATUS are made from this list.
+    static let exitStatuses: [(status: Int32, meaning: String)] = [
+        (0, "success"),
+        (1, "the upload or I/O failed (one line on stderr says why)"),
+        (2, "usage error (nothing was sent)"),
+        (130, "interrupted (SIGINT or SIGTERM): s3 cp, cp -r, sync, tus and upload --parts resume when the same command runs again"),
+    ]
+
+    /// The environment variables sluice reads, and what for (the man page's ENVIRONMENT).
+    static let environment: [(name: String, meaning: String)] = [
+        ("AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN", "credentials for s3 commands (before the profile's)"),
+        ("AWS_PROFILE, AWS_DEFAULT_PROFILE", "the profile of the shared files to use (--profile wins)"),
+        ("AWS_REGION, AWS_DEFAULT_REGION", "the region (--region wins; else the profile's, else us-east-1)"),
+        ("AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL", "a custom S3 endpoint (--endpoint-url wins); AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true ignores them"),
+        ("AWS_CA_BUNDLE", "CAs to trust for https to S3 (--ca-bundle wins)"),
+        ("AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE", "where the shared credentials and config files are"),
+        ("SLUICE_SSE_C_KEY_FILE", "the SSE-C key file when --sse-c is given without --sse-c-key-file"),
+        ("XDG_CACHE_HOME", "where resume records live (default ~/.cache): sluice/s3, sluice/tus, sluice/s3-presigned, sluice/jobs"),
+    ]
+
+    /// The files sluice reads or writes, and what for (the man page's FILES).
+    static let files: [(path: String, meaning: String)] = [
+        ("~/.aws/credentials, ~/.aws/config", "credentials, region, endpoint and CA bundle of each profile, read as the AWS CLI reads them"),
+        ("~/.cache/sluice/s3", "records of multipart uploads in progress, so the same command resumes them (--state DIR)"),
+        ("~/.cache/sluice/jobs", "the record of a directory job (s3 cp -r, s3 sync): the files already sent"),
+        ("~/.cache/sluice/tus", "tus uploads in progress, by endpoint and source"),
+        ("~/.cache/sluice/s3-presigned", "the parts upload --parts has had accepted"),
+    ]
+
+    /// Examples for the man page's EXAMPLES: a command line and what it does.
+    static let examples: [(command: String, meaning: String)] = [
+        ("sluice demo --size 1GiB", "a verified upload to a loopback receiver, with its speed and peak memory"),
+        ("sluice upload big.iso https://example.com/upload -X PUT", "a file as one request body, streamed in flat memory"),
+        ("sluice s3 cp big.iso s3://bucket/isos/big.iso", "one object, multipart and parallel; the same command resumes it after Ctrl-C or kill -9"),
+        ("sluice s3 sync photos s3://bucket/photos/ --delete --dryrun", "what a sync would send and delete, as aws s3 sync --dryrun prints it"),
+        ("sluice s3 cp -r logs s3://bucket/logs/ --files-from list.txt", "the files list.txt names (paths relative to logs), as one resumable job"),
+        ("sluice tus video.mp4 https://tus.example.com/files/", "a resumable tus 1.0 upload"),
+    ]
 
     /// The options `sluice` takes before a command, declared once: what each sets is the text
     /// to print.

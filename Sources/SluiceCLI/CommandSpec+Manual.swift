@@ -33,6 +33,14 @@ extension CommandLineDescription {
             page += Manual.rows(command.rows)
             page += Manual.paragraph(command.notes)
         }
+        page += [".SH EXIT STATUS"]
+        page += exitStatuses.flatMap { [".TP", "\\fB\($0.status)\\fR", Manual.escape($0.meaning)] }
+        page += [".SH ENVIRONMENT"]
+        page += environment.flatMap { [".TP", "\\fB\(Manual.escape($0.name))\\fR", Manual.escape($0.meaning)] }
+        page += [".SH FILES"]
+        page += files.flatMap { [".TP", "\\fI\(Manual.escape($0.path))\\fR", Manual.escape($0.meaning)] }
+        page += [".SH EXAMPLES"]
+        page += examples.flatMap { [".TP", "\\fB\(Manual.escape($0.command))\\fR", Manual.escape($0.meaning)] }
         page += [".SH SEE ALSO", #"\fBcurl\fR(1), \fBaws\fR(1)"#]
         return page.joined(separator: "\n")
     }

@@ -40,7 +40,9 @@ def man_forms():
     """The man page's sections, as the binary writes it."""
     forms, form, tagged = [], None, False
     for line in text_of("help", "--man").splitlines():
-        if line.startswith(".SS "):
+        if line.startswith(".SH "):
+            form = None  # EXIT STATUS, ENVIRONMENT, FILES, EXAMPLES: not a command's options
+        elif line.startswith(".SS "):
             form = Form(line[4:].strip('"'))
             forms.append(form)
         elif line == ".TP":
