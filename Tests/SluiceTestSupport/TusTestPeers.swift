@@ -97,7 +97,11 @@ package struct TusPeer: Sendable {
             environment: ["SLUICE_TUS_STORE": store],
             portPattern: #"Uvicorn running on http://127\.0\.0\.1:(\d+)"#)
         let endpoint = URL(string: "http://127.0.0.1:\(process.port)/files/")!
-        try await tusWaitForOptions(endpoint)
+        // A server that never answers is stopped here: no test holds it to stop it.
+        do { try await tusWaitForOptions(endpoint) } catch {
+            process.stop()
+            throw error
+        }
         return TusPeer(endpoint: endpoint, store: store, process: process)
     }
 
@@ -147,7 +151,10 @@ package struct ChecksumStub: Sendable {
             ],
             portPattern: #"PORT (\d+)"#)
         let endpoint = URL(string: "http://127.0.0.1:\(process.port)/files/")!
-        try await tusWaitForOptions(endpoint)
+        do { try await tusWaitForOptions(endpoint) } catch {
+            process.stop()
+            throw error
+        }
         return ChecksumStub(endpoint: endpoint, store: store, process: process)
     }
 
