@@ -187,4 +187,19 @@ import SluiceTestSupport
         #expect(found.isEmpty, "option dispatch by spelling:\n\(found.joined(separator: "\n"))")
         #expect(#"            case "--method": method = value"#.contains(dispatch))
     }
+
+    /// The transport-neutral part of the transport (the part scheduler, the retry policy, the
+    /// request budget) names no libcurl type: retry reads typed codes (`UploadError.Code`), each
+    /// transport maps its own failures to them (`CurlError.uploadErrorCode`).
+    @Test func theSchedulingLayerNamesNoLibcurlType() throws {
+        let curl = try Regex(#"\bCurl[A-Z][A-Za-z]*"#)
+        var found: [String] = []
+        for (path, lines) in try Self.sources("SluiceTransport/Scheduling") {
+            for (index, line) in lines.enumerated() where !line.drop(while: { $0 == " " }).hasPrefix("//") && line.contains(curl) {
+                found.append("\(path):\(index + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(found.isEmpty, "libcurl types in the scheduling layer:\n\(found.joined(separator: "\n"))")
+        #expect("        case .transport: return (error.underlying as? CurlError)?.isTransient ?? false".contains(curl))
+    }
 }

@@ -27,7 +27,7 @@ struct CurlProducerTests {
 
     @Test("transient or not is decided by CURLcode: option rejections and TLS are not retried")
     func classifiedByCode() async throws {
-        func transport(_ code: Int32) -> UploadError { UploadError(.transport, "x", underlying: CurlError(code: code)) }
+        func transport(_ code: Int32) -> UploadError { UploadError(CurlError(code: code).uploadErrorCode, "x", underlying: CurlError(code: code)) }
         #expect(transport(SLUICE_CURLE_RECV_ERROR_VALUE).isTransient)
         #expect(transport(16).isTransient)  // HTTP2
         #expect(!transport(48).isTransient)  // UNKNOWN_OPTION

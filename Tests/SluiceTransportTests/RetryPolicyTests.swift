@@ -9,8 +9,14 @@ struct RetryPolicyTests {
         #expect([408, 429, 500, 503, 599].allSatisfy(RetryPolicy.isTransient(status:)))
         #expect(![200, 301, 400, 401, 403, 404, 409, 412, 413, 423, 600].contains(where: RetryPolicy.isTransient(status:)))
         #expect(RetryPolicy.isTransient(UploadError(.connectionReset, "reset")))
-        #expect(RetryPolicy.isTransient(UploadError(.transport, "recv", underlying: CurlError(code: 56))))
-        #expect(!RetryPolicy.isTransient(UploadError(.transport, "tls", underlying: CurlError(code: 60))))
+        // libcurl's codes reach the policy as typed codes: every transient one is retried, TLS
+        // and an option libcurl rejects are not; the policy never reads a CURLcode.
+        for code in CurlError.transientCodes {
+            #expect(RetryPolicy.isTransient(UploadError(CurlError(code: code).uploadErrorCode, "x", underlying: CurlError(code: code))), "\(code)")
+        }
+        #expect(!RetryPolicy.isTransient(UploadError(CurlError(code: 60).uploadErrorCode, "tls", underlying: CurlError(code: 60))))
+        #expect(!RetryPolicy.isTransient(UploadError(CurlError(code: 48).uploadErrorCode, "option", underlying: CurlError(code: 48))))
+        #expect(!RetryPolicy.isTransient(UploadError(.transport, "recv", underlying: CurlError(code: 56))), "a code, not what lies under it")
         #expect(!RetryPolicy.isTransient(UploadError(.httpStatus, "503", status: 503)), "a status is the protocol's verdict")
         // S3 keeps its own codes on top of the shared statuses.
         #expect(S3ServerError(code: "SlowDown", message: "").isRetryable(status: 400))

@@ -23,24 +23,28 @@ extension CurlTransfer {
 
         let detail = errorText(code)
         let target = onLoop.url.hostAndPort
-        func make(_ kind: UploadError.Code, _ message: String) -> UploadError {
-            UploadError(kind, message, status: status, bytesSent: bytesSent, totalBytes: total, underlying: CurlError(code: code))
+        // The typed code is the CURLcode's (`CurlError.uploadErrorCode`), what the retry policy
+        // reads; the message says it in words for this transfer.
+        func make(_ message: String) -> UploadError {
+            UploadError(
+                CurlError(code: code).uploadErrorCode, message, status: status, bytesSent: bytesSent, totalBytes: total,
+                underlying: CurlError(code: code))
         }
-        if CurlError(code: code).isTLS { return make(.tls, "TLS with \(target) failed: \(detail)") }
+        if CurlError(code: code).isTLS { return make("TLS with \(target) failed: \(detail)") }
         switch code {
         case SLUICE_CURLE_COULDNT_CONNECT:
             if onLoop.easy?.long(SLUICE_CURLINFO_OS_ERRNO) == Int(ECONNREFUSED) {
-                return make(.connectionFailed, "connection refused to \(target)")
+                return make("connection refused to \(target)")
             }
-            return make(.connectionFailed, "could not connect to \(target): \(detail)")
+            return make("could not connect to \(target): \(detail)")
         case SLUICE_CURLE_COULDNT_RESOLVE_HOST, SLUICE_CURLE_COULDNT_RESOLVE_PROXY:
-            return make(.connectionFailed, "could not resolve \(onLoop.url.bracketedHost ?? "?"): \(detail)")
+            return make("could not resolve \(onLoop.url.bracketedHost ?? "?"): \(detail)")
         case SLUICE_CURLE_SEND_ERROR:
-            return make(.connectionReset, "connection to \(target) broke while sending: \(detail)")
+            return make("connection to \(target) broke while sending: \(detail)")
         case SLUICE_CURLE_RECV_ERROR, SLUICE_CURLE_PARTIAL_FILE, SLUICE_CURLE_HTTP2, SLUICE_CURLE_HTTP2_STREAM:
-            return make(.connectionReset, "connection to \(target) broke: \(detail)")
+            return make("connection to \(target) broke: \(detail)")
         case SLUICE_CURLE_GOT_NOTHING:
-            return make(.noResponse, "\(target) closed the connection without answering")
+            return make("\(target) closed the connection without answering")
         case SLUICE_CURLE_OPERATION_TIMEDOUT:
             if onLoop.paused,
                 onLoop.pausedDescriptor != nil
@@ -55,19 +59,19 @@ extension CurlTransfer {
                     .timedOut, "the source produced nothing for \(seconds) s (stall timeout; the server at \(target) was waiting)",
                     status: status, bytesSent: bytesSent, totalBytes: total, underlying: CurlError(code: code))
             }
-            return make(.timedOut, "timed out talking to \(target): \(detail)")
+            return make("timed out talking to \(target): \(detail)")
         case SLUICE_CURLE_TOO_MANY_REDIRECTS:
-            return make(.tooManyRedirects, "too many redirects: \(detail)")
+            return make("too many redirects: \(detail)")
         case SLUICE_CURLE_SEND_FAIL_REWIND:
-            return make(.notReplayable, "the server asked for the body again and it cannot be replayed: \(detail)")
+            return make("the server asked for the body again and it cannot be replayed: \(detail)")
         case SLUICE_CURLE_ABORTED_BY_CALLBACK:
-            return make(.cancelled, "the upload was aborted: \(detail)")
+            return make("the upload was aborted: \(detail)")
         case SLUICE_CURLE_UNSUPPORTED_PROTOCOL, SLUICE_CURLE_URL_MALFORMAT:
-            return make(.invalidURL, "libcurl cannot use \(onLoop.url.absoluteString): \(detail)")
+            return make("libcurl cannot use \(onLoop.url.absoluteString): \(detail)")
         case SLUICE_CURLE_WEIRD_SERVER_REPLY:
-            return make(.protocolViolation, "\(target) sent a malformed answer: \(detail)")
+            return make("\(target) sent a malformed answer: \(detail)")
         default:
-            return make(.transport, "libcurl error \(code) with \(target): \(detail)")
+            return make("libcurl error \(code) with \(target): \(detail)")
         }
     }
 
@@ -79,3 +83,26 @@ extension CurlTransfer {
     }
 }
 #endif
+
+extension CurlError {
+    /// The typed code of an upload libcurl ended with this code: the connection's failures
+    /// (refused, unresolved, reset, nothing answered, timed out) apart from the request's, so
+    /// that the retry policy reads a typed code and never a CURLcode. Every code of
+    /// `transientCodes` maps to a code `RetryPolicy.isTransient` retries.
+    package var uploadErrorCode: UploadError.Code {
+        if isTLS { return .tls }
+        switch code {
+        case SLUICE_CURLE_COULDNT_CONNECT, SLUICE_CURLE_COULDNT_RESOLVE_HOST, SLUICE_CURLE_COULDNT_RESOLVE_PROXY: return .connectionFailed
+        case SLUICE_CURLE_SEND_ERROR, SLUICE_CURLE_RECV_ERROR, SLUICE_CURLE_PARTIAL_FILE, SLUICE_CURLE_HTTP2, SLUICE_CURLE_HTTP2_STREAM:
+            return .connectionReset
+        case SLUICE_CURLE_GOT_NOTHING: return .noResponse
+        case SLUICE_CURLE_OPERATION_TIMEDOUT: return .timedOut
+        case SLUICE_CURLE_TOO_MANY_REDIRECTS: return .tooManyRedirects
+        case SLUICE_CURLE_SEND_FAIL_REWIND: return .notReplayable
+        case SLUICE_CURLE_ABORTED_BY_CALLBACK: return .cancelled
+        case SLUICE_CURLE_UNSUPPORTED_PROTOCOL, SLUICE_CURLE_URL_MALFORMAT: return .invalidURL
+        case SLUICE_CURLE_WEIRD_SERVER_REPLY: return .protocolViolation
+        default: return .transport
+        }
+    }
+}

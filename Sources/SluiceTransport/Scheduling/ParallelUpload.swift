@@ -192,20 +192,3 @@ public struct ParallelProgress: Sendable, Equatable {
     /// counted, so `bytesSent` may be lower than it was.
     public var partsRestarted: [UploadPart] = []
 }
-
-#if canImport(CCurl)
-extension TransferEngine {
-    /// Sends every part of `upload` on this engine, up to `upload.concurrency` at once: the
-    /// part scheduler (`ParallelUpload.send(over:progress:)`) over a `CurlTransport` of this
-    /// engine, so each range is read with `pread` straight into libcurl's buffer.
-    ///
-    /// - Returns: Per-part results in the order of `upload.parts`.
-    /// - Throws: `UploadError` (`.cancelled`, or the failing part's code, with a `PartFailure`
-    ///   as its `underlying` error).
-    public func send(
-        _ upload: ParallelUpload, progress: (@Sendable (ParallelProgress) -> Void)? = nil
-    ) async throws -> [PartResult] {
-        try await upload.send(over: CurlTransport(engine: self), progress: progress)
-    }
-}
-#endif

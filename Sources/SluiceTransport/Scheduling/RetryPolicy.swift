@@ -52,13 +52,13 @@ public struct RetryPolicy: Sendable, Equatable {
         status == 408 || status == 429 || (500..<600).contains(status)
     }
 
-    /// Transport failures a new attempt may cure: the connection, not the request. A
-    /// `.transport` failure counts only when libcurl's code says so (`CurlError.isTransient`);
-    /// an option libcurl rejects or a TLS failure is not retried.
+    /// Transport failures a new attempt may cure: the connection, not the request, read from
+    /// the error's typed code alone (each transport maps its own codes to them: libcurl's in
+    /// `CurlError.uploadErrorCode`). Any other `.transport` failure (an option libcurl rejects),
+    /// TLS and the rest are not retried.
     public static func isTransient(_ error: UploadError) -> Bool {
         switch error.code {
         case .connectionFailed, .connectionReset, .noResponse, .timedOut: return true
-        case .transport: return (error.underlying as? CurlError)?.isTransient ?? false
         default: return false
         }
     }
