@@ -22,9 +22,9 @@ enum Terminal {
     /// so the text stands whole and the next redraw comes below it. Failures are ignored.
     static func errorText(_ text: String) {
         var text = Redaction.secrets(in: text)
-        barShown.withLock { shown in
-            if shown { clearBar() }
-            shown = false
+        screen.withLock { screen in
+            if screen.barShown { clearBar() }
+            screen.barShown = false
             text.withUTF8 { try? write(2, UnsafeRawBufferPointer($0)) }
         }
     }
@@ -33,31 +33,32 @@ enum Terminal {
     /// rest of the line cleared. Failures are ignored.
     static func drawBar(_ line: String) {
         var text = "\r" + Redaction.secrets(in: line) + "\u{1B}[K"
-        barShown.withLock { shown in
+        screen.withLock { screen in
             // A response body that ended mid-line on the same terminal keeps its line.
-            let lineOpen = stdoutLineOpen.withLock { open in
-                defer { open = false }
-                return open
-            }
-            if lineOpen { writeStatic("\n", to: 1) }
-            shown = true
+            if screen.stdoutLineOpen { writeStatic("\n", to: 1) }
+            screen.stdoutLineOpen = false
+            screen.barShown = true
             text.withUTF8 { try? write(2, UnsafeRawBufferPointer($0)) }
         }
     }
 
     /// Ends a progress bar's line: the bar stays, what follows starts below it.
     static func endBar() {
-        barShown.withLock { shown in
-            if shown { writeStatic("\n") }
-            shown = false
+        screen.withLock { screen in
+            if screen.barShown { writeStatic("\n") }
+            screen.barShown = false
         }
     }
 
-    /// Whether a progress bar is on stderr's current line. Writes of anything else to the same
-    /// terminal clear it first, under this lock, so a redraw cannot come between the two.
-    private static let barShown = Lock<Bool>(false)
-    /// Whether what a terminal stdout was last given ended mid-line (taken under `barShown`).
-    private static let stdoutLineOpen = Lock<Bool>(false)
+    /// What is on the terminal's current line. Writes of anything else to the same terminal
+    /// clear a bar first, under this lock, so a redraw cannot come between the two.
+    private struct Screen {
+        /// Whether a progress bar is on stderr's current line.
+        var barShown = false
+        /// Whether what a terminal stdout was last given ended mid-line.
+        var stdoutLineOpen = false
+    }
+    private static let screen = Lock(Screen())
 
     /// `\r` and clear-to-end-of-line on stderr: the bar's line, emptied.
     private static func clearBar() { writeStatic("\r\u{1B}[K") }
@@ -80,11 +81,11 @@ enum Terminal {
     /// - Throws: `OutputError` when stdout cannot take them.
     static func output(_ bytes: UnsafeRawBufferPointer) throws {
         guard stdoutIsTerminal else { return try write(1, bytes) }
-        try barShown.withLock { shown in
-            if shown { clearBar() }
-            shown = false
+        try screen.withLock { screen in
+            if screen.barShown { clearBar() }
+            screen.barShown = false
             try write(1, bytes)
-            if let last = bytes.last { stdoutLineOpen.withLock { $0 = last != UInt8(ascii: "\n") } }
+            if let last = bytes.last { screen.stdoutLineOpen = last != UInt8(ascii: "\n") }
         }
     }
 
