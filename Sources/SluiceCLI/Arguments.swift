@@ -36,6 +36,9 @@ protocol Subcommand {
 struct Arguments {
     private var items: [String]
     private(set) var positionals: [String] = []
+    /// The options given, by their name (`OptionSpec.name`): what a profile's setting must not
+    /// override (`--part-size` over `multipart_chunksize`).
+    private(set) var given: Set<String> = []
 
     init(_ items: [String]) { self.items = items }
 
@@ -81,6 +84,7 @@ struct Arguments {
             } else {
                 guard value == nil else { throw UsageError("option \(name) takes no value") }
             }
+            given.insert(option.name)
             try handle(option.name, value ?? "")
         }
     }

@@ -81,7 +81,7 @@ struct DemoCommand: Subcommand {
         let sourceHash = try await Task.detached { try Digest.sha256(of: source) }.value
         let rate = Double(length) / max(seconds, 1e-9)
         try Terminal.output(
-            "sent      \(response.bytesSent) bytes in \(String(format: "%.2f", seconds)) s: \(Terminal.bytes(Terminal.whole(rate)))/s (\(String(format: "%.0f", rate / 1e6)) MB/s)"
+            "sent      \(response.bytesSent) bytes in \(String(format: "%.2f", seconds)) s: \(Terminal.bytes(Terminal.whole(rate)))/s"
                 + "\n")
         try Terminal.output(
             "server    \(received.bytes) bytes, sha256 \(received.sha256), \(received.chunked ? "chunked" : "Content-Length: \(received.contentLength ?? -1)")" + "\n")

@@ -36,6 +36,8 @@ struct S3CommonOptions {
 struct S3Arguments {
     var common = S3CommonOptions()
     var positionals: [String] = []
+    /// The options given, by name (`Arguments.given`).
+    var given: Set<String> = []
 
     /// A command's settings and the common options, as one scan fills them.
     struct Scanned<Settings> {
@@ -53,6 +55,7 @@ struct S3Arguments {
         settings = scanned.own
         common = scanned.common
         positionals = scanner.positionals
+        given = scanner.given
     }
 
     /// The `s3://BUCKET/KEY` positional at `index`; a usage error when it does not parse, or

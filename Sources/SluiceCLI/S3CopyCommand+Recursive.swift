@@ -19,7 +19,7 @@ extension S3CopyCommand {
             Terminal.error("sluice: \(command): \(error)")
             return nil
         }
-        var options = self.options
+        var options = options(taking: configuration.transfer)
         // One number of requests in flight for the whole job: small files and parts alike.
         options.requestBudget = RequestBudget(limit: options.concurrency)
         let client = S3Client(configuration: configuration, options: options, transport: transport)
@@ -40,6 +40,7 @@ extension S3CopyCommand {
         }
         job.concurrency = options.concurrency
         job.restart = options.restart
+        job.dryRun = dryRun
         if let state = options.stateDirectory { job.stateDirectory = state + "/jobs" }
         // Its records and locks inside the tree are never part of it (every run would send them).
         job.privateDirectories = [options.stateDirectory ?? (S3StateStore.defaultDirectory as NSString).deletingLastPathComponent]
@@ -114,18 +115,26 @@ extension S3CopyCommand {
 
     func runRecursive() async -> Int32 {
         guard let (destination, configured) = prepareJob(command: "s3 cp") else { return 2 }
-        let result = await ProgressPrinter.runReporting(style: progress) { printer in
-            try await configured.run(to: destination, progress: Self.jobReporter(printer))
+        let lines = TransferLines(level: level, dryRun: dryRun)
+        let bucket = destination.bucket
+        let result = await ProgressPrinter.runReporting(style: dryRun ? .none : lines.progress(progress)) { printer in
+            try await configured.run(to: destination, progress: Self.jobReporter(printer)) { lines.tell($0, bucket: bucket) }
         }
         switch result {
         case .success(let done):
-            for note in done.notes { Terminal.error("sluice: s3 cp: \(note)") }
+            if lines.showsWarnings { for note in done.notes { Terminal.error("sluice: s3 cp: \(note)") } }
             for failure in done.failures { Terminal.error("sluice: s3 cp: \(failure)") }
+            if let error = lines.outputError {
+                Terminal.error("sluice: s3 cp: \(error)")
+                return 1
+            }
             let kept = done.kept > 0 ? "\(done.kept) exists, kept, " : ""
             let summary =
-                "\(counted(done.uploaded, "file")) sent, \(done.unchanged) unchanged since a run before, \(kept)"
-                + "\(done.failures.count) failed; \(done.bytesSent) bytes in \(String(format: "%.2f", done.elapsed)) s"
-                + (done.bytesAlreadyThere > 0 ? ", \(done.bytesAlreadyThere) already at the server" : "")
+                dryRun
+                ? "\(counted(done.uploaded, "file")) to send" + (done.failures.isEmpty ? "" : ", \(done.failures.count) failed")
+                : "\(counted(done.uploaded, "file")) sent, \(done.unchanged) unchanged since a run before, \(kept)"
+                    + "\(done.failures.count) failed; \(done.bytesSent) bytes in \(String(format: "%.2f", done.elapsed)) s"
+                    + (done.bytesAlreadyThere > 0 ? ", \(done.bytesAlreadyThere) already at the server" : "")
             if let record = done.recordFailure {
                 // The record is the problem, not the files: the ones stored are counted sent.
                 Terminal.error(
@@ -133,14 +142,10 @@ extension S3CopyCommand {
                 return 1
             }
             if done.failures.isEmpty {
-                do { try Terminal.output("s3://\(destination.bucket)/\(destination.prefix)\n") } catch {
-                    Terminal.error("sluice: \(error)")
-                    return 1
-                }
-                Terminal.error("sluice: \(summary)")
+                if lines.showsSummary { Terminal.error("sluice: \(dryRun ? "s3 cp --dryrun: " : "")\(summary)") }
                 return 0
             }
-            Terminal.error("sluice: s3 cp: \(summary)\(Self.againHint(done.failures))")
+            Terminal.error("sluice: s3 cp: \(summary)\(dryRun ? "" : Self.againHint(done.failures))")
             return 1
         case .failure(let error):
             return Self.jobFailed(error, command: "s3 cp")

@@ -17,6 +17,12 @@ struct S3CopyCommand {
     var progress = ProgressPrinter.Style.auto
     var walk = Walk()
     var transport = TransportKind.platformDefault
+    /// `--quiet`, `--only-show-errors`.
+    var level = TransferLines.Level.all
+    /// `--dryrun`: tell what would be sent, send nothing.
+    var dryRun = false
+    /// The options given (a profile's `s3 =` settings do not override them).
+    var given: Set<String> = []
 
     /// `--recursive` and what goes with it: SOURCE is a directory, uploaded as one job
     /// (`S3CopyCommand+Recursive`).
@@ -40,6 +46,8 @@ struct S3CopyCommand {
         var walk = Walk()
         var transport = TransportKind.platformDefault
         var gathered = S3ObjectArguments.Gathered()
+        var level = TransferLines.Level.all
+        var dryRun = false
 
         /// Every option of `s3 cp` but the common ones, declared once: shown by `--help`, the
         /// man page and the completions, and applied by the parser (`s3 sync` takes most).
@@ -90,6 +98,21 @@ struct S3CopyCommand {
                         """),
                 .progress(\.progress),
                 .noProgress(\.progress),
+                Option(
+                    OptionSpec(
+                        "--dryrun",
+                        help: """
+                            print what would be sent (s3 sync: and deleted) on stdout as the AWS CLI
+                            does, after (dryrun); send nothing (the server decides --no-clobber and
+                            --if-match only when a file is sent)
+                            """)
+                ) { settings, _ in settings.dryRun = true },
+                Option(OptionSpec("--only-show-errors", help: "print failures and warnings only: no per-file lines, progress or summary")) {
+                    settings, _ in if settings.level != .quiet { settings.level = .onlyErrors }
+                },
+                Option(OptionSpec("--quiet", help: "print failures only (exit status tells the rest)")) { settings, _ in
+                    settings.level = .quiet
+                },
                 Option(
                     OptionSpec(
                         "-r", "--recursive",
@@ -154,6 +177,7 @@ struct S3CopyCommand {
         let (options, progress, walk, transport) = (settings.options, settings.progress, settings.walk, settings.transport)
         guard parsed.positionals.count == 2 else { throw UsageError("s3 cp needs SOURCE and s3://BUCKET/KEY") }
         source = parsed.positionals[0]
+        var location = try parsed.location(at: 1)
         if walk.separator != .newline, walk.filesFrom == nil { throw UsageError("--null goes with --files-from") }
         if walk.recursive {
             try Self.checkDirectory(source)
@@ -161,10 +185,18 @@ struct S3CopyCommand {
             guard !walk.isSet else {
                 throw UsageError("--include, --exclude, --no-follow-symlinks, --shard and --files-from go with --recursive")
             }
-            _ = try SourceSpecification(parsing: source)  // a malformed SOURCE is a usage error (2)
+            // A malformed SOURCE is a usage error (2).
+            if case .file(let path) = try SourceSpecification(parsing: source) {
+                // `s3://b/dir/` (or `s3://b`): the file's name below it, as the AWS CLI names it.
+                if location.key.isEmpty || location.key.hasSuffix("/") { location.key += (path as NSString).lastPathComponent }
+            }
+            if location.key.isEmpty { throw UsageError("s3 cp \(source) needs the object's key: s3://\(location.bucket)/KEY") }
         }
-        location = try parsed.location(at: 1)
+        self.location = location
         common = parsed.common
+        level = settings.level
+        dryRun = settings.dryRun
+        given = parsed.given
         self.transport = transport
         self.options = options
         self.progress = progress
@@ -178,20 +210,23 @@ struct S3CopyCommand {
             Terminal.error("sluice: s3 cp: \(error)")
             return 2
         }
-        let client = S3Client(configuration: configuration, options: options, transport: transport)
+        let lines = TransferLines(level: level, dryRun: dryRun)
+        if dryRun { return dryRunOne(lines) }
+        let client = S3Client(configuration: configuration, options: options(taking: configuration.transfer), transport: transport)
         let source = self.source
         let location = self.location
-        let result = await ProgressPrinter.run(style: progress) { report in
+        let result = await ProgressPrinter.run(style: lines.progress(progress)) { report in
             try await client.upload(source: source, to: location, progress: report)
         }
         switch result {
         case .success(let upload):
-            do { try Terminal.output("\(upload.location)\n") } catch {
+            tellUpload(lines)
+            if let error = lines.outputError {
                 // The object is stored: say so, with why stdout failed.
                 Terminal.error("sluice: s3 cp: \(upload.summary), but \(error)")
                 return 1
             }
-            Terminal.error("sluice: \(upload.summary)")
+            if lines.showsSummary { Terminal.error("sluice: \(upload.summary)") }
             return 0
         case .failure(let error):
             let error = error as? S3Error ?? S3Error(.transport, "\(error)")
@@ -223,6 +258,52 @@ struct S3CopyCommand {
 }
 
 extension S3CopyCommand {
+    /// The options with the profile's transfer settings (`s3 =` in `~/.aws/config`) where no
+    /// flag gave its own, as the AWS CLI applies them: `multipart_chunksize` (`--part-size`),
+    /// `multipart_threshold`, `max_concurrent_requests` (`--concurrency`), `max_bandwidth`
+    /// (`--limit-rate`).
+    func options(taking settings: S3TransferSettings) -> S3Options {
+        var options = self.options
+        if !given.contains("--part-size"), let size = settings.multipartChunkSize { options.partSize = size }
+        if let threshold = settings.multipartThreshold { options.multipartThreshold = threshold }
+        if !given.contains("--concurrency"), let count = settings.maximumConcurrentRequests { options.concurrency = count }
+        if !given.contains("--limit-rate"), let rate = settings.maximumBandwidth {
+            // Checked when the profile was read: 1 byte to 1 TiB per second.
+            options.transfer.rateLimit = try? RateLimit(bytesPerSecond: rate)
+        }
+        return options
+    }
+
+    /// `upload: SOURCE to s3://BUCKET/KEY`, as the AWS CLI tells a file stored; nothing for
+    /// stdin (the AWS CLI prints no line for a stream).
+    func tellUpload(_ lines: TransferLines) {
+        let url = "s3://\(location.bucket)/\(location.key)"
+        switch try? SourceSpecification(parsing: source) {
+        case .file(let path)?: lines.upload(path, to: url)
+        case .standardInput?, nil: return
+        case .synthetic?: lines.upload(shown: source, to: url)
+        }
+    }
+
+    /// `s3 cp --dryrun` of one SOURCE: opened as the upload would open it (a file that is missing,
+    /// unreadable or a directory fails as it would), closed, told; no request.
+    func dryRunOne(_ lines: TransferLines) -> Int32 {
+        do {
+            let opened = try SourceSpecification(parsing: source).open()
+            opened.close()
+        } catch {
+            let hint = if case .isDirectory = error as? ByteSourceError { Self.directoryHint } else { "" }
+            Terminal.error("sluice: s3 cp: \(error)\(hint)")
+            return 1
+        }
+        tellUpload(lines)
+        if let error = lines.outputError {
+            Terminal.error("sluice: \(error)")
+            return 1
+        }
+        return 0
+    }
+
     /// What the server says of an upload interrupted while it was being completed.
     static func interruptedCompletion(_ completion: S3InterruptedCompletion, uploadID: String?, location: S3Location) -> String {
         let upload = uploadID.map { "upload \($0)" } ?? "the upload"
@@ -235,9 +316,12 @@ extension S3CopyCommand {
         }
     }
 
+    /// What a directory given without `--recursive` is told.
+    static let directoryHint = " (--recursive sends a directory and all below it)"
+
     /// The option that changes what the library's message asks for, if there is one.
     static func flagHint(for error: S3Error) -> String {
-        if case .isDirectory = error.underlying as? ByteSourceError { return " (--recursive sends a directory and all below it)" }
+        if case .isDirectory = error.underlying as? ByteSourceError { return directoryHint }
         switch error.code {
         case .tooManyParts: return " (--part-size)"
         case .sourceChanged where error.uploadID == nil: return ""  // a PutObject: nothing stored to restart

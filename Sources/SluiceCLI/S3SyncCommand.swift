@@ -28,7 +28,6 @@ struct S3SyncCommand {
     /// What the options set: sync's own, and `s3 cp`'s that it takes.
     struct Settings {
         var copy = S3CopyCommand.Settings()
-        var dryRun = false
         var deletes = false
         var maximumDeletes: Int?
         var comparison = SyncComparison.sizeAndTime
@@ -38,9 +37,6 @@ struct S3SyncCommand {
     /// `s3 cp` it takes.
     static var options: [Option<Settings>] {
         [
-            Option(OptionSpec("--dryrun", help: "print each decision on stdout, as aws s3 sync --dryrun; send nothing")) { settings, _ in
-                settings.dryRun = true
-            },
             Option(
                 OptionSpec(
                     "--delete",
@@ -72,7 +68,6 @@ struct S3SyncCommand {
     }
 
     var copy: S3CopyCommand
-    var dryRun = false
     var deletes = false
     var maximumDeletes: Int?
     var comparison = SyncComparison.sizeAndTime
@@ -82,7 +77,7 @@ struct S3SyncCommand {
         try Self.refuseChecksumValue(arguments)
         let parsed = try S3Arguments(arguments, command: Self.specification, options: Self.options, into: &scanned)
         var settings = scanned.copy
-        let (dryRun, deletes, maximumDeletes, comparison) = (scanned.dryRun, scanned.deletes, scanned.maximumDeletes, scanned.comparison)
+        let (deletes, maximumDeletes, comparison) = (scanned.deletes, scanned.maximumDeletes, scanned.comparison)
         guard parsed.positionals.count == 2 else { throw UsageError("s3 sync needs DIR and s3://BUCKET/PREFIX/") }
         if maximumDeletes != nil, !deletes { throw UsageError("--max-delete goes with --delete") }
         if deletes, settings.walk.filesFrom != nil {
@@ -91,7 +86,6 @@ struct S3SyncCommand {
         try S3CopyCommand.checkDirectory(parsed.positionals[0], command: "s3 sync")
         settings.walk.recursive = true
         copy = try S3CopyCommand(settings: settings, parsed: parsed)
-        self.dryRun = dryRun
         self.deletes = deletes
         self.maximumDeletes = maximumDeletes
         self.comparison = comparison
@@ -127,44 +121,40 @@ struct S3SyncCommand {
         sync.deletes = deletes
         sync.maximumDeletes = maximumDeletes
         let configured = sync
-        let dryRun = self.dryRun
+        let dryRun = copy.dryRun
         let bucket = destination.bucket
-        let workingDirectory = FileManager.default.currentDirectoryPath + "/"
-        let output = Lock<(any Error)?>(nil)
+        let lines = TransferLines(level: copy.level, dryRun: dryRun)
         let json = copy.progress == .json
         let decided: @Sendable (SyncDecision) -> Void = { decision in
             if json { Terminal.error(DecisionLine(decision, bucket: bucket, dryRun: dryRun).json) }
-            let line: String
             switch decision {
-            case .upload(let path, let key, _):
-                // As the AWS CLI names the file: relative to the working directory when below it.
-                let shown = path.hasPrefix(workingDirectory) ? String(path.dropFirst(workingDirectory.count)) : path
-                guard dryRun else { return }
-                line = "(dryrun) upload: \(shown) to s3://\(bucket)/\(key)\n"
-            case .delete(let key):
-                line = "\(dryRun ? "(dryrun) " : "")delete: s3://\(bucket)/\(key)\n"
+            // A real run tells each file once it is stored (the job's events).
+            case .upload(let path, let key, _): if dryRun { lines.upload(path, to: "s3://\(bucket)/\(key)") }
+            case .delete(let key): lines.delete("s3://\(bucket)/\(key)")
             }
-            do { try Terminal.output(line) } catch { output.withLock { $0 = $0 ?? error } }
         }
-        let result = await ProgressPrinter.runReporting(style: dryRun ? .none : copy.progress) { printer in
-            try await configured.run(to: destination, dryRun: dryRun, decided: decided, progress: S3CopyCommand.jobReporter(printer))
+        let result = await ProgressPrinter.runReporting(style: dryRun ? .none : lines.progress(copy.progress)) { printer in
+            try await configured.run(
+                to: destination, dryRun: dryRun, decided: decided, progress: S3CopyCommand.jobReporter(printer),
+                events: { lines.tell($0, bucket: bucket) })
         }
         switch result {
         case .success(let done):
-            return report(done, destination: destination, outputError: output.withLock { $0 })
+            return report(done, destination: destination, lines: lines)
         case .failure(let error):
             return S3CopyCommand.jobFailed(error, command: "s3 sync")
         }
     }
 
     /// Prints what the sync did; the exit status.
-    func report(_ done: S3Sync.Result, destination: S3JobDestination, outputError: (any Error)?) -> Int32 {
-        let notes = done.job?.notes ?? done.notes
+    func report(_ done: S3Sync.Result, destination: S3JobDestination, lines: TransferLines) -> Int32 {
+        let dryRun = copy.dryRun
+        let notes = lines.showsWarnings ? done.job?.notes ?? [] : []
         var failures: [String] = done.job.map { $0.failures.map(\.description) } ?? done.walkFailures.map(\.description)
         if let record = done.job?.recordFailure {
             failures.append("\(record): the job stopped starting files; make room for the record and run the same command again")
         }
-        if done.order == .hierarchical {
+        if done.order == .hierarchical, lines.showsWarnings {
             Terminal.error("sluice: s3 sync: the server lists keys as a file system does (a/b before a-b), not in S3's order: joined in its order")
         }
         for note in notes { Terminal.error("sluice: s3 sync: \(note)") }
@@ -198,12 +188,13 @@ struct S3SyncCommand {
             withheld = true
         case nil: break
         }
-        if let outputError {
+        if let outputError = lines.outputError {
             Terminal.error("sluice: \(outputError)")
             return 1
         }
+        let failed = !failures.isEmpty || !done.deleteFailures.isEmpty || withheld
         let verb = dryRun ? "to send" : "sent"
-        let sent = done.job?.uploaded ?? done.toSend
+        let sent = dryRun ? done.toSend : done.job?.uploaded ?? done.toSend
         var summary = "\(counted(sent, "file")) \(verb), \(done.unchanged) unchanged"
         if deletes { summary += ", \(done.deleted) \(dryRun ? "to delete" : "deleted")" }
         if comparison == .checksum {
@@ -211,12 +202,12 @@ struct S3SyncCommand {
         }
         if let job = done.job {
             if job.kept > 0 { summary += ", \(job.kept) exists, kept" }
-            summary += ", \(job.failures.count) failed; \(job.bytesSent) bytes in \(String(format: "%.2f", job.elapsed)) s"
-        } else if !failures.isEmpty {
-            summary += ", \(failures.count) could not be read"
+            // A dry run's line names failures only when there are some (what it tells is what would go).
+            if !dryRun || !job.failures.isEmpty { summary += ", \(job.failures.count) failed" }
+            if !dryRun { summary += "; \(job.bytesSent) bytes in \(String(format: "%.2f", job.elapsed)) s" }
         }
-        Terminal.error("sluice: \(dryRun ? "s3 sync --dryrun: " : "")\(summary)")
-        return failures.isEmpty && done.deleteFailures.isEmpty && !withheld ? 0 : 1
+        if lines.showsSummary || failed { Terminal.error("sluice: \(dryRun ? "s3 sync --dryrun: " : "")\(summary)") }
+        return failed ? 1 : 0
     }
 }
 

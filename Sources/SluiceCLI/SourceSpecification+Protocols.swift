@@ -149,8 +149,9 @@ extension S3UploadResult {
     }
 }
 
-/// `, 1.2 s, 345 MB/s`.
+/// `, 1.2 s, 329.0 MiB/s`: one unit style everywhere, binary with `B/s` (as curl and rclone
+/// show rates); the exact byte counts stay in the line before it.
 private func rateSuffix(bytes: Int64, seconds: Double) -> String {
-    let rate = seconds > 0 ? Double(bytes) / seconds / 1e6 : 0
-    return String(format: ", %.1f s, %.0f MB/s", seconds, rate)
+    let rate = seconds > 0 ? Double(bytes) / seconds : 0
+    return String(format: ", %.1f s, ", seconds) + Terminal.bytes(Terminal.whole(rate)) + "/s"
 }

@@ -195,7 +195,7 @@ def test_one_gib_multipart_is_byte_exact(s3, env):
     name = key()
     status, out, err = sluice(env, "s3", "cp", "synthetic:1GiB:11", "s3://%s/%s" % (BUCKET, name), "--part-size", "16MiB")
     assert status == 0, err
-    assert out.strip() == "s3://%s/%s" % (BUCKET, name)
+    assert out == "upload: synthetic:1GiB:11 to s3://%s/%s\n" % (BUCKET, name)
     assert "in 64 parts" in err and "verified" in err, err
     assert object_sha256(s3, name) == checksum("synthetic:1GiB:11")
     assert s3.head_object(Bucket=BUCKET, Key=name)["ETag"].endswith('-64"')

@@ -441,7 +441,7 @@ def test_a_key_with_a_newline_is_stored_as_given_and_reported_in_one_line(s3, en
     name = key() + "\nsecond line\t"
     status, out, err = sluice(env, "s3", "cp", "synthetic:10", "s3://%s/%s" % (BUCKET, name), timeout=60)
     assert status == 0 and one_line(err) and out.count("\n") == 1, (out, err)
-    assert "\\u{A}second line\\u{9}" in err, err
+    assert "\\u{A}second line\\u{9}" in err and "\\u{A}second line\\u{9}" in out, (out, err)
     assert object_sha256(s3, name)[1] == 10
 
 

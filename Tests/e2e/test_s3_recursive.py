@@ -73,7 +73,10 @@ def test_a_tree_is_byte_exact_with_the_aws_cli_keys(s3, env, tmp_path):
     prefix = "rec-%s/" % uuid.uuid4().hex[:8]
     status, out, err = sluice(env, "s3", "cp", "--recursive", root, "s3://%s/%s" % (BUCKET, prefix), "--progress", "none")
     assert status == 0, err
-    assert out.strip() == "s3://%s/%s" % (BUCKET, prefix)
+    # One `upload: PATH to URL` line a file, as the AWS CLI prints it.
+    told = [line.split(" to s3://%s/%s" % (BUCKET, prefix)) for line in out.splitlines()]
+    assert all(len(parts) == 2 and parts[0].startswith("upload: ") for parts in told), out
+    assert sorted(key for _, key in told) == sorted(files), out
     assert "a fifo: is a FIFO, skipped" in err
     assert "%d files sent" % len(files) in err, err
     assert bucket_listing(s3, prefix) == files
@@ -398,13 +401,14 @@ def test_a_full_disk_under_the_record_stops_the_job_and_fails_no_stored_file(s3,
     status, out, err = sluice(env, "s3", "cp", "--recursive", str(root), "s3://%s/%s" % (BUCKET, prefix),
                               "--state", str(small_disk), "--progress", "none")
     assert status == 1, err
-    assert out == ""
     assert err.count("\n") == 1, err
     assert "No space left on device: the job stopped starting files;" in err, err
     assert " 0 failed;" in err and "make room for the record and run the same command again" in err, err
     sent = int(re.search(r"; (\d+) files sent, ", err).group(1))
     stored = bucket_listing(s3, prefix)
     assert 1 < sent < 200 and len(stored) == sent, (sent, len(stored))
+    # Each file stored is told on stdout, and only those.
+    assert sorted(line.rsplit("/", 1)[1] for line in out.splitlines()) == sorted(stored), out
 
 
 def test_a_symlink_into_proc_is_named_once_and_skipped(s3, env, tmp_path):

@@ -36,6 +36,14 @@ package struct JobFiles: Sendable {
         }
     }
 
+    /// The root `init` would walk, checked as `init` checks it (a root that is not a directory
+    /// or cannot be opened throws the same `WalkIssue`) without listing it: a job's walk lists it.
+    package static func root(of job: UploadJob) throws -> String {
+        if let list = job.list { return list.root }
+        try DirectoryWalk.checkRoot(job.root)
+        return DirectoryWalk.absolutePath(job.root)
+    }
+
     /// The next file or issue; nil at the end.
     package mutating func next() -> WalkEntry? {
         switch source {

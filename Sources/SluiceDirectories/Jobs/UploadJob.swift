@@ -84,6 +84,10 @@ public struct UploadJob: Sendable {
     /// The files to send, from a list (`--files-from`), instead of a walk of `root` (the
     /// list's root); `filter` applies to them too.
     public var list: PathList?
+    /// Decide and tell, send nothing: every file the filter, the destination's names and the
+    /// planner take is told as `UploadJobEvent.wouldSend` and counted in `uploaded`; no record
+    /// is opened, no file is read, the destination is asked nothing (`--dryrun`).
+    public var dryRun = false
 
     /// A job that sends every regular file below `root`, with the defaults above.
     public init(root: String) {
@@ -134,12 +138,15 @@ public struct UploadJob: Sendable {
     /// - Parameters:
     ///   - destination: Where the files go and what their names are there (`S3JobDestination`).
     ///   - progress: Called as files start and finish and bytes go out, from any thread.
+    ///   - events: Told of each file as it is stored (after its record is written), or, in a
+    ///     `dryRun`, as it would be sent; from any thread, in the order files end.
     /// - Returns: What was sent, skipped and failed.
     /// - Throws: `WalkIssue` when the root cannot be walked, `PathListError` when the list cannot
     ///   be sorted, `JobJournalError` when the record cannot be kept, `CancellationError` when
     ///   the task is cancelled (the record is kept).
     public func run(
-        to destination: some UploadJobDestination, progress: (@Sendable (UploadJobProgress) -> Void)? = nil
+        to destination: some UploadJobDestination, progress: (@Sendable (UploadJobProgress) -> Void)? = nil,
+        events: (@Sendable (UploadJobEvent) -> Void)? = nil
     ) async throws -> UploadJobResult {
         let started = ContinuousClock.now
         // The walk's readdir and stat calls (or the list's reads), and the record's reads,
@@ -149,7 +156,8 @@ public struct UploadJob: Sendable {
         var walk = try await pool.run { [self] in try JobFiles(self, order: order) }
         let path = journalPath(root: walk.root, destination: destination)
         let jobName = jobName(root: walk.root, destination: destination)
-        let journal = try await pool.run { try JobJournal(path: path, job: jobName, forgetting: restart) }
+        // A dry run keeps no record: it neither reads one nor leaves one.
+        let journal = dryRun ? nil : try await pool.run { try JobJournal(path: path, job: jobName, forgetting: restart) }
         let tracker = UploadJobTracker(report: progress)
         let limit = max(1, concurrency)
         var failures: [UploadJobFailure] = []
@@ -195,6 +203,11 @@ public struct UploadJob: Sendable {
                             continue
                         }
                         if let planner, try await !planner.shouldSend(file, as: name) { continue }
+                        guard let journal else {
+                            uploaded += 1
+                            events?(.wouldSend(file, name: name))
+                            continue
+                        }
                         tracker.found(file.size)
                         if !restart, let done = journal.take(file.relativePath), done.matches(file) {
                             unchanged += 1
@@ -207,7 +220,8 @@ public struct UploadJob: Sendable {
                         running += 1
                         let restartFile = restart
                         group.addTask {
-                            try await Self.send(file, as: name, restart: restartFile, to: destination, journal: journal, tracker: tracker)
+                            try await Self.send(
+                                file, as: name, restart: restartFile, to: destination, journal: journal, tracker: tracker, events: events)
                         }
                     }
                 }
@@ -221,22 +235,30 @@ public struct UploadJob: Sendable {
                 }
             }
         } catch {
-            _ = try? await pool.run(ignoringCancellation: true) { try journal.close() }
+            if let journal { _ = try? await pool.run(ignoringCancellation: true) { try journal.close() } }
             throw error
         }
         let complete = failures.isEmpty && recordFailure == nil
-        if complete {
-            _ = try? await pool.run(ignoringCancellation: true) { journal.remove() }
-        } else if recordFailure != nil {
-            _ = try? await pool.run(ignoringCancellation: true) { try journal.close() }
-        } else {
-            try await pool.run(ignoringCancellation: true) { try journal.close() }
+        if let journal {
+            try await Self.end(journal, complete: complete, recordFailed: recordFailure != nil, on: pool)
         }
         let snapshot = tracker.snapshot()
         return UploadJobResult(
             uploaded: uploaded, unchanged: unchanged, kept: kept, failures: failures, recordFailure: recordFailure, notes: notes,
             bytesSent: snapshot.bytesDone - snapshot.bytesAlreadyDone, bytesAlreadyThere: snapshot.bytesAlreadyDone,
-            elapsed: (ContinuousClock.now - started) / .seconds(1), recordKept: !complete ? path : nil)
+            elapsed: (ContinuousClock.now - started) / .seconds(1), recordKept: journal != nil && !complete ? path : nil)
+    }
+
+    /// Removes the journal of a job that sent every file, else closes it for the next run (a
+    /// record that could not be written is closed as well as it can be).
+    private static func end(_ journal: JobJournal, complete: Bool, recordFailed: Bool, on pool: BlockingPool) async throws {
+        if complete {
+            _ = try? await pool.run(ignoringCancellation: true) { journal.remove() }
+        } else if recordFailed {
+            _ = try? await pool.run(ignoringCancellation: true) { try journal.close() }
+        } else {
+            try await pool.run(ignoringCancellation: true) { try journal.close() }
+        }
     }
 
     /// Walk entries read on the pool in one trip: a trip a file cost two thread switches and
@@ -267,7 +289,7 @@ public struct UploadJob: Sendable {
     /// along: the job stops starting files).
     package static func send(
         _ file: WalkedFile, as name: String, restart: Bool, to destination: some UploadJobDestination,
-        journal: JobJournal, tracker: UploadJobTracker
+        journal: JobJournal, tracker: UploadJobTracker, events: (@Sendable (UploadJobEvent) -> Void)? = nil
     ) async throws -> UploadJobOutcome {
         let slot = tracker.started()
         do {
@@ -289,6 +311,7 @@ public struct UploadJob: Sendable {
                 unrecorded = JournalError(path: journal.path, problem: .closed, record: JobJournal.Entry.recordName)
             }
             tracker.finished(slot, file.size, alreadyThere: sent.bytesAlreadyThere)
+            events?(.sent(file, name: name))
             return .sent(unrecorded: unrecorded)
         } catch is UploadJobKept {
             // The destination keeps what it has (an object the job must not overwrite): not a failure.
@@ -300,6 +323,15 @@ public struct UploadJob: Sendable {
             return .failed(UploadJobFailure(path: file.path, name: name, error: error))
         }
     }
+}
+
+/// What a job tells of one file as it goes (`UploadJob.run(to:progress:events:)`): the
+/// AWS CLI's `upload: FILE to s3://BUCKET/KEY` and `(dryrun) upload: …` lines are made from these.
+public enum UploadJobEvent: Sendable {
+    /// `file` is stored as `name` at the destination.
+    case sent(WalkedFile, name: String)
+    /// A dry run: `file` would be sent as `name`.
+    case wouldSend(WalkedFile, name: String)
 }
 
 /// How one file of a job ended.
@@ -362,7 +394,7 @@ public struct UploadJobFailure: Sendable, CustomStringConvertible {
 
 /// What a job did.
 public struct UploadJobResult: Sendable {
-    /// Files sent by this run.
+    /// Files sent by this run (in a dry run: files it would send).
     public var uploaded: Int
     /// Files a run before had sent, unchanged since: not sent again.
     public var unchanged: Int

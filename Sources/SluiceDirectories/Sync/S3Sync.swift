@@ -66,7 +66,8 @@ public struct S3Sync: Sendable {
 
     /// What a sync did (or, for a dry run, would do).
     public struct Result: Sendable {
-        /// The job's result; nil for a dry run.
+        /// The job's result (a dry run's job sends nothing: its `uploaded` are the files it
+        /// would send); nil only before the job ran.
         public var job: UploadJobResult?
         /// Files found to send.
         public var toSend: Int
@@ -74,13 +75,11 @@ public struct S3Sync: Sendable {
         /// a first pass of this one): `job.uploaded + unchanged + job.failures.count` is every
         /// file compared, whatever order the server lists in.
         public var unchanged: Int
-        /// Paths the walk could not read (for a dry run; a job's are among its failures).
+        /// Paths the walk could not read (each among the job's failures too).
         public var walkFailures: [WalkIssue]
         /// Directories walked that no longer had their identity when checked again before the
         /// deletions (only checked when objects were to go).
         public var viewChanges: [WalkIssue] = []
-        /// What the walk passed over on purpose (for a dry run; a job's are in its notes).
-        public var notes: [WalkIssue]
         /// With `--checksum`: objects of their file's size compared by content.
         public var comparedByContent = 0
         /// With `--checksum`: objects of their file's size that carry nothing to compare the
@@ -107,6 +106,8 @@ public struct S3Sync: Sendable {
     ///   - decided: Told each decision as it is made (uploads as the join reaches them,
     ///     deletions once their request answered), from the calling task.
     ///   - progress: The job's progress.
+    ///   - events: Each file as it is stored (`UploadJobEvent.sent`); a dry run tells its
+    ///     uploads through `decided` only.
     /// - Throws: `WalkIssue` for a root that cannot be walked, `S3Error` when the listing or a
     ///   deletion request fails, `S3ListingOutOfOrder` for a listing in neither order
     ///   `KeyOrder` knows, `DeletesNeedAWalk` for `deletes` with a list of files, the job's
@@ -118,13 +119,14 @@ public struct S3Sync: Sendable {
     /// told once the join ended; a real run may have sent again a few files it took for missing.
     public func run(
         to destination: S3JobDestination, dryRun: Bool, decided: @escaping @Sendable (SyncDecision) -> Void,
-        progress: (@Sendable (UploadJobProgress) -> Void)? = nil
+        progress: (@Sendable (UploadJobProgress) -> Void)? = nil, events: (@Sendable (UploadJobEvent) -> Void)? = nil
     ) async throws -> Result {
         if deletes, job.list != nil { throw DeletesNeedAWalk() }
         do {
-            return try await run(to: destination, order: .s3, dryRun: dryRun, decided: decided, progress: progress)
+            return try await run(to: destination, order: .s3, dryRun: dryRun, decided: decided, progress: progress, events: events)
         } catch let error as S3ListingOutOfOrder where error.fitsHierarchical {
-            return try await run(to: destination, order: .hierarchical, dryRun: dryRun, decided: decided, progress: progress)
+            return try await run(
+                to: destination, order: .hierarchical, dryRun: dryRun, decided: decided, progress: progress, events: events)
         }
     }
 
@@ -147,45 +149,34 @@ public struct S3Sync: Sendable {
     /// One pass of `run` in `order`.
     package func run(
         to destination: S3JobDestination, order: KeyOrder, dryRun: Bool, decided: @escaping @Sendable (SyncDecision) -> Void,
-        progress: (@Sendable (UploadJobProgress) -> Void)?
+        progress: (@Sendable (UploadJobProgress) -> Void)?, events: (@Sendable (UploadJobEvent) -> Void)? = nil
     ) async throws -> Result {
         // Each directory the walk leaves is recorded, to be checked again before deletions.
         var job = self.job
         let walked = deletes ? WalkedDirectories() : nil
         job.walkedDirectories = walked
-        // The root first: a path that is not a directory is reported before any request.
-        var walk = try JobFiles(job, order: order)
+        // The root first: a path that is not a directory is reported before any request (the
+        // job's walk lists it; listed here too, a flat root of 1,000,000 files cost a second listing).
+        let root = try JobFiles.root(of: job)
         let planner = try S3SyncPlanner(
             listing: destination.client.listObjects(bucket: destination.bucket, prefix: destination.prefix, order: order),
-            prefix: destination.prefix, filter: job.filter, root: walk.root, comparison: comparison,
+            prefix: destination.prefix, filter: job.filter, root: root, comparison: comparison,
             content: SyncContentCheck(client: destination.client, bucket: destination.bucket), deletes: deletes,
             holdsUploads: dryRun, decided: decided)
         var result = Result(
-            job: nil, toSend: 0, unchanged: 0, walkFailures: [], notes: [], toDelete: 0, deleted: 0, deleteFailures: [],
+            job: nil, toSend: 0, unchanged: 0, walkFailures: [], toDelete: 0, deleted: 0, deleteFailures: [],
             withheld: nil, order: order)
         do {
             try await planner.start()
-            if dryRun {
-                while let entry = walk.next() {
-                    try Task.checkCancellation()
-                    switch entry {
-                    case .issue(let issue) where issue.isDeliberate: result.notes.append(issue)
-                    case .issue(let issue): result.walkFailures.append(issue)
-                    case .file(let file):
-                        guard job.filter.includes(file.relativePath, root: walk.root),
-                            let name = try? destination.name(for: file)
-                        else { continue }
-                        _ = try await planner.shouldSend(file, as: name)
-                    }
-                }
-            } else {
-                var job = job
-                job.planner = planner
-                job.order = order
-                let done = try await job.run(to: destination, progress: progress)
-                result.job = done
-                result.walkFailures = done.failures.compactMap { $0.error as? WalkIssue }
-            }
+            // One walk loop, the job's, for a dry run too: its job decides (the planner holds
+            // the uploads it would make, told once the join ended) and sends nothing.
+            var job = job
+            job.planner = planner
+            job.order = order
+            job.dryRun = dryRun
+            let done = try await job.run(to: destination, progress: progress, events: dryRun ? nil : events)
+            result.job = done
+            result.walkFailures = done.failures.compactMap { $0.error as? WalkIssue }
             try await planner.finish()
             try await planner.tellHeldUploads()
         } catch {

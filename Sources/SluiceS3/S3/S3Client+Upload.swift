@@ -65,10 +65,10 @@ extension S3Client {
         let counters = S3Counters()
         let length = source.bytes.length
         let fresh = try S3PartPlan(length: length, partSize: plannedPartSize)
-        try checkSizedBody(min(length, fresh.partSize), length < fresh.partSize ? "the object" : "each part")
+        let small = length < options.multipartThreshold ?? fresh.partSize
+        try checkSizedBody(small ? length : fresh.partSize, small ? "the object" : "each part")
         let meter = S3PartProgress(total: length, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }
-        let small = length < fresh.partSize
         if length >= Self.headerSignedBodyLimit {
             // A body read as it streams (not once into memory): its first read only once every
             // later write moves the file's change time, so the check after it sees them all.

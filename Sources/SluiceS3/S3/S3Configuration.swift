@@ -96,6 +96,10 @@ public struct S3Configuration: Sendable, Equatable {
     /// A PEM file of CAs trusted for https, or nil for the system's trust store. `S3Client`
     /// uses it unless its `S3Options.transfer.caFile` names another.
     public var caBundle: String?
+    /// The profile's transfer settings (`s3 =` with `multipart_threshold`,
+    /// `multipart_chunksize`, `max_concurrent_requests`, `max_bandwidth`), for `S3Options` to
+    /// take (`S3Options.applying(_:)`); none for a configuration given whole.
+    public var transfer = S3TransferSettings()
 
     /// A configuration given whole, without reading the environment or the files.
     public init(
@@ -192,9 +196,11 @@ public struct S3Configuration: Sendable, Equatable {
         }
         let caBundle = (overrides.caBundle ?? nonEmpty("AWS_CA_BUNDLE") ?? profile["ca_bundle"]?.text.flatMap { $0.isEmpty ? nil : $0 })
             .map(expand)
-        return S3Configuration(
+        var configuration = S3Configuration(
             credentials: credentials, region: region, endpoint: endpoint, addressingStyle: style, profile: profileName,
             caBundle: caBundle)
+        if let table = profile["s3"]?.table { configuration.transfer = try S3TransferSettings(table, path: configPath) }
+        return configuration
     }
 
     private static func credentials(_ section: [String: S3ConfigFile.Value], origin: String) throws -> S3Credentials? {

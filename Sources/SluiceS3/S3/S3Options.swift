@@ -27,6 +27,9 @@ public struct S3Options: Sendable {
     /// The part size; nil for the planner's default (8 MiB, grown to fit 10,000 parts). For a
     /// stream, the size of the first parts.
     public var partSize: Int64?
+    /// A source of this size or more goes as a multipart upload, a smaller one in one
+    /// `PutObject`; nil for the part size (the AWS CLI's `multipart_threshold`).
+    public var multipartThreshold: Int64?
     /// Parts in flight at once (and, for a stream, buffers of one part size: this plus one).
     public var concurrency = 8
     /// A request budget shared with other uploads (a job's): every request attempt (`PutObject`,

@@ -1,0 +1,93 @@
+import Foundation
+import Sluice
+
+/// What `s3 cp`, `s3 cp -r` and `s3 sync` print on stdout as they go, as the AWS CLI prints it:
+/// `upload: ./f to s3://b/k` once a file is stored, `delete: s3://b/k` once an object is
+/// deleted, each after `(dryrun) ` in a dry run. The summary stays on stderr.
+struct TransferLines: Sendable {
+    /// How much a run says (`--only-show-errors`, `--quiet`).
+    enum Level: Sendable {
+        /// Every line, the progress display and the summary.
+        case all
+        /// Failures and warnings only (`--only-show-errors`): nothing on success.
+        case onlyErrors
+        /// Failures only (`--quiet`): nothing on success, no warnings.
+        case quiet
+    }
+
+    let level: Level
+    let dryRun: Bool
+    /// The working directory paths are shown relative to, as the AWS CLI shows them.
+    let workingDirectory: String
+    /// The first error of stdout (closed, full): the run ends with 1 once it is done.
+    private let failure = Lock<OutputError?>(nil)
+
+    init(level: Level, dryRun: Bool, workingDirectory: String = FileManager.default.currentDirectoryPath) {
+        self.level = level
+        self.dryRun = dryRun
+        self.workingDirectory = workingDirectory
+    }
+
+    /// Whether a run's summary and notes of success are shown (not under `--quiet` or
+    /// `--only-show-errors`).
+    var showsSummary: Bool { level == .all }
+    /// Whether warnings are shown (paths passed over on purpose): not under `--quiet`.
+    var showsWarnings: Bool { level != .quiet }
+
+    /// The progress display to draw: none under `--quiet` or `--only-show-errors`, unless JSON
+    /// lines were asked for (a program reads those).
+    func progress(_ style: ProgressPrinter.Style) -> ProgressPrinter.Style {
+        level == .all || style == .json ? style : .none
+    }
+
+    /// `upload: PATH to URL` for the file at `path` (absolute, or as typed), stored as `url`.
+    func upload(_ path: String, to url: String) {
+        upload(shown: Self.shown(path, from: workingDirectory), to: url)
+    }
+
+    /// `upload: SOURCE to URL` for a source that is no file (`synthetic:…`), shown as it is.
+    func upload(shown source: String, to url: String) {
+        // One line each, whatever a name holds: control characters shown escaped (`\u{A}`).
+        line("upload: \(source.controlCharactersEscaped) to \(url.controlCharactersEscaped)")
+    }
+
+    /// `delete: URL`.
+    func delete(_ url: String) {
+        line("delete: \(url.controlCharactersEscaped)")
+    }
+
+    /// The line of a job's event about a file under `bucket`.
+    func tell(_ event: UploadJobEvent, bucket: String) {
+        switch event {
+        case .sent(let file, let key), .wouldSend(let file, let key): upload(file.path, to: "s3://\(bucket)/\(key)")
+        }
+    }
+
+    /// Why stdout could not take a line, if it could not.
+    var outputError: OutputError? { failure.withLock { $0 } }
+
+    private func line(_ text: String) {
+        guard level == .all, failure.withLock({ $0 == nil }) else { return }
+        do { try Terminal.output((dryRun ? "(dryrun) " : "") + text + "\n") } catch {
+            let error = error as? OutputError ?? OutputError(errorNumber: EIO)
+            failure.withLock { $0 = $0 ?? error }
+        }
+    }
+
+    /// `path` as the AWS CLI shows a local file: its directory relative to `workingDirectory`,
+    /// then its name (`./f`, `tree/a`, `../x/f`); both made absolute lexically, as Python's
+    /// `os.path.relpath` does.
+    static func shown(_ path: String, from workingDirectory: String) -> String {
+        // `.` and `..` resolved lexically, as the walk makes its root absolute.
+        func components(_ path: String) -> [Substring] { DirectoryWalk.absolutePath(path).split(separator: "/") }
+        guard !path.isEmpty, !path.hasSuffix("/") else { return path }
+        let absolute = components(path.hasPrefix("/") ? path : workingDirectory + "/" + path)
+        guard let name = absolute.last else { return path }
+        let directory = absolute.dropLast()
+        let start = components(workingDirectory)
+        var common = 0
+        while common < start.count, common < directory.count, start[common] == directory[directory.startIndex + common] { common += 1 }
+        let relative = Array(repeating: "..", count: start.count - common) + directory.dropFirst(common)
+        return (relative.isEmpty ? "." : relative.joined(separator: "/")) + "/" + name
+    }
+}
