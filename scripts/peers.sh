@@ -88,6 +88,8 @@ sluice_peers_install() {
     [[ -x /usr/bin/fish ]] || packages+=(fish)
     [[ -x /usr/bin/man ]] || packages+=(man-db)
     [[ -x /usr/bin/groff ]] || packages+=(groff-base)
+    # A person's terminal for Tests/e2e/test_terminal_tmux.py (an 80x24 pane).
+    [[ -x /usr/bin/tmux ]] || packages+=(tmux)
     if ((${#packages[@]})); then
         sluice_log "apt-get install ${packages[*]}"
         export DEBIAN_FRONTEND=noninteractive
