@@ -8,7 +8,11 @@ struct S3CopyCommand {
         synopses: [Synopsis("SOURCE s3://BUCKET/KEY [options]", "a parallel, resumable S3 multipart upload")],
         operands: [.source, OperandSpec("s3://BUCKET/KEY")],
         options: S3CommonOptions.options.map(\.spec) + Settings.options.map(\.spec),
-        notes: "An interrupted upload of a file resumes when the same command runs again.")
+        notes: """
+            An interrupted upload of a file resumes when the same command runs again. SOURCE may be an
+            object, s3://BUCKET/KEY, on the same endpoint: the store copies it (CopyObject, or
+            UploadPartCopy in parts), no byte of it through sluice.
+            """)
 
     var source: String
     var location: S3Location
@@ -23,6 +27,8 @@ struct S3CopyCommand {
     var dryRun = false
     /// The options given (a profile's `s3 =` settings do not override them).
     var given: Set<String> = []
+    /// SOURCE as an object (`s3://BUCKET/KEY`): copied by the store.
+    var copySource: S3Location?
 
     /// `--recursive` and what goes with it: SOURCE is a directory, uploaded as one job
     /// (`S3CopyCommand+Recursive`).
@@ -179,7 +185,17 @@ struct S3CopyCommand {
         source = parsed.positionals[0]
         var location = try parsed.location(at: 1)
         if walk.separator != .newline, walk.filesFrom == nil { throw UsageError("--null goes with --files-from") }
-        if walk.recursive {
+        if source.hasPrefix("s3://") {
+            // An object to an object, copied by the store (`S3Client.copy`).
+            guard !walk.recursive, !walk.isSet else {
+                throw UsageError("s3 cp s3://… copies one object; a prefix (--recursive) is not copied yet")
+            }
+            let copied = try S3Arguments.location(source, keyFor: "s3 cp")
+            if location.key.isEmpty || location.key.hasSuffix("/") {
+                location.key += copied.key.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+            }
+            copySource = copied
+        } else if walk.recursive {
             try Self.checkDirectory(source)
         } else {
             guard !walk.isSet else {
@@ -211,6 +227,10 @@ struct S3CopyCommand {
             return 2
         }
         let lines = TransferLines(level: level, dryRun: dryRun)
+        if let copySource {
+            let client = S3Client(configuration: configuration, options: options(taking: configuration.transfer), transport: transport)
+            return await runCopy(from: copySource, with: client, lines: lines)
+        }
         if dryRun { return dryRunOne(lines) }
         let client = S3Client(configuration: configuration, options: options(taking: configuration.transfer), transport: transport)
         let source = self.source
@@ -272,6 +292,40 @@ extension S3CopyCommand {
             options.transfer.rateLimit = try? RateLimit(bytesPerSecond: rate)
         }
         return options
+    }
+
+    /// `s3 cp s3://A/K s3://B/K2`: the object copied by the store; `copy: s3://A/K to
+    /// s3://B/K2` on stdout, as the AWS CLI tells it, the summary on stderr.
+    func runCopy(from source: S3Location, with client: S3Client, lines: TransferLines) async -> Int32 {
+        let told = "\(source) to \(location)"
+        if dryRun {
+            lines.copy(told)
+            return lines.outputError == nil ? 0 : 1
+        }
+        let location = self.location
+        let result = await ProgressPrinter.run(style: lines.progress(progress)) { report in
+            try await client.copy(source, to: location, progress: report)
+        }
+        switch result {
+        case .success(let copied):
+            lines.copy(told)
+            let how = copied.partCount.map { "in \(counted($0, "part")) (UploadPartCopy)" } ?? "in one CopyObject"
+            let summary = "copied \(told): \(copied.length) bytes \(how), ETag \(copied.eTag), \(counted(copied.retries, "retry", plural: "retries"))"
+            if let error = lines.outputError {
+                Terminal.error("sluice: s3 cp: \(summary), but \(error)")
+                return 1
+            }
+            if lines.showsSummary { Terminal.error("sluice: \(summary), \(String(format: "%.1f", copied.elapsed)) s") }
+            return 0
+        case .failure(let error):
+            let error = error as? S3Error ?? S3Error(.transport, "\(error)")
+            if error.code == .cancelled {
+                Terminal.error("sluice: s3 cp: interrupted; nothing of \(location) was stored")
+                return 130
+            }
+            Terminal.error("sluice: s3 cp: \(error.message)")
+            return error.exitStatus
+        }
     }
 
     /// `upload: SOURCE to s3://BUCKET/KEY`, as the AWS CLI tells a file stored; nothing for

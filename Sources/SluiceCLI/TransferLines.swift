@@ -51,6 +51,11 @@ struct TransferLines: Sendable {
         line("upload: \(source.controlCharactersEscaped) to \(url.controlCharactersEscaped)")
     }
 
+    /// `copy: SOURCE to DESTINATION` (both `s3://…`, as `S3Location` shows them).
+    func copy(_ told: String) {
+        line("copy: \(told)")
+    }
+
     /// `delete: URL`.
     func delete(_ url: String) {
         line("delete: \(url.controlCharactersEscaped)")

@@ -16,6 +16,7 @@ struct S3AnswerProofTests {
         case create = "CreateMultipartUpload", complete = "CompleteMultipartUpload", listParts = "ListParts"
         case listUploads = "ListMultipartUploads", listObjects = "ListObjectsV2", deleteObjects = "DeleteObjects"
         case head = "HeadObject", abort = "AbortMultipartUpload"
+        case copyObject = "CopyObject", uploadPartCopy = "UploadPartCopy"
 
         var description: String { rawValue }
 
@@ -23,7 +24,9 @@ struct S3AnswerProofTests {
         /// the fake can see, so the presigned rows send their parts to `/presigned/`).
         init(_ request: UploadRequest) {
             let query = request.url.query ?? ""
+            let copies = request.headers.contains { $0.name.lowercased() == "x-amz-copy-source" }
             switch request.method {
+            case "PUT" where copies: self = query.contains("partNumber=") ? .uploadPartCopy : .copyObject
             case "PUT" where request.url.path.hasPrefix("/presigned/"): self = .presignedPart
             case "PUT": self = query.contains("partNumber=") ? .uploadPart : .putObject
             case "POST" where query.hasPrefix("uploads"): self = .create
@@ -48,6 +51,8 @@ struct S3AnswerProofTests {
             case .listUploads: return "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>"
             case .listObjects: return "<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>"
             case .deleteObjects: return "<DeleteResult></DeleteResult>"
+            case .copyObject: return "<CopyObjectResult><ETag>\"e\"</ETag></CopyObjectResult>"
+            case .uploadPartCopy: return "<CopyPartResult><ETag>\"e\"</ETag></CopyPartResult>"
             }
         }
 
@@ -106,7 +111,9 @@ struct S3AnswerProofTests {
                 seen.append(call)
                 return seen.filter { $0 == call }.count
             }
-            let eTag = [HTTPHeader(name: "ETag", value: "\"e\""), HTTPHeader(name: "Content-Length", value: "4")]
+            // A copy's source: 6 MiB when the row copies in parts (two of 5 MiB), else 4 bytes.
+            let length = call == .head && faulty == .uploadPartCopy ? "\(6 << 20)" : "4"
+            let eTag = [HTTPHeader(name: "ETag", value: "\"e\""), HTTPHeader(name: "Content-Length", value: length)]
             var (status, headers, document) = (call == .abort ? 204 : 200, eTag, call.document)
             if call == faulty, count <= faultCount {
                 status = 200
@@ -169,6 +176,7 @@ struct S3AnswerProofTests {
         case .deleteObjects: _ = try await client.deleteObjects(bucket: "bucket", keys: ["k"])
         case .head: _ = try await client.headObject(location)
         case .abort: _ = try await client.abortMultipartUpload(location, uploadID: "U", counters: counters)
+        case .copyObject, .uploadPartCopy: _ = try await client.copy(try S3Location(parsing: "s3://bucket/source"), to: location)
         }
     }
 

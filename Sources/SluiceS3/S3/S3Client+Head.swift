@@ -30,6 +30,11 @@ public struct S3ObjectHead: Sendable, Equatable {
     /// Encrypted with SSE-KMS (`aws:kms`, `aws:kms:dsse`) or SSE-C: its ETag is not the MD5 of
     /// its bytes, even for a single-part object.
     public var eTagIsNotMD5: Bool
+    /// `Content-Type`, when the server sent one.
+    public var contentType: String?
+    /// The user metadata (`x-amz-meta-NAME: value`), names lowercased as HTTP gives them, in
+    /// the answer's order.
+    public var metadata: [(name: String, value: String)] = []
 
     /// The longest header value read as a checksum (SHA-256 with `-10000`).
     package static let checksumValueLimit = 64
@@ -38,6 +43,11 @@ public struct S3ObjectHead: Sendable, Equatable {
     package init(_ response: UploadResponse) {
         length = response.header("Content-Length").flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
         eTag = response.header("ETag") ?? ""
+        contentType = response.header("Content-Type")
+        metadata = response.headers.compactMap { header in
+            let name = header.name.lowercased()
+            return name.hasPrefix("x-amz-meta-") ? (String(name.dropFirst("x-amz-meta-".count)), header.value) : nil
+        }
         partsCount = response.header("x-amz-mp-parts-count").flatMap { Int($0) }.flatMap { (1...10_000).contains($0) ? $0 : nil }
         let encryption = response.header("x-amz-server-side-encryption")?.lowercased() ?? ""
         eTagIsNotMD5 = encryption.hasPrefix("aws:kms") || response.header("x-amz-server-side-encryption-customer-algorithm") != nil
@@ -69,7 +79,8 @@ public struct S3ObjectHead: Sendable, Equatable {
         lhs.length == rhs.length && lhs.eTag == rhs.eTag && lhs.wholeChecksum == rhs.wholeChecksum
             && lhs.compositeChecksum?.checksum == rhs.compositeChecksum?.checksum
             && lhs.compositeChecksum?.partCount == rhs.compositeChecksum?.partCount && lhs.partsCount == rhs.partsCount
-            && lhs.eTagIsNotMD5 == rhs.eTagIsNotMD5 && lhs.checksumType == rhs.checksumType
+            && lhs.eTagIsNotMD5 == rhs.eTagIsNotMD5 && lhs.checksumType == rhs.checksumType && lhs.contentType == rhs.contentType
+            && lhs.metadata.elementsEqual(rhs.metadata) { $0.name == $1.name && $0.value == $1.value }
     }
 }
 

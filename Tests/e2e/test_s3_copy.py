@@ -1,0 +1,76 @@
+"""`sluice s3 cp s3://A/K s3://B/K2`: an object copied by the store on SeaweedFS, no byte of it
+through sluice. One CopyObject below the multipart threshold, UploadPartCopy in parallel above;
+the copy equals the source (SHA-256 read back), keeps its content type and user metadata, and
+the line on stdout is the AWS CLI's (`copy: … to …`, run beside `aws`)."""
+
+import hashlib
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from conftest import sluice_bin
+from test_s3_cli import BUCKET, env, s3, weed  # noqa: F401 (fixtures)
+
+MIB = 1 << 20
+
+
+def run(env, *args):
+    proc = subprocess.run([sluice_bin(), "s3", "cp", *args], env=env, capture_output=True, timeout=300)
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode("utf-8", "replace")
+
+
+def sha256(s3, key):
+    return hashlib.sha256(s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()).hexdigest()
+
+
+@pytest.mark.parametrize("size,parts", [(0, None), (100_000, None), (40 * MIB, 5)], ids=["empty", "CopyObject", "UploadPartCopy"])
+def test_a_copy_is_the_source_with_its_type_and_metadata(s3, env, size, parts):
+    source = "copy-src-%s" % uuid.uuid4().hex[:8]
+    s3.put_object(Bucket=BUCKET, Key=source, Body=os.urandom(size), ContentType="image/png", Metadata={"owner": "ada", "n": "1"})
+    destination = "copy-dst-%s/%s" % (uuid.uuid4().hex[:8], source)
+    status, out, err = run(env, "s3://%s/%s" % (BUCKET, source), "s3://%s/%s" % (BUCKET, destination), "--part-size", "8MiB")
+    assert status == 0, err
+    assert out == "copy: s3://%s/%s to s3://%s/%s\n" % (BUCKET, source, BUCKET, destination), out
+    assert ("in %d parts (UploadPartCopy)" % parts if parts else "in one CopyObject") in err, err
+    assert sha256(s3, destination) == sha256(s3, source)
+    head = s3.head_object(Bucket=BUCKET, Key=destination)
+    assert head["ContentLength"] == size and head["ContentType"] == "image/png", head
+    assert head["Metadata"] == {"owner": "ada", "n": "1"}, head
+    assert head["ETag"].strip('"').endswith("-%d" % parts) if parts else "-" not in head["ETag"]
+
+
+def test_a_prefix_destination_takes_the_key_s_name_as_the_aws_cli_does(s3, env, tmp_path):
+    source = "copy-name-%s/inner/object.bin" % uuid.uuid4().hex[:8]
+    s3.put_object(Bucket=BUCKET, Key=source, Body=b"named")
+    lines = {}
+    for tool in ("aws", "sluice"):
+        prefix = "copy-to-%s-%s/" % (tool, uuid.uuid4().hex[:8])
+        args = ["s3://%s/%s" % (BUCKET, source), "s3://%s/%s" % (BUCKET, prefix)]
+        if tool == "aws":
+            proc = subprocess.run([sys.executable, "-m", "awscli", "s3", "cp", *args, "--no-progress", "--endpoint-url", env["AWS_ENDPOINT_URL"]],
+                                  env=env, capture_output=True, timeout=300)
+            assert proc.returncode == 0, proc.stderr
+            out = proc.stdout.decode()
+        else:
+            status, out, err = run(env, *args)
+            assert status == 0, err
+        lines[tool] = out.replace(prefix, "P/")
+        assert s3.get_object(Bucket=BUCKET, Key=prefix + "object.bin")["Body"].read() == b"named"
+    assert lines["sluice"] == lines["aws"], lines
+
+
+def test_what_cannot_be_copied_is_one_line(s3, env):
+    target = "s3://%s/copy-none-%s" % (BUCKET, uuid.uuid4().hex[:8])
+    status, out, err = run(env, "s3://%s/no-such-%s" % (BUCKET, uuid.uuid4().hex[:8]), target)
+    assert status == 1 and out == "" and len(err.splitlines()) == 1 and "no such object" in err, (status, out, err)
+    status, out, err = run(env, "s3://%s/x" % BUCKET, target, "--recursive")
+    assert status == 2 and out == "" and len(err.splitlines()) == 1, (status, out, err)
+    status, out, err = run(env, "s3://%s" % BUCKET, target)
+    assert status == 2 and "key" in err, (status, out, err)
+    # A dry run says what it would copy and sends nothing.
+    status, out, err = run(env, "s3://%s/whatever" % BUCKET, target, "--dryrun")
+    assert status == 0 and out.startswith("(dryrun) copy: "), (status, out, err)
+    assert s3.list_objects_v2(Bucket=BUCKET, Prefix=target.split("/", 3)[3]).get("KeyCount", 0) == 0
