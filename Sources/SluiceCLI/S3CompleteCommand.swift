@@ -118,7 +118,7 @@ struct S3CompleteCommand {
             do { configuration = try S3Configuration.resolve(common.overrides) } catch { throw UsageError("\(error)") }
             var options = S3Options()
             options.transfer = common.transfer
-            options.checksum = upload.checksum.map(ChecksumAlgorithm.init)
+            options.checksum = upload.checksum
             let client = S3Client(configuration: configuration, options: options)
             let result = try await client.completePresignedUpload(upload, parts: list.completedParts)
             try Terminal.output("\(result.location)\n")

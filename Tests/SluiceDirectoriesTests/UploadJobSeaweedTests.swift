@@ -141,7 +141,7 @@ struct UploadJobSeaweedTests {
         let recorded = S3UploadRecord(
             endpoint: client.configuration.endpointIdentity, bucket: location.bucket, key: location.key, uploadID: uploadID,
             source: "file:\(DirectoryWalk.absolutePath(root))/big.bin", fingerprint: try S3SourceFingerprint(path: path),
-            plan: try S3PartPlan(length: 12 << 20, partSize: 5 << 20), checksum: client.options.checksum?.s3Algorithm,
+            plan: try S3PartPlan(length: 12 << 20, partSize: 5 << 20), checksum: client.options.checksum,
             createdAt: Date().timeIntervalSince1970)
         try store.save(recorded)
 
@@ -183,7 +183,7 @@ extension UploadJobSeaweedTests {
         var record = S3UploadRecord(
             endpoint: client.configuration.endpointIdentity, bucket: location.bucket, key: location.key, uploadID: uploadID,
             source: "file:\(DirectoryWalk.absolutePath(root))/big.bin", fingerprint: try S3SourceFingerprint(path: path),
-            plan: plan, checksum: client.options.checksum?.s3Algorithm, createdAt: Date().timeIntervalSince1970)
+            plan: plan, checksum: client.options.checksum, createdAt: Date().timeIntervalSince1970)
         record.checksumType = client.options.effectiveChecksumType
         try S3StateStore(directory: state).save(record)
         _ = try await client.sendParts(

@@ -58,7 +58,17 @@ struct S3ClientSeaweedTests {
                 S3Source(source, identity: "mem:\(index)", fingerprint: S3SourceFingerprint(size: length)),
                 to: target)
             let expectedCRC = try ChecksumHasher.checksum(.crc32c, of: source).base64
-            #expect(result.checksum == "CRC32C \(expectedCRC)", "\(length) bytes")
+            // Typed: the algorithm, the value and its type; "CRC32C …" only as its description.
+            #expect(result.checksum?.algorithm == .crc32c && result.checksum?.base64 == expectedCRC, "\(length) bytes")
+            #expect(result.checksum?.type == .fullObject && result.checksum?.partCount == nil, "\(length) bytes")
+            #expect(result.checksum?.description == "CRC32C \(expectedCRC)", "\(length) bytes")
+            // The ETag of a PutObject is the hex MD5 of the bytes, without HTTP's quotes.
+            var bytes = [UInt8](repeating: 0, count: Int(length))
+            _ = try bytes.withUnsafeMutableBytes { try source.read(into: $0, at: 0) }
+            let md5 = Digest(.md5)
+            md5.update(bytes)
+            #expect(result.eTag == md5.finalizeHex(), "\(length) bytes")
+            #expect(result.quotedETag == "\"\(result.eTag)\"")
             let stored = try await peer.stored(key: target.key)
             let sha256 = try Digest.sha256(of: source)
             #expect(stored.size == length && stored.sha256 == sha256, "\(length) bytes")
@@ -85,7 +95,8 @@ struct S3ClientSeaweedTests {
         let result = try await client.uploadStream(SyntheticStream(length: length, seed: 21), to: target)
         #expect(result.partCount == 6)
         #expect(result.length == length)
-        #expect(result.checksum != nil, "Complete's composite CRC32C was checked")
+        #expect(result.checksum?.algorithm == .crc32c, "Complete's CRC32C was checked")
+        #expect(!result.eTag.hasPrefix("\"") && result.eTag.hasSuffix("-6"), "ETag \(result.eTag): unquoted, 6 parts")
         let stored = try await peer.stored(key: target.key)
         #expect(stored.size == length)
         #expect(stored.sha256 == (try Digest.sha256(of: SyntheticByteSource(length: length, seed: 21))))

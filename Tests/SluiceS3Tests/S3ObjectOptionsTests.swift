@@ -92,10 +92,10 @@ import SluiceTestSupport
             var extra: [String: Any] = [:]
             if let algorithm = options.checksum {
                 completed = parts.enumerated().map { index, part in
-                    S3CompletedPart(partNumber: index + 1, eTag: "e", checksums: [algorithm.s3Algorithm: ChecksumHasher.checksum(algorithm, of: part).base64])
+                    S3CompletedPart(partNumber: index + 1, eTag: "e", checksums: [algorithm: ChecksumHasher.checksum(algorithm, of: part).base64])
                 }
                 if options.effectiveChecksumType == .fullObject {
-                    extra["Checksum\(algorithm.s3Algorithm.rawValue)"] = ChecksumHasher.checksum(algorithm, of: parts.flatMap { $0 }).base64
+                    extra["Checksum\(algorithm.s3Name)"] = ChecksumHasher.checksum(algorithm, of: parts.flatMap { $0 }).base64
                 }
             }
             let built: [(String, [SigV4Header])] = [
@@ -232,7 +232,8 @@ struct S3ObjectOptionsSeaweedTests {
         let result = try await upload(try client { $0.checksum = .crc64nvme }, length: length, seed: 64, to: target)
         #expect(result.partCount == 3)
         let whole = try ChecksumHasher.checksum(.crc64nvme, of: SyntheticByteSource(length: length, seed: 64))
-        #expect(result.checksum == "CRC64NVME \(whole.base64)")
+        #expect(result.checksum == S3ObjectChecksum(fullObject: whole))
+        #expect(result.checksum?.description == "CRC64NVME \(whole.base64)")
         let head = try #require(try await readBack(target)["head"] as? [String: Any])
         #expect(head["ChecksumCRC64NVME"] as? String == whole.base64)
         #expect(head["ChecksumType"] as? String == "FULL_OBJECT")

@@ -30,7 +30,7 @@ struct S3PresignedPartsSeaweedTests {
         let identity = S3Source(source, identity: "synthetic:\(source.length)", fingerprint: S3SourceFingerprint(size: source.length))
         var client = try S3PresignedPartsUpload(
             uploadID: upload.uploadID, source: identity, partSize: upload.plan.partSize,
-            checksum: upload.checksum.flatMap(ChecksumAlgorithm.init), url: url)
+            checksum: upload.checksum, url: url)
         client.stateDirectory = state
         client.concurrency = 3
         client.retryPolicy.baseDelay = .milliseconds(10)
@@ -72,7 +72,8 @@ struct S3PresignedPartsSeaweedTests {
         let completed = try await backend.completePresignedUpload(upload, parts: result.parts)
         #expect(completed.partCount == 4)
         #expect(
-            completed.checksum?.hasPrefix("CRC32C ") == true && completed.checksum?.hasSuffix("-4") == true,
+            completed.checksum?.algorithm == .crc32c && completed.checksum?.type == .composite && completed.checksum?.partCount == 4
+                && completed.checksum?.s3Value.hasSuffix("-4") == true,
             "the composite checksum was returned and checked: \(String(describing: completed.checksum))")
         let stored = try await peer.stored(key: target.key)
         #expect(stored.size == source.length)

@@ -1,8 +1,12 @@
 import Foundation
 import SluicePrimitives
 
-/// The whole-object checksums S3 accepts (`x-amz-checksum-*`).
-public enum ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+/// The whole-object checksums S3 accepts (`x-amz-checksum-*`): one type for what Sluice
+/// computes and what S3 names (`CRC32C` in `x-amz-checksum-algorithm` and in XML).
+///
+/// Its `rawValue` is the lowercase name (`crc32c`); its `Codable` form is S3's name (`"CRC32C"`),
+/// the form resume records have always been written in, and decoding takes either case.
+public enum ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable, CustomStringConvertible, Codable {
     /// CRC64NVME (CRC-64/NVME), `x-amz-checksum-crc64nvme`: what S3 stores for every new object.
     case crc64nvme
     /// CRC32C (Castagnoli), `x-amz-checksum-crc32c`.
@@ -55,6 +59,28 @@ public enum ChecksumAlgorithm: String, Sendable, Hashable, CaseIterable, CustomS
     }
 
     public var description: String { rawValue }
+
+    /// S3's name for it: `CRC32C`, `CRC32`, `CRC64NVME`, `SHA1`, `SHA256` (the value of
+    /// `x-amz-checksum-algorithm`, `ChecksumCRC32C` in XML, and the `Codable` form).
+    public var s3Name: String { rawValue.uppercased() }
+
+    /// Reads S3's name (`"CRC32C"`), or the lowercase one, as records have held both.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` for a name that is no algorithm.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let name = try container.decode(String.self)
+        guard let algorithm = ChecksumAlgorithm(name: name) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(name)' is not a checksum algorithm (CRC64NVME, CRC32C, CRC32, SHA1, SHA256)")
+        }
+        self = algorithm
+    }
+
+    /// Writes S3's name (`"CRC32C"`): what records written before hold, so both read each other.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(s3Name)
+    }
 }
 
 /// How S3 checksums a multipart object (`x-amz-checksum-type`): the checksum of the whole

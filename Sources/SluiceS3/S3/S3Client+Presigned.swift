@@ -20,7 +20,7 @@ public struct S3PresignedUpload: Sendable, Equatable, Codable {
     /// The object's length and part size: what the client must send, part by part.
     public var plan: S3PartPlan
     /// The checksum algorithm the upload was created with, if any.
-    public var checksum: S3ChecksumAlgorithm?
+    public var checksum: ChecksumAlgorithm?
     /// The checksum type the upload was created with when one was given (`x-amz-checksum-type`
     /// on Create, and on Complete for FULL_OBJECT); nil for the algorithm's own.
     public var checksumType: S3ChecksumType?
@@ -38,7 +38,7 @@ public struct S3PresignedUpload: Sendable, Equatable, Codable {
     ///   - checksumType: The checksum type given on Create, if one was.
     ///   - customerKeyMD5: With SSE-C, the MD5 of the key (base64).
     public init(
-        location: S3Location, uploadID: String, plan: S3PartPlan, checksum: S3ChecksumAlgorithm?, checksumType: S3ChecksumType? = nil,
+        location: S3Location, uploadID: String, plan: S3PartPlan, checksum: ChecksumAlgorithm?, checksumType: S3ChecksumType? = nil,
         customerKeyMD5: String? = nil
     ) {
         precondition(plan.length != nil, "a presigned upload has a known length")
@@ -70,7 +70,7 @@ public struct S3PresignedUpload: Sendable, Equatable, Codable {
         let plan = try S3PartPlan(length: size, partSize: container.decode(Int64.self, forKey: .partSize))
         self.init(
             location: location, uploadID: uploadID, plan: plan,
-            checksum: try container.decodeIfPresent(S3ChecksumAlgorithm.self, forKey: .checksumAlgorithm),
+            checksum: try container.decodeIfPresent(ChecksumAlgorithm.self, forKey: .checksumAlgorithm),
             checksumType: try container.decodeIfPresent(S3ChecksumType.self, forKey: .checksumType),
             customerKeyMD5: try container.decodeIfPresent(String.self, forKey: .customerKeyMD5))
     }
@@ -115,7 +115,7 @@ extension S3Client {
     /// The upload `uploadID` of `location` by `plan`, with these options' checksum and SSE-C key.
     public func presignedUpload(_ location: S3Location, uploadID: String, plan: S3PartPlan) -> S3PresignedUpload {
         S3PresignedUpload(
-            location: location, uploadID: uploadID, plan: plan, checksum: options.checksum?.s3Algorithm,
+            location: location, uploadID: uploadID, plan: plan, checksum: options.checksum,
             checksumType: options.checksum == nil ? nil : options.checksumType, customerKeyMD5: options.object.customerKey?.md5Base64)
     }
 
@@ -142,9 +142,9 @@ extension S3Client {
         guard (1...count).contains(number) else {
             throw S3Error(.invalidOption, "part \(number) is not in upload \(upload.uploadID), which has parts 1 ... \(count)", uploadID: upload.uploadID)
         }
-        if let checksum, checksum.algorithm.s3Algorithm != upload.checksum {
+        if let checksum, checksum.algorithm != upload.checksum {
             throw S3Error(
-                .invalidOption, "a \(checksum.algorithm.s3Algorithm.rawValue) checksum for part \(number) of an upload with \(upload.checksum?.rawValue ?? "no checksum")",
+                .invalidOption, "a \(checksum.algorithm.s3Name) checksum for part \(number) of an upload with \(upload.checksum?.s3Name ?? "no checksum")",
                 uploadID: upload.uploadID, partNumber: number)
         }
         guard options.object.customerKey?.md5Base64 == upload.customerKeyMD5 else {
@@ -215,12 +215,12 @@ extension S3Client {
         if let algorithm = upload.checksum {
             for part in parts.sorted(by: { $0.partNumber < $1.partNumber }) {
                 guard let reported = part.checksums[algorithm] else {
-                    throw mismatch("lack the \(algorithm.rawValue) checksum of part \(part.partNumber)", part: part.partNumber)
+                    throw mismatch("lack the \(algorithm.s3Name) checksum of part \(part.partNumber)", part: part.partNumber)
                 }
                 // Else the composite check after Complete would have nothing to compare (before: skipped).
-                guard Checksum(algorithm: ChecksumAlgorithm(algorithm), base64: reported) != nil else {
+                guard Checksum(algorithm: algorithm, base64: reported) != nil else {
                     throw mismatch(
-                        "give part \(part.partNumber) the \(algorithm.rawValue) checksum \(String(reported.prefix(64)).debugDescription), which is not one",
+                        "give part \(part.partNumber) the \(algorithm.s3Name) checksum \(String(reported.prefix(64)).debugDescription), which is not one",
                         part: part.partNumber)
                 }
             }
@@ -243,11 +243,11 @@ extension S3Client {
                 theirs != reported
             {
                 throw mismatch(
-                    "give part \(number) the \(algorithm.rawValue) checksum \(reported); the server holds \(theirs)", part: number)
+                    "give part \(number) the \(algorithm.s3Name) checksum \(reported); the server holds \(theirs)", part: number)
             }
         }
         var client = self
-        client.options.checksum = upload.checksum.map(ChecksumAlgorithm.init)
+        client.options.checksum = upload.checksum
         client.options.checksumType = upload.checksumType
         let ordered = parts.sorted { $0.partNumber < $1.partNumber }
         let lengths = (1...count).map { Int64(upload.plan.range(ofPart: $0).count) }

@@ -172,7 +172,7 @@ extension S3Client {
             // botocore's ChecksumAlgorithm member of PutObject and UploadPart: S3 requires it (or
             // Content-MD5) for an object under Object Lock, and moto keeps a checksum only with it.
             if let algorithm = mode.checksum {
-                request.headers.append(SigV4Header("x-amz-sdk-checksum-algorithm", algorithm.s3Algorithm.rawValue))
+                request.headers.append(SigV4Header("x-amz-sdk-checksum-algorithm", algorithm.s3Name))
             }
             switch mode {
             case .signedChunks(let trailer):
@@ -353,7 +353,7 @@ extension S3Client {
     /// The headers of `CreateMultipartUpload`: the object's, the checksum algorithm and type.
     package var createMultipartUploadHeaders: [SigV4Header] {
         var headers = options.object.headers(for: .createMultipartUpload)
-        if let checksum = options.checksum { headers.append(SigV4Header("x-amz-checksum-algorithm", checksum.s3Algorithm.rawValue)) }
+        if let checksum = options.checksum { headers.append(SigV4Header("x-amz-checksum-algorithm", checksum.s3Name)) }
         // Sent when it is not S3's own default for the algorithm (COMPOSITE where none is sent).
         if let type = options.effectiveChecksumType, type == .fullObject || options.checksumType != nil {
             headers.append(SigV4Header("x-amz-checksum-type", type.rawValue))
@@ -380,15 +380,15 @@ extension S3Client {
         guard let eTag = response.header("ETag"), !eTag.isEmpty else {
             throw S3Error(.malformedResponse, "the server's answer to UploadPart of part \(number) has no ETag", uploadID: uploadID, partNumber: number)
         }
-        var checksums: [S3ChecksumAlgorithm: String] = [:]
+        var checksums: [ChecksumAlgorithm: String] = [:]
         if let sent {
-            let name = sent.algorithm.s3Algorithm.rawValue
+            let name = sent.algorithm.s3Name
             if let theirs = response.header(sent.algorithm.headerName), theirs != sent.base64 {
                 throw S3Error(
                     .verification, "the server's \(name) of part \(number) is \(theirs), the bytes sent give \(sent.base64)",
                     uploadID: uploadID, partNumber: number)
             }
-            checksums[sent.algorithm.s3Algorithm] = sent.base64
+            checksums[sent.algorithm] = sent.base64
         }
         return S3CompletedPart(partNumber: number, eTag: eTag, checksums: checksums)
     }
@@ -423,7 +423,7 @@ extension S3Client {
     /// upload; nil otherwise.
     package func fullObjectChecksum(_ parts: [S3CompletedPart], lengths: [Int64]) -> Checksum? {
         guard let algorithm = options.checksum, options.effectiveChecksumType == .fullObject, parts.count == lengths.count else { return nil }
-        let checksums = parts.compactMap { $0.checksums[algorithm.s3Algorithm].flatMap { Checksum(algorithm: algorithm, base64: $0) } }
+        let checksums = parts.compactMap { $0.checksums[algorithm].flatMap { Checksum(algorithm: algorithm, base64: $0) } }
         guard checksums.count == parts.count else { return nil }
         return Checksum.fullObject(of: zip(checksums, lengths).map { (checksum: $0.0, length: $0.1) })
     }

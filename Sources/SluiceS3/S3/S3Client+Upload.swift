@@ -137,7 +137,7 @@ extension S3Client {
             let uploadID = try await createMultipartUpload(location, counters: counters)
             var created = S3UploadRecord(
                 endpoint: endpoint, bucket: location.bucket, key: location.key, uploadID: uploadID, source: source.identity,
-                fingerprint: source.fingerprint, plan: fresh, checksum: options.checksum?.s3Algorithm,
+                fingerprint: source.fingerprint, plan: fresh, checksum: options.checksum,
                 createdAt: Date().timeIntervalSince1970)
             created.checksumType = options.effectiveChecksumType
             created.customerKeyFingerprint = options.object.customerKey?.fingerprint
@@ -155,7 +155,7 @@ extension S3Client {
         let stored = record!
         // The parts already sent carry the stored upload's checksum: keep to it.
         var client = self
-        client.options.checksum = stored.checksum.map(ChecksumAlgorithm.init)
+        client.options.checksum = stored.checksum
         client.options.checksumType = stored.checksumType ?? client.options.effectiveChecksumType
         do {
             return try await client.sendMissingParts(
@@ -192,12 +192,11 @@ extension S3Client {
             guard let part = listed[number], part.size == Int64(plan.range(ofPart: number).count) else { continue }
             var completed = S3CompletedPart(partNumber: number, eTag: part.eTag)
             if let algorithm {
-                let s3Algorithm = algorithm.s3Algorithm
                 // The part was sent with this checksum; Complete must name it for every part.
                 // Where the server lists it, a different value means a different part: send it again.
                 let ours = try ChecksumHasher.checksum(algorithm, of: SliceByteSource(source.bytes, range: plan.range(ofPart: number)))
-                if let theirs = part.checksums[s3Algorithm], theirs != ours.base64 { continue }
-                completed.checksums[s3Algorithm] = ours.base64
+                if let theirs = part.checksums[algorithm], theirs != ours.base64 { continue }
+                completed.checksums[algorithm] = ours.base64
             }
             done[number] = completed
             meter.finish(part: number, length: Int64(plan.range(ofPart: number).count))
@@ -256,9 +255,9 @@ extension S3Client {
         if options.partSize != nil, fresh.partSize != stored.plan.partSize {
             differences.append("\(stored.plan.partSize)-byte parts, not \(fresh.partSize)")
         }
-        if options.checksum?.s3Algorithm != stored.checksum {
-            let name = { (algorithm: S3ChecksumAlgorithm?) in algorithm.map { $0.rawValue.lowercased() } ?? "none" }
-            differences.append("checksum \(name(stored.checksum)), not \(name(options.checksum?.s3Algorithm))")
+        if options.checksum != stored.checksum {
+            let name = { (algorithm: ChecksumAlgorithm?) in algorithm.map { $0.rawValue.lowercased() } ?? "none" }
+            differences.append("checksum \(name(stored.checksum)), not \(name(options.checksum))")
         } else if let type = stored.checksumType, type != options.effectiveChecksumType {
             differences.append("checksum type \(type), not \(options.effectiveChecksumType.map(\.description) ?? "none")")
         }
@@ -302,25 +301,25 @@ extension S3Client {
     ///
     /// - Returns: The verified checksum, if the server gave one.
     /// - Throws: `S3Error.verification`.
-    package func verify(_ completed: S3CompletedUpload, parts: [S3CompletedPart], lengths: [Int64], uploadID: String) throws -> String? {
+    package func verify(_ completed: S3CompletedUpload, parts: [S3CompletedPart], lengths: [Int64], uploadID: String) throws -> S3ObjectChecksum? {
         if let count = completed.eTagPartCount, count != parts.count {
             throw S3Error(.verification, "the server assembled \(count) parts, \(parts.count) were sent (ETag \(completed.eTag))", uploadID: uploadID)
         }
-        guard let algorithm = options.checksum, let theirs = completed.checksums[algorithm.s3Algorithm] else { return nil }
-        let s3Algorithm = algorithm.s3Algorithm
-        let checksums = parts.compactMap { $0.checksums[s3Algorithm].flatMap { Checksum(algorithm: algorithm, base64: $0) } }
+        guard let algorithm = options.checksum, let theirs = completed.checksums[algorithm] else { return nil }
+        let checksums = parts.compactMap { $0.checksums[algorithm].flatMap { Checksum(algorithm: algorithm, base64: $0) } }
         guard checksums.count == parts.count else { return nil }
-        let expected: String?
+        let expected: S3ObjectChecksum?
         if theirs.contains("-") {
-            expected = Checksum.composite(of: checksums)?.s3Value
+            expected = Checksum.composite(of: checksums).map(S3ObjectChecksum.init(composite:))
         } else {
-            expected = Checksum.fullObject(of: Array(zip(checksums, lengths)).map { (checksum: $0.0, length: $0.1) })?.base64
+            expected = Checksum.fullObject(of: Array(zip(checksums, lengths)).map { (checksum: $0.0, length: $0.1) })
+                .map(S3ObjectChecksum.init(fullObject:))
         }
         guard let expected else { return nil }
-        guard expected == theirs else {
-            throw S3Error(.verification, "the server's \(s3Algorithm.rawValue) of the object is \(theirs), the parts sent give \(expected)", uploadID: uploadID)
+        guard expected.s3Value == theirs else {
+            throw S3Error(.verification, "the server's \(algorithm.s3Name) of the object is \(theirs), the parts sent give \(expected.s3Value)", uploadID: uploadID)
         }
-        return "\(s3Algorithm.rawValue) \(theirs)"
+        return expected
     }
 
     /// A single `PutObject` of a random-access source: below `headerSignedBodyLimit` read
@@ -388,12 +387,12 @@ extension S3Client {
             throw conditionRefusal(error, location: location) ?? error
         }
         meter.finish(part: 1, length: length)
-        var verified: String?
+        var verified: S3ObjectChecksum?
         if let checksum = answer.checksum, let theirs = answer.response.header(checksum.algorithm.headerName) {
             guard theirs == checksum.base64 else {
-                throw S3Error(.verification, "the server's \(checksum.algorithm.s3Algorithm.rawValue) of the object is \(theirs), the bytes sent give \(checksum.base64)")
+                throw S3Error(.verification, "the server's \(checksum.algorithm.s3Name) of the object is \(theirs), the bytes sent give \(checksum.base64)")
             }
-            verified = "\(checksum.algorithm.s3Algorithm.rawValue) \(theirs)"
+            verified = S3ObjectChecksum(fullObject: checksum)
         }
         return S3UploadResult(
             location: location, length: length, eTag: answer.response.header("ETag") ?? "", uploadID: nil, partCount: 1,

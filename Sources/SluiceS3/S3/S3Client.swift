@@ -81,7 +81,8 @@ public struct S3UploadResult: Sendable {
     public var location: S3Location
     /// The object's length.
     public var length: Int64
-    /// The object's ETag as the server gave it.
+    /// The object's ETag without the quotes HTTP puts around it: the hex MD5 of a `PutObject`'s
+    /// bytes, or `…-N` for a multipart object of N parts (the quoted form is in `quotedETag`).
     public var eTag: String
     /// The multipart upload id; nil for a single `PutObject`.
     public var uploadID: String?
@@ -97,10 +98,84 @@ public struct S3UploadResult: Sendable {
     public var bytesSent: Int64
     /// Transient failures retried.
     public var retries: Int
-    /// The object's checksum as the server reported it and Sluice verified it, if any.
-    public var checksum: String?
+    /// The object's checksum as the server reported it and Sluice verified it, if any: its
+    /// algorithm, value and type (full-object or composite).
+    public var checksum: S3ObjectChecksum?
     /// Seconds from the first request to the last answer.
     public var elapsed: Double
+
+    /// What an upload did; `eTag` is kept without its quotes, however it is given.
+    public init(
+        location: S3Location, length: Int64, eTag: String, uploadID: String?, partCount: Int, partsSkipped: Int,
+        bytesSkipped: Int64 = 0, resumed: Bool, bytesSent: Int64, retries: Int, checksum: S3ObjectChecksum?, elapsed: Double
+    ) {
+        self.location = location
+        self.length = length
+        self.eTag = S3ObjectHead.unquoted(eTag)
+        self.uploadID = uploadID
+        self.partCount = partCount
+        self.partsSkipped = partsSkipped
+        self.bytesSkipped = bytesSkipped
+        self.resumed = resumed
+        self.bytesSent = bytesSent
+        self.retries = retries
+        self.checksum = checksum
+        self.elapsed = elapsed
+    }
+
+    /// The ETag as HTTP carries it, in quotes (`If-Match`, `If-None-Match`).
+    public var quotedETag: String { "\"\(eTag)\"" }
+}
+
+/// An object's checksum as S3 reports it: the algorithm, the value, and whether it is the
+/// checksum of the whole object's bytes (`fullObject`, comparable with a local file's) or the
+/// checksum of its parts' checksums (`composite`, shown by S3 as `base64-N`).
+public struct S3ObjectChecksum: Sendable, Hashable, CustomStringConvertible {
+    /// The checksum: its algorithm and raw bytes (`base64`, `hex`).
+    public var checksum: Checksum
+    /// Full-object or composite.
+    public var type: S3ChecksumType
+    /// For a composite checksum, the number of parts it combines (the `-N`); nil for a
+    /// full-object one.
+    public var partCount: Int?
+
+    /// A full-object checksum (a `PutObject`'s, or a multipart object's of type FULL_OBJECT).
+    public init(fullObject checksum: Checksum) {
+        self.checksum = checksum
+        type = .fullObject
+        partCount = nil
+    }
+
+    /// A composite checksum over its parts.
+    public init(composite: CompositeChecksum) {
+        checksum = composite.checksum
+        type = .composite
+        partCount = composite.partCount
+    }
+
+    /// Parses S3's value (`x-amz-checksum-*`, `ChecksumCRC32C`): `base64-N` is composite, a
+    /// plain `base64` full-object; nil when it is neither.
+    public init?(algorithm: ChecksumAlgorithm, s3Value: String) {
+        if s3Value.contains("-") {
+            guard let composite = CompositeChecksum(algorithm: algorithm, s3Value: s3Value) else { return nil }
+            self.init(composite: composite)
+        } else {
+            guard let checksum = Checksum(algorithm: algorithm, base64: s3Value) else { return nil }
+            self.init(fullObject: checksum)
+        }
+    }
+
+    /// The algorithm.
+    public var algorithm: ChecksumAlgorithm { checksum.algorithm }
+
+    /// The checksum's value in base64, without a `-N` suffix.
+    public var base64: String { checksum.base64 }
+
+    /// The value as S3 writes it: `base64`, or `base64-N` for a composite of N parts.
+    public var s3Value: String { partCount.map { "\(checksum.base64)-\($0)" } ?? checksum.base64 }
+
+    /// `CRC32C 0pEVEw==`, `SHA256 …-3`: S3's algorithm name and value.
+    public var description: String { "\(algorithm.s3Name) \(s3Value)" }
 }
 
 extension S3Source {

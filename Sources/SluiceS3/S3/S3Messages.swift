@@ -5,32 +5,18 @@ import SluiceRequests
 import SluiceBoundStreams
 import SluiceTransport
 
-/// A checksum algorithm S3 records per part and per object.
-public enum S3ChecksumAlgorithm: String, Sendable, Equatable, Codable, CaseIterable {
-    /// CRC32C, S3's `CRC32C`.
-    case crc32c = "CRC32C"
-    /// CRC32, S3's `CRC32`.
-    case crc32 = "CRC32"
-    /// SHA-256, S3's `SHA256`.
-    case sha256 = "SHA256"
-    /// SHA-1, S3's `SHA1`.
-    case sha1 = "SHA1"
-    /// CRC64/NVME, S3's `CRC64NVME`.
-    case crc64nvme = "CRC64NVME"
-
+extension ChecksumAlgorithm {
     /// The element name in S3's XML (`ChecksumCRC32C`).
-    package var elementName: String { "Checksum\(rawValue)" }
-    /// The header name (`x-amz-checksum-crc32c`).
-    public var headerName: String { "x-amz-checksum-\(rawValue.lowercased())" }
+    package var elementName: String { "Checksum\(s3Name)" }
 }
 
 /// The checksums S3 holds for a part or an object, by algorithm, base64 as S3 writes them.
-public typealias S3Checksums = [S3ChecksumAlgorithm: String]
+public typealias S3Checksums = [ChecksumAlgorithm: String]
 
 extension S3Checksums {
     package init(element: S3XMLElement) {
         self.init()
-        for algorithm in S3ChecksumAlgorithm.allCases {
+        for algorithm in ChecksumAlgorithm.allCases {
             if let value = element.value(algorithm.elementName), !value.isEmpty { self[algorithm] = value }
         }
     }
@@ -114,7 +100,7 @@ public struct S3PartsPage: Sendable, Equatable {
     /// Where the next page starts, when there is one.
     public var nextPartNumberMarker: Int?
     /// The upload's checksum algorithm, when it has one.
-    public var checksumAlgorithm: S3ChecksumAlgorithm?
+    public var checksumAlgorithm: ChecksumAlgorithm?
 
     /// Parses a `ListParts` answer.
     ///
@@ -131,7 +117,7 @@ public struct S3PartsPage: Sendable, Equatable {
         }
         isTruncated = root.value("IsTruncated")?.lowercased() == "true"
         nextPartNumberMarker = root.value("NextPartNumberMarker").flatMap(Int.init)
-        checksumAlgorithm = root.value("ChecksumAlgorithm").flatMap(S3ChecksumAlgorithm.init(rawValue:))
+        checksumAlgorithm = root.value("ChecksumAlgorithm").flatMap(ChecksumAlgorithm.init(name:))
         if isTruncated, nextPartNumberMarker == nil {
             throw S3Error(.malformedResponse, "the server's ListParts answer is truncated but has no NextPartNumberMarker")
         }
@@ -145,10 +131,10 @@ public struct S3CompletedPart: Sendable, Equatable, Codable {
     /// The ETag the server gave the part.
     public var eTag: String
     /// The part's checksums, base64, as sent with it.
-    public var checksums: [S3ChecksumAlgorithm: String]
+    public var checksums: [ChecksumAlgorithm: String]
 
     /// A part to complete with.
-    public init(partNumber: Int, eTag: String, checksums: [S3ChecksumAlgorithm: String] = [:]) {
+    public init(partNumber: Int, eTag: String, checksums: [ChecksumAlgorithm: String] = [:]) {
         self.partNumber = partNumber
         self.eTag = eTag
         self.checksums = checksums
@@ -160,7 +146,7 @@ public struct S3CompletedPart: Sendable, Equatable, Codable {
         xml += #"<CompleteMultipartUpload xmlns="http://s3.amazonaws.com/doc/2006-03-01/">"#
         for part in parts.sorted(by: { $0.partNumber < $1.partNumber }) {
             xml += "<Part>"
-            for algorithm in S3ChecksumAlgorithm.allCases {
+            for algorithm in ChecksumAlgorithm.allCases {
                 if let value = part.checksums[algorithm] {
                     xml += "<\(algorithm.elementName)>\(s3XMLEscape(value))</\(algorithm.elementName)>"
                 }

@@ -41,7 +41,7 @@ extension S3PresignedPartsUpload {
         defer { meter.end() }
         var done: [Int: S3CompletedPart] = [:]
         for (number, part) in journal.recorded {
-            done[number] = part.completedPart(algorithm: checksum?.s3Algorithm)
+            done[number] = part.completedPart(algorithm: checksum)
             meter.finish(part: number, length: Int64(plan.range(ofPart: number).count))
         }
         let skipped = done.count

@@ -64,7 +64,7 @@ package final class S3PresignedPartsJournal: Sendable {
         let fingerprint = fingerprintText(of: upload)
         let range = upload.partNumbers.map { ", parts \($0.lowerBound)-\($0.upperBound)" } ?? ""
         return
-            "upload \(upload.uploadID) of \(upload.source.identity) \(fingerprint) in parts of \(upload.plan.partSize) bytes, checksum \(upload.checksum?.s3Algorithm.rawValue ?? "none")\(range)"
+            "upload \(upload.uploadID) of \(upload.source.identity) \(fingerprint) in parts of \(upload.plan.partSize) bytes, checksum \(upload.checksum?.s3Name ?? "none")\(range)"
     }
 
     /// The source's fingerprint as sorted JSON, as the path and the header name it.

@@ -22,8 +22,8 @@ public struct S3PartETag: Codable, Sendable, Equatable {
     }
 
     /// The part as `CompleteMultipartUpload` names it, its checksum under `algorithm`.
-    public func completedPart(algorithm: S3ChecksumAlgorithm?) -> S3CompletedPart {
-        var checksums: [S3ChecksumAlgorithm: String] = [:]
+    public func completedPart(algorithm: ChecksumAlgorithm?) -> S3CompletedPart {
+        var checksums: [ChecksumAlgorithm: String] = [:]
         if let algorithm, let checksum { checksums[algorithm] = checksum }
         return S3CompletedPart(partNumber: partNumber, eTag: eTag, checksums: checksums)
     }
@@ -140,7 +140,7 @@ public struct S3PresignedPlan: Codable, Sendable, Equatable {
         let parts = self.parts
         var presigned = try S3PresignedPartsUpload(
             uploadID: upload.uploadID, source: source, partSize: upload.plan.partSize,
-            checksum: upload.checksum.map(ChecksumAlgorithm.init)
+            checksum: upload.checksum
         ) { request in
             let part = parts[request.partNumber - 1]
             return S3PresignedURL(url: part.url, headers: part.headers ?? [:])

@@ -85,7 +85,7 @@ public struct S3UploadRecord: Codable, Sendable, Equatable {
     /// The part size and count the upload was made with.
     public var plan: S3PartPlan
     /// The checksum algorithm the parts are sent with, if any.
-    public var checksum: S3ChecksumAlgorithm?
+    public var checksum: ChecksumAlgorithm?
     /// The checksum type the upload was created with (nil in records written before it was kept).
     public var checksumType: S3ChecksumType?
     /// `S3CustomerKey.fingerprint` of the SSE-C key the upload was created with, never the key.
@@ -99,7 +99,7 @@ public struct S3UploadRecord: Codable, Sendable, Equatable {
     /// A record of an upload begun at `createdAt` (seconds since 1970).
     public init(
         endpoint: String, bucket: String, key: String, uploadID: String, source: String,
-        fingerprint: S3SourceFingerprint, plan: S3PartPlan, checksum: S3ChecksumAlgorithm?, createdAt: Double
+        fingerprint: S3SourceFingerprint, plan: S3PartPlan, checksum: ChecksumAlgorithm?, createdAt: Double
     ) {
         self.version = Self.currentVersion
         self.endpoint = endpoint
