@@ -19,16 +19,15 @@ extension S3CopyCommand {
             Terminal.error("sluice: \(command): \(error)")
             return nil
         }
-        var options = options(taking: configuration.transfer)
-        // One number of requests in flight for the whole job: small files and parts alike.
-        options.requestBudget = RequestBudget(limit: options.concurrency)
+        let options = options(taking: configuration.transfer)
         let client = S3Client(configuration: configuration, options: options, transport: transport)
         // No credentials (or options S3 cannot take): one line before any journal or request.
         do { try client.checkBeforeAnyEffect() } catch {
             Terminal.error("sluice: \(command): \(error)")
             return nil
         }
-        var job = UploadJob(root: source)
+        // The budget, record and private directories as the library's one-call form sets them.
+        var (job, destination) = client.directoryJob(source, to: location)
         job.filter = PathFilter(walk.filters, shard: walk.shard)
         job.followsSymlinks = walk.followsSymlinks
         if let filesFrom = walk.filesFrom {
@@ -38,13 +37,8 @@ extension S3CopyCommand {
                 return nil
             }
         }
-        job.concurrency = options.concurrency
-        job.restart = options.restart
         job.dryRun = dryRun
-        if let state = options.stateDirectory { job.stateDirectory = state + "/jobs" }
-        // Its records and locks inside the tree are never part of it (every run would send them).
-        job.privateDirectories = [options.stateDirectory ?? (S3StateStore.defaultDirectory as NSString).deletingLastPathComponent]
-        return (S3JobDestination(client: client, location: location), job)
+        return (destination, job)
     }
 
     /// The list `--files-from` names (`-`: stdin), read whole and checked before any request.

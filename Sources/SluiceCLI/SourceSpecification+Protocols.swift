@@ -90,49 +90,7 @@ extension S3Client {
             let target = try location.resolvingKey(forSourceNamed: "synthetic-\(length)-\(seed).bin")
             return try await upload(source, to: target, progress: progress)
         case .file(let path):
-            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-            var client = self
-            client.options.object = options.object.forFile(atPath: absolute)
-            let opened: OpenedFile
-            do { opened = try OpenedFile(path: absolute) } catch {
-                throw S3Error(.source, "\(error)", underlying: error)
-            }
-            defer { opened.close() }
-            let target = try location.resolvingKey(forSourceNamed: (absolute as NSString).lastPathComponent)
-            switch opened {
-            case .randomAccess(let file):
-                return try await client.upload(
-                    S3Source(file, identity: "file:\(absolute)", fingerprint: S3SourceFingerprint(file: file)), to: target,
-                    progress: progress)
-            case .sequential(let stream):
-                // A FIFO, or a /proc file whose size says 0: read once, as stdin is. Closing
-                // it ends a wait for a writer or for bytes within 100 ms.
-                return try await client.uploadStream(stream, to: target, progress: progress, onCancel: stream.close)
-            }
-        }
-    }
-}
-
-extension S3Client {
-    /// `uploadStream`, with `onCancel` run when the task is cancelled (Ctrl-C) or the stream is
-    /// silent for the stall timeout: the stream is read on a thread of its own, which only the
-    /// stream can wake. A read failure that
-    /// cancellation caused is reported as `.cancelled`.
-    func uploadStream(
-        _ stream: any SequentialByteSource, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)?,
-        onCancel: @escaping @Sendable () -> Void
-    ) async throws -> S3UploadResult {
-        // A source silent for the stall timeout fails the upload, as a silent server does.
-        let guarded = StallGuardedStream(stream, timeout: options.transfer.stallTimeout, interrupt: onCancel)
-        do {
-            return try await withTaskCancellationHandler {
-                try await uploadStream(guarded, to: location, progress: progress)
-            } onCancel: {
-                onCancel()
-            }
-        } catch var error as S3Error where Task.isCancelled && error.code == .source {
-            error.code = .cancelled
-            throw error
+            return try await upload(file: path, to: location, progress: progress)
         }
     }
 }

@@ -155,3 +155,17 @@ public struct TusUploadResult: Sendable {
     /// mid-way or a chunk was resent after 460.
     public var bytesResent: Int64 { max(0, bytesSent - (length - resumedFrom)) }
 }
+
+extension TusClient {
+    /// `upload(_:to:progress:)` with its progress as an `AsyncSequence`.
+    ///
+    /// - Parameters:
+    ///   - source: Random-access bytes and their identity.
+    ///   - endpoint: The creation URL.
+    /// - Returns: The reports (finished when the upload ends), and the task whose value is the result.
+    public func uploadWithProgress(
+        _ source: TusSource, to endpoint: URL
+    ) -> (progress: AsyncStream<UploadProgress>, result: Task<TusUploadResult, any Error>) {
+        ProgressSequence.run { report in try await upload(source, to: endpoint, progress: report) }
+    }
+}

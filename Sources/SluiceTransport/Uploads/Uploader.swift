@@ -69,11 +69,7 @@ public struct Uploader: Sendable {
     public func uploadWithProgress(
         _ request: UploadRequest, body: UploadBody
     ) -> (progress: AsyncStream<UploadProgress>, response: Task<UploadResponse, any Error>) {
-        let (stream, continuation) = AsyncStream<UploadProgress>.makeStream(bufferingPolicy: .bufferingNewest(16))
-        let task = Task {
-            defer { continuation.finish() }
-            return try await upload(request, body: body) { continuation.yield($0) }
-        }
+        let (stream, task) = ProgressSequence.run { report in try await upload(request, body: body, progress: report) }
         return (stream, task)
     }
 }
