@@ -13,8 +13,9 @@
 #    floors it re-exports) has a doc comment of
 #    its own (or is a protocol requirement's implementation, which inherits the requirement's);
 #    it prints the count and names each one missing;
-# 5. every ```swift block that imports Sluice, in README.md and the catalog, type-checks
-#    (scripts/docs_snippets.py writes them out; swiftc -typecheck against the module).
+# 5. every ```swift block in README.md and the catalog type-checks (scripts/docs_snippets.py
+#    writes them out): examples against the module, package manifests against the toolchain's
+#    PackageDescription; a block that is neither fails (a fragment cannot be checked).
 # No plugin is fetched: only swift, swift-symbolgraph-extract and docc from the toolchain.
 set -euo pipefail
 
@@ -62,16 +63,25 @@ rm -rf "$OUTPUT"
 
 "${SLUICE_PYTHON:-python3}" scripts/docs_coverage.py "$WORK/symbols" "$PWD/Sources/"
 
-# The examples: every swift block that imports Sluice (README, the catalog) type-checks.
+# The examples: every swift block (README, the catalog) compiles: those that import Sluice
+# against the module, the package manifests against the toolchain's manifest API; any other
+# block is refused by docs_snippets.py (it could not be checked).
 SWIFTC=$TOOLCHAIN/swiftc
+MANIFEST_API=$(dirname "$TOOLCHAIN")/lib/swift/pm/ManifestAPI
 failed=0
-while IFS=$'\t' read -r snippet origin; do
-    if ! "$SWIFTC" -typecheck "$snippet" -I "$BIN/Modules" \
-        -Xcc -fmodule-map-file="$BIN/CCurl.build/module.modulemap" \
-        -Xcc -fmodule-map-file="$BIN/CSluiceCrypto.build/module.modulemap"; then
+snippets=$("${SLUICE_PYTHON:-python3}" scripts/docs_snippets.py "$WORK/snippets" README.md Sources/Sluice/Sluice.docc/*.md) || exit 1
+while IFS=$'\t' read -r snippet kind origin; do
+    case $kind in
+        sluice)
+            "$SWIFTC" -typecheck "$snippet" -I "$BIN/Modules" \
+                -Xcc -fmodule-map-file="$BIN/CCurl.build/module.modulemap" \
+                -Xcc -fmodule-map-file="$BIN/CSluiceCrypto.build/module.modulemap" ;;
+        manifest)
+            "$SWIFTC" -typecheck "$snippet" -I "$MANIFEST_API" -package-description-version 6.0 ;;
+    esac || {
         printf 'docs.sh: the example at %s does not compile\n' "$origin" >&2
         failed=1
-    fi
-done < <("${SLUICE_PYTHON:-python3}" scripts/docs_snippets.py "$WORK/snippets" README.md Sources/Sluice/Sluice.docc/*.md)
+    }
+done <<<"$snippets"
 ((failed == 0)) || exit 1
 printf 'docs.sh: documentation in %s\n' "$OUTPUT" >&2
