@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sluice's whole test run: peers, build (warnings are errors), every test, the DocC build
-# (scripts/docs.sh), the stream tests under ThreadSanitizer, the CLI end-to-end tests, and
+# (scripts/docs.sh), the stream tests under ThreadSanitizer, a package outside Sluice that depends
+# on it by path (Tests/e2e/OutsidePackage), the CLI end-to-end tests, and
 # swift-format's lint (scripts/lint.sh; `bash scripts/lint.sh --fix` formats the tree).
 #
 #   bash scripts/test.sh
@@ -23,7 +24,8 @@
 #
 # Environment: SLUICE_SKIP_TSAN=1 skips the ThreadSanitizer step; SLUICE_KEEP_TMP=1 keeps the
 # temporary directory (configs, logs, stored files); SLUICE_SCRATCH_PATH and
-# SLUICE_TSAN_SCRATCH_PATH choose the build directories (default .build and .build-tsan).
+# SLUICE_TSAN_SCRATCH_PATH choose the build directories (default .build and .build-tsan), and
+# SLUICE_OUTSIDE_SCRATCH the outside package's (default SCRATCH/outside-package).
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -142,6 +144,20 @@ e2e_tests() {
     timeout -k 30 "${SLUICE_E2E_TIMEOUT:-1500}" "$SLUICE_PYTHON" -m pytest -q Tests/e2e
 }
 
+# A package outside Sluice that depends on it by path (Tests/e2e/OutsidePackage), built once in
+# debug in a build directory of its own beside Sluice's (kept between runs like it, so a run
+# rebuilds only what changed); Tests/e2e/test_outside_package.py runs it against SeaweedFS, and
+# its own build there is then a no-op.
+case ${SLUICE_SCRATCH_PATH:-.build} in
+    /*) SLUICE_OUTSIDE_SCRATCH=${SLUICE_OUTSIDE_SCRATCH:-${SLUICE_SCRATCH_PATH}/outside-package} ;;
+    *) SLUICE_OUTSIDE_SCRATCH=${SLUICE_OUTSIDE_SCRATCH:-$REPO/${SLUICE_SCRATCH_PATH:-.build}/outside-package} ;;
+esac
+export SLUICE_OUTSIDE_SCRATCH
+outside_package() {
+    timeout -k 30 "${SLUICE_OUTSIDE_TIMEOUT:-1200}" swift build --package-path Tests/e2e/OutsidePackage \
+        --scratch-path "$SLUICE_OUTSIDE_SCRATCH" --product OutsideApp
+}
+
 has_e2e_tests() {
     compgen -G "Tests/e2e/test_*.py" >/dev/null || compgen -G "Tests/e2e/*_test.py" >/dev/null
 }
@@ -165,6 +181,7 @@ if step "install" sluice_peers_install \
         else
             step "tsan" tsan_tests
         fi
+        step "outside package" outside_package
         if has_e2e_tests; then
             step "e2e" e2e_tests
         else
@@ -174,6 +191,7 @@ if step "install" sluice_peers_install \
         skip "swift test" "build failed"
         skip "docs" "build failed"
         skip "tsan" "build failed"
+        skip "outside package" "build failed"
         skip "e2e" "build failed"
     fi
 fi
