@@ -122,7 +122,7 @@ struct S3CompleteCommand {
             let client = S3Client(configuration: configuration, options: options)
             let result = try await client.completePresignedUpload(upload, parts: list.completedParts)
             try Terminal.output("\(result.location)\n")
-            var line = "completed \(result.location): \(result.length) bytes in \(result.partCount) parts, ETag \(result.eTag)"
+            var line = "completed \(result.location): \(result.length) bytes in \(result.partCount) parts, ETag \(result.quotedETag)"
             if let checksum = result.checksum { line += ", checksum \(checksum) verified" }
             Terminal.error("sluice: \(line)")
             return 0

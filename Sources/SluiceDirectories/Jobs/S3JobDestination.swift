@@ -74,7 +74,8 @@ public struct S3JobDestination: UploadJobDestination {
         client.options.restartWhenSourceChanged = true
         do {
             let result = try await client.upload(source, to: location) { progress($0.bytesSent) }
-            return UploadJobSent(answer: result.eTag, bytesAlreadyThere: result.bytesSkipped)
+            // The record keeps the ETag as HTTP carries it, as records before held it.
+            return UploadJobSent(answer: result.quotedETag, bytesAlreadyThere: result.bytesSkipped)
         } catch let error as S3Error where error.code == .objectExists {
             throw UploadJobKept()
         } catch let error as S3Error where error.code == .state && error.underlying is RecordStoreError {
