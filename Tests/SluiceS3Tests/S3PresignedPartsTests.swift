@@ -132,6 +132,28 @@ struct S3PresignedPartsSeaweedTests {
         _ = try await backend.completePresignedUpload(upload, parts: result.parts)
     }
 
+    /// The app's half with its progress as an `AsyncSequence` (`runWithProgress`): the reports
+    /// end at the source's length, and the parts complete byte-exact.
+    @Test func progressAsAnAsyncSequence() async throws {
+        let backend = backend()
+        let source = SyntheticByteSource(length: (11 << 20) + 9, seed: 37)
+        let target = try location()
+        let upload = try await backend.createPresignedUpload(target, length: source.length)
+        var client = try clientUpload(upload, source: source, state: try s3TemporaryDirectory("presigned-progress")) { request in
+            try backend.presignPart(of: upload, number: request.partNumber, checksum: request.checksum, expires: 300)
+        }
+        client.transfer.progressInterval = .zero
+        let (progress, run) = client.runWithProgress()
+        var last: UploadProgress?
+        for await report in progress { last = report }
+        let result = try await run.value
+        #expect(last?.bytesSent == source.length && last?.totalBytes == source.length)
+        _ = try await backend.completePresignedUpload(upload, parts: result.parts)
+        let stored = try await peer.stored(key: target.key)
+        let sha256 = try Digest.sha256(of: source)
+        #expect(stored.size == source.length && stored.sha256 == sha256)
+    }
+
     @Test func aRunThatDiedResumesWithOnlyThePartsNotAccepted() async throws {
         let backend = backend()
         let target = try location()

@@ -134,3 +134,15 @@ public struct S3PresignedPartsResult: Sendable {
     /// Seconds the run took.
     public var elapsed: Double
 }
+
+extension S3PresignedPartsUpload {
+    /// `run(over:progress:)` with its progress as an `AsyncSequence`.
+    ///
+    /// - Parameter transport: The transport the parts go through.
+    /// - Returns: The reports (finished when the run ends), and the task whose value is the result.
+    public func runWithProgress(
+        over transport: any UploadTransport = TransportKind.platformDefault.makeTransport()
+    ) -> (progress: AsyncStream<UploadProgress>, result: Task<S3PresignedPartsResult, any Error>) {
+        ProgressSequence.run { report in try await run(over: transport, progress: report) }
+    }
+}
