@@ -1,5 +1,6 @@
 import Foundation
 import SluicePrimitives
+import SluiceByteSources
 import SluiceRequests
 import SluiceTransport
 
@@ -160,7 +161,7 @@ package struct S3CopiedObject: Sendable {
     /// The ETag, quotes dropped.
     package var eTag: String
     /// The checksums the answer carries, base64.
-    package var checksums: [S3ChecksumAlgorithm: String] = [:]
+    package var checksums: [ChecksumAlgorithm: String] = [:]
 
     /// Parses the answer of `action`.
     ///
@@ -173,8 +174,8 @@ package struct S3CopiedObject: Sendable {
             throw S3Error(.malformedResponse, "the server's \(action) answer has no ETag: nothing proves the copy was made")
         }
         self.eTag = S3ObjectHead.unquoted(eTag)
-        for algorithm in S3ChecksumAlgorithm.allCases {
-            if let value = root.value("Checksum" + algorithm.rawValue), !value.isEmpty { checksums[algorithm] = value }
+        for algorithm in ChecksumAlgorithm.allCases {
+            if let value = root.value("Checksum" + algorithm.s3Name), !value.isEmpty { checksums[algorithm] = value }
         }
     }
 }
