@@ -283,15 +283,10 @@ extension S3CopyCommand {
     /// `multipart_threshold`, `max_concurrent_requests` (`--concurrency`), `max_bandwidth`
     /// (`--limit-rate`).
     func options(taking settings: S3TransferSettings) -> S3Options {
-        var options = self.options
-        if !given.contains("--part-size"), let size = settings.multipartChunkSize { options.partSize = size }
-        if let threshold = settings.multipartThreshold { options.multipartThreshold = threshold }
-        if !given.contains("--concurrency"), let count = settings.maximumConcurrentRequests { options.concurrency = count }
-        if !given.contains("--limit-rate"), let rate = settings.maximumBandwidth {
-            // Checked when the profile was read: 1 byte to 1 TiB per second.
-            options.transfer.rateLimit = try? RateLimit(bytesPerSecond: rate)
-        }
-        return options
+        let flags: [String: S3TransferSettings.Setting] = [
+            "--part-size": .multipartChunkSize, "--concurrency": .maximumConcurrentRequests, "--limit-rate": .maximumBandwidth,
+        ]
+        return options.applying(settings, keeping: Set(given.compactMap { flags[$0] }))
     }
 
     /// `s3 cp s3://A/K s3://B/K2`: the object copied by the store; `copy: s3://A/K to

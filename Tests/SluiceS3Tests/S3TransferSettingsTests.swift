@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Sluice
 
@@ -46,5 +47,35 @@ struct S3TransferSettingsTests {
                 return error?.code == .configuration && error?.message.contains("\(name) = \(value) in /config") == true
             }
         }
+    }
+
+    @Test func optionsTakeTheProfileButForWhatTheCallerKept() throws {
+        var settings = S3TransferSettings()
+        (settings.multipartChunkSize, settings.multipartThreshold) = (16 << 20, 64 << 20)
+        (settings.maximumConcurrentRequests, settings.maximumBandwidth) = (3, 1 << 20)
+        var given = S3Options()
+        given.concurrency = 20
+        let options = given.applying(settings, keeping: [.maximumConcurrentRequests])
+        #expect(options.partSize == 16 << 20 && options.multipartThreshold == 64 << 20)
+        #expect(options.concurrency == 20 && options.transfer.rateLimit != nil)
+        #expect(S3Options().applying(S3TransferSettings()).partSize == nil)
+    }
+
+    /// `S3Client()` is configured as the AWS CLI is: the profile's `s3 =` settings too, unless
+    /// options are given.
+    @Test func theOneCallClientTakesTheProfilesSettings() throws {
+        let directory = NSTemporaryDirectory() + "sluice-transfer-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "[default]\ns3 =\n  multipart_chunksize = 16MB\n  max_concurrent_requests = 3\n".write(
+            toFile: directory + "/config", atomically: true, encoding: .utf8)
+        let environment = [
+            "HOME": directory, "AWS_CONFIG_FILE": directory + "/config", "AWS_SHARED_CREDENTIALS_FILE": directory + "/none",
+            "AWS_ACCESS_KEY_ID": "A", "AWS_SECRET_ACCESS_KEY": "S",
+        ]
+        let client = try S3Client(environment: environment)
+        #expect(client.options.partSize == 16 << 20 && client.options.concurrency == 3)
+        let told = try S3Client(options: S3Options(), environment: environment)
+        #expect(told.options.partSize == nil && told.options.concurrency == 8)
     }
 }

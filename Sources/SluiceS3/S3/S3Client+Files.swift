@@ -18,19 +18,21 @@ extension S3Client {
     ///
     /// - Parameters:
     ///   - overrides: Settings that win over the environment and the files (a profile, an endpoint).
-    ///   - options: Part size, concurrency, checksum and the rest.
+    ///   - options: Part size, concurrency, checksum and the rest; nil for the defaults with the
+    ///     profile's transfer settings applied (`multipart_chunksize`, `multipart_threshold`,
+    ///     `max_concurrent_requests`, `max_bandwidth`: `S3TransferSettings`).
     ///   - transport: Which transport (libcurl by default on Linux).
     ///   - environment: The environment to read; the process's by default.
     ///   - home: Where `~` points; `HOME` by default.
     /// - Throws: `S3Error` with code `.configuration` or `.credentials`, as `resolve` does.
     public init(
-        _ overrides: S3ConfigurationOverrides = S3ConfigurationOverrides(), options: S3Options = S3Options(),
+        _ overrides: S3ConfigurationOverrides = S3ConfigurationOverrides(), options: S3Options? = nil,
         transport: TransportKind = .platformDefault,
         environment: [String: String] = ProcessInfo.processInfo.environment, home: String? = nil
     ) throws {
-        self.init(
-            configuration: try S3Configuration.resolve(overrides, environment: environment, home: home), options: options,
-            transport: transport)
+        let configuration = try S3Configuration.resolve(overrides, environment: environment, home: home)
+        // Unless told otherwise, the profile's transfer settings too (`s3 =`), as the AWS CLI.
+        self.init(configuration: configuration, options: options ?? S3Options().applying(configuration.transfer), transport: transport)
     }
 
     /// Uploads the file at `path` to `destination` in one call: a `PutObject` below the part

@@ -31,6 +31,11 @@ public struct S3TransferSettings: Sendable, Equatable {
     /// No setting: the defaults of `S3Options`.
     public init() {}
 
+    /// One of the settings, to name those a caller set itself (a flag wins over the profile).
+    public enum Setting: Sendable, Hashable, CaseIterable {
+        case multipartThreshold, multipartChunkSize, maximumConcurrentRequests, maximumBandwidth
+    }
+
     /// The settings of the nested `s3 =` section `table`, read from `path` (named in errors).
     ///
     /// - Throws: `S3Error` `.configuration` naming the file, the setting and its value, for a
@@ -109,4 +114,21 @@ extension String {
 
 extension Substring {
     fileprivate var trimmingWhitespace: Substring { String(self).trimmingWhitespace }
+}
+
+extension S3Options {
+    /// These options with `settings` (a profile's, `S3Configuration.transfer`) applied as the
+    /// AWS CLI applies them, but for the settings in `kept`, which the caller set itself: the
+    /// part size, the multipart threshold, the requests in flight and the bandwidth.
+    public func applying(_ settings: S3TransferSettings, keeping kept: Set<S3TransferSettings.Setting> = []) -> S3Options {
+        var options = self
+        if !kept.contains(.multipartChunkSize), let size = settings.multipartChunkSize { options.partSize = size }
+        if !kept.contains(.multipartThreshold), let threshold = settings.multipartThreshold { options.multipartThreshold = threshold }
+        if !kept.contains(.maximumConcurrentRequests), let count = settings.maximumConcurrentRequests { options.concurrency = count }
+        if !kept.contains(.maximumBandwidth), let rate = settings.maximumBandwidth {
+            // Checked when the profile was read: 1 byte to 1 TiB per second.
+            options.transfer.rateLimit = try? RateLimit(bytesPerSecond: rate)
+        }
+        return options
+    }
 }
