@@ -74,7 +74,7 @@ struct OperandSpec: Sendable, Hashable {
     }
 
     /// `SOURCE` of `upload`, `checksum`, `s3 cp`: the three kinds `SourceSpecification` parses.
-    static let source = OperandSpec("SOURCE", completion: .file, help: "PATH | - (stdin) | synthetic:SIZE[:SEED]")
+    static let source = OperandSpec("SOURCE", completion: .file, help: "PATH | - (stdin) | synthetic:SIZE[:SEED] | http(s)://URL")
 }
 
 /// One usage line of a command: what follows `sluice COMMAND`, and, for the list of
@@ -146,6 +146,12 @@ extension OptionSpec {
     static let header = OptionSpec("-H", "--header", value: "'Name: value'", help: "repeatable")
     static let cacert = OptionSpec("--cacert", value: "FILE", completion: .file, help: "extra trusted CAs (PEM)")
     static let insecure = OptionSpec("-k", "--insecure", help: "skip TLS verification")
+    static let sourceHeader = OptionSpec(
+        "--source-header", value: "'Name: value'",
+        help: """
+            sent with each request for an http(s) SOURCE (a token), only to
+            its origin, never after a redirect elsewhere; repeatable
+            """)
 }
 
 /// An option and what it does to the settings of the command that takes it: the one
@@ -215,5 +221,15 @@ extension Option {
     /// `-H, --header`, appended to the headers at `path`.
     static func header(_ path: WritableKeyPath<Settings, [HTTPHeader]>) -> Option {
         Option(.header) { $0[keyPath: path].append(try Arguments.header($1)) }
+    }
+    /// `--source-header` into the remote source's options at `path`; its value is kept out of
+    /// every message.
+    static func sourceHeader(_ path: WritableKeyPath<Settings, RemoteSourceOptions>) -> Option {
+        Option(.sourceHeader) {
+            let header: HTTPHeader
+            do { header = try Arguments.header($1) } catch { throw UsageError("--source-header: \(error)") }
+            Redaction.register(header.value)
+            $0[keyPath: path].headers.append(header)
+        }
     }
 }

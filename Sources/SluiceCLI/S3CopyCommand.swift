@@ -29,6 +29,7 @@ struct S3CopyCommand {
     var given: Set<String> = []
     /// SOURCE as an object (`s3://BUCKET/KEY`): copied by the store.
     var copySource: S3Location?
+    var remote = RemoteSourceOptions()
 
     /// `--recursive` and what goes with it: SOURCE is a directory, uploaded as one job
     /// (`S3CopyCommand+Recursive`).
@@ -54,6 +55,7 @@ struct S3CopyCommand {
         var gathered = S3ObjectArguments.Gathered()
         var level = TransferLines.Level.all
         var dryRun = false
+        var source = RemoteSourceOptions()
 
         /// Every option of `s3 cp` but the common ones, declared once: shown by `--help`, the
         /// man page and the completions, and applied by the parser (`s3 sync` takes most).
@@ -161,6 +163,7 @@ struct S3CopyCommand {
                 Option(OptionSpec("-0", "--null", help: "with --files-from: the paths end in NUL bytes (find -print0), not newlines")) { settings, _ in
                     settings.walk.separator = .nul
                 },
+                .sourceHeader(\.source),
             ] + S3ObjectArguments.options(\.options, \.gathered)
         }
 
@@ -217,6 +220,7 @@ struct S3CopyCommand {
         self.options = options
         self.progress = progress
         self.walk = walk
+        remote = settings.source.adopting(options.transfer, retry: options.retryPolicy)
     }
 
     func run() async -> Int32 {
@@ -234,9 +238,9 @@ struct S3CopyCommand {
         if dryRun { return dryRunOne(lines) }
         let client = S3Client(configuration: configuration, options: options(taking: configuration.transfer), transport: transport)
         let source = self.source
-        let location = self.location
+        let (location, remote) = (self.location, self.remote)
         let result = await ProgressPrinter.run(style: lines.progress(progress)) { report in
-            try await client.upload(source: source, to: location, progress: report)
+            try await client.upload(source: source, to: location, remote: remote, progress: report)
         }
         switch result {
         case .success(let upload):

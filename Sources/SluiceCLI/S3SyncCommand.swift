@@ -23,7 +23,7 @@ struct S3SyncCommand {
         notes: "An interrupted sync resumes when the same command runs again; what the listing shows sent is not sent again.")
 
     /// The options of `s3 cp` that `s3 sync` does not take.
-    static let takenFromCopy: Set<String> = ["--recursive", "--equal-parts", "--checksum"]
+    static let takenFromCopy: Set<String> = ["--recursive", "--equal-parts", "--checksum", "--source-header"]
 
     /// What the options set: sync's own, and `s3 cp`'s that it takes.
     struct Settings {

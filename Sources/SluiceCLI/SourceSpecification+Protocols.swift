@@ -11,12 +11,24 @@ extension SourceSpecification {
 }
 
 extension TusClient {
-    /// Uploads what SOURCE names (a path or `synthetic:SIZE[:SEED]`) to the creation endpoint,
-    /// resuming a stored upload of the same source when there is one.
+    /// Uploads what SOURCE names (a path, `synthetic:SIZE[:SEED]` or an http(s) URL) to the
+    /// creation endpoint, resuming a stored upload of the same source when there is one.
     func upload(
-        source: String, to endpoint: URL, progress: (@Sendable (UploadProgress) -> Void)? = nil
+        source: String, to endpoint: URL, remote: RemoteSourceOptions = RemoteSourceOptions(),
+        progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> TusUploadResult {
-        let opened = try TusSource.open(SourceSpecification(parsing: source, orThrow: { TusError(.source, "\($0)", underlying: $0) }))
+        let specification = try SourceSpecification(parsing: source, orThrow: { TusError(.source, "\($0)", underlying: $0) })
+        if case .remote(let url) = specification {
+            let bytes: RemoteByteSource
+            do { bytes = try await SourceSpecification.openRemote(url, options: remote) } catch {
+                throw TusError(.source, "\(error)", underlying: error)
+            }
+            defer { bytes.close() }
+            let opened = TusSource(
+                bytes, identity: SourceSpecification.remoteIdentity(bytes), name: SourceSpecification.remoteName(url))
+            return try await upload(opened, to: endpoint, progress: progress)
+        }
+        let opened = try TusSource.open(specification)
         defer { opened.close() }
         return try await upload(opened, to: endpoint, progress: progress)
     }
@@ -34,6 +46,8 @@ extension TusSource {
     ///   when the file cannot be opened.
     static func open(_ specification: SourceSpecification) throws -> TusSource {
         switch specification {
+        case .remote(let url):
+            throw TusError(.source, "\(RemoteSourceError.shown(url)): an http(s) source is opened by TusClient.upload(source:)")
         case .standardInput:
             throw TusError(.sourceNotRandomAccess, "tus needs a source it can read from any offset to resume; stdin is not one (save it to a file first)")
         case .synthetic(let length, let seed):
@@ -75,12 +89,22 @@ extension TusUploadResult {
 }
 
 extension S3Client {
-    /// Uploads what SOURCE names (`PATH`, `-` or `synthetic:SIZE[:SEED]`); a key naming a folder
-    /// (empty or ending in `/`) gets the file's name.
+    /// Uploads what SOURCE names (`PATH`, `-`, `synthetic:SIZE[:SEED]` or an http(s) URL); a key
+    /// naming a folder (empty or ending in `/`) gets the file's name.
     func upload(
-        source: String, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)? = nil
+        source: String, to location: S3Location, remote: RemoteSourceOptions = RemoteSourceOptions(),
+        progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> S3UploadResult {
         switch try SourceSpecification(parsing: source, orThrow: { S3Error(.source, "\($0)", underlying: $0) }) {
+        case .remote(let url):
+            let bytes: RemoteByteSource
+            do { bytes = try await SourceSpecification.openRemote(url, options: remote) } catch {
+                throw S3Error(.source, "\(error)", underlying: error)
+            }
+            defer { bytes.close() }
+            let target = try location.resolvingKey(forSourceNamed: SourceSpecification.remoteName(url))
+            let source = S3Source(bytes, identity: SourceSpecification.remoteIdentity(bytes), fingerprint: S3SourceFingerprint(size: bytes.length))
+            return try await upload(source, to: target, progress: progress)
         case .standardInput:
             let target = try location.resolvingKey(forSourceNamed: nil)
             // The library's stream reader waits for stdin in a poll that a cancel ends at once.

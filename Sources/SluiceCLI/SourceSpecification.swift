@@ -1,10 +1,13 @@
+import Foundation
 import Sluice
 
-/// What a command line's SOURCE names: `PATH`, `-` (stdin) or `synthetic:SIZE[:SEED]`.
+/// What a command line's SOURCE names: `PATH`, `-` (stdin), `synthetic:SIZE[:SEED]` or an
+/// `http(s)://` URL.
 enum SourceSpecification: Sendable, Equatable {
     case file(path: String)
     case standardInput
     case synthetic(length: Int64, seed: UInt64)
+    case remote(URL)
 
     /// Parses a SOURCE argument.
     ///
@@ -28,6 +31,14 @@ enum SourceSpecification: Sendable, Equatable {
                 seed = parsed
             }
             self = .synthetic(length: length, seed: seed)
+            return
+        }
+        let lowered = text.prefix(8).lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+            guard let url = URL(string: text), url.isHTTPWithHost else {
+                throw UsageError("invalid source URL '\(text)': expected http(s)://HOST[:PORT]/PATH")
+            }
+            self = .remote(url)
             return
         }
         guard !text.isEmpty else { throw UsageError("empty source path") }

@@ -10,7 +10,7 @@ struct TusCommand: Subcommand {
             Synopsis("SOURCE ENDPOINT [options]", "a resumable upload over tus 1.0"),
             Synopsis("--delete URL", "terminate a tus upload"),
         ],
-        operands: [OperandSpec("SOURCE", completion: .file, help: "PATH | synthetic:SIZE[:SEED]"), OperandSpec("ENDPOINT")],
+        operands: [OperandSpec("SOURCE", completion: .file, help: "PATH | synthetic:SIZE[:SEED] | http(s)://URL"), OperandSpec("ENDPOINT")],
         options: options.map(\.spec),
         notes: """
             Run the same command again after an interruption: it resumes at the server's offset.
@@ -27,6 +27,7 @@ struct TusCommand: Subcommand {
     var options = TusOptions()
     var transport = TransportKind.platformDefault
     var progress = ProgressPrinter.Style.auto
+    var remote = RemoteSourceOptions()
 
     /// What the options set.
     struct Settings {
@@ -34,6 +35,7 @@ struct TusCommand: Subcommand {
         var transport = TransportKind.platformDefault
         var progress = ProgressPrinter.Style.auto
         var delete: String?
+        var source = RemoteSourceOptions()
     }
 
     /// Every option of `tus`, declared once: shown by `--help`, the man page and the
@@ -76,6 +78,7 @@ struct TusCommand: Subcommand {
             .noProgress(\.progress),
             .stallTimeout(\.options.transfer),
             .limitRate(\.options.transfer),
+            .sourceHeader(\.source),
         ]
     }
 
@@ -97,6 +100,7 @@ struct TusCommand: Subcommand {
         self.options = options
         self.transport = transport
         self.progress = progress
+        remote = settings.source.adopting(options.transfer, retry: RetryPolicy(retries: options.retries))
     }
 
     func run() async -> Int32 {
@@ -113,8 +117,9 @@ struct TusCommand: Subcommand {
             }
         case .upload(let source, let endpoint):
             let client = TusClient(transport: transport, options: options)
+            let remote = self.remote
             let result = await ProgressPrinter.run(style: progress) { report in
-                try await client.upload(source: source, to: endpoint, progress: report)
+                try await client.upload(source: source, to: endpoint, remote: remote, progress: report)
             }
             switch result {
             case .success(let upload):

@@ -31,6 +31,7 @@ struct UploadCommand {
         var transport = TransportKind.platformDefault
         var progress = ProgressPrinter.Style.auto
         var form: [MultipartPart] = []
+        var source = RemoteSourceOptions()
     }
 
     /// Every option of `upload`, declared once: shown by `--help`, the man page and the
@@ -70,6 +71,7 @@ struct UploadCommand {
             .insecure(\.options),
             .stallTimeout(\.options),
             .limitRate(\.options),
+            .sourceHeader(\.source),
         ]
     }
 
@@ -78,6 +80,7 @@ struct UploadCommand {
     var options = UploadOptions()
     var transport = TransportKind.platformDefault
     var progress = ProgressPrinter.Style.auto
+    var remote = RemoteSourceOptions()
 
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
@@ -111,6 +114,11 @@ struct UploadCommand {
         self.options = options
         self.transport = transport
         self.progress = progress
+        if !settings.source.headers.isEmpty, case .source(.remote) = payload {
+        } else if !settings.source.headers.isEmpty {
+            throw UsageError("--source-header goes with an http(s) SOURCE")
+        }
+        remote = settings.source.adopting(options)
     }
 
     func run() async -> Int32 {
@@ -118,7 +126,7 @@ struct UploadCommand {
         case .source(let source):
             let opened: SourceSpecification.Opened
             do {
-                opened = try source.open()
+                opened = try await source.open(remote: remote)
             } catch {
                 let hint = if case .isDirectory = error as? ByteSourceError { " (upload sends one file; s3 cp --recursive and s3 sync send a directory)" } else { "" }
                 Terminal.error("sluice: \(error)\(hint)")

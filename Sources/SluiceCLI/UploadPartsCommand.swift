@@ -174,6 +174,8 @@ struct UploadPartsCommand {
             }
         case .standardInput:
             throw S3Error(.source, "stdin cannot be read from any offset")
+        case .remote(let url):
+            throw S3Error(.source, "\(RemoteSourceError.shown(url)): upload --parts reads a file or synthetic source, not an http(s) URL")
         }
     }
 }

@@ -133,6 +133,7 @@ int curl_global_init(long flags);
 CURL *curl_easy_init(void);
 void curl_easy_cleanup(CURL *easy);
 int curl_easy_pause(CURL *easy, int bitmask);
+int curl_easy_perform(CURL *easy);
 const char *curl_easy_strerror(int code);
 CURLM *curl_multi_init(void);
 int curl_multi_add_handle(CURLM *multi, CURL *easy);
