@@ -47,6 +47,15 @@ is answered with `100 Continue` before the body is read (except where noted).
                       request header (name: value; ...), as a gateway that echoes them does
   /silent/...         read the request, record it, never answer; wait (up to 60 s) for the client
                       to close: a listing page that does not come
+  /source/NAME        a remote byte source (?size= bytes, 20 MiB; random bytes of ?seed=): HEAD
+                      names its length, ETag "v1" and Last-Modified; a GET with Range answers 206
+                      with Content-Range, 412 when If-Match names another ETag. After ?after= GETs
+                      of NAME (0), ?mode= misbehaves: 412 (the source changed: ETag "v2", other
+                      bytes, If-Match honoured), etag (other bytes and ETag "v2", If-Match
+                      ignored), 200 (the whole object to a Range), short (half the range, said by
+                      Content-Length), reset (once: half the range, then a reset); noetag (no
+                      ETag nor Last-Modified), redirect (302 to ?to=, a URL). Every request to
+                      /source/ is logged with its headers
   GET /requests       JSON list of every request seen so far (path, method, bytes, sha256,
                       outcome), for tests that count attempts
   anything else       404 after reading the body
@@ -100,6 +109,18 @@ class Log:
 
 
 LOG = Log()
+SOURCE_LOCK = threading.Lock()
+SOURCE_GETS = {}
+SOURCE_DATA = {}
+
+
+def source_data(seed, size):
+    """The bytes of /source/ for a seed: random, made once."""
+    with SOURCE_LOCK:
+        if (seed, size) not in SOURCE_DATA:
+            import random
+            SOURCE_DATA[(seed, size)] = random.Random(seed).randbytes(size)
+        return SOURCE_DATA[(seed, size)]
 
 
 class Body:
@@ -288,6 +309,8 @@ class Handler(socketserver.StreamRequestHandler):
             self.send_json(200, "OK", LOG.snapshot())
         elif path.startswith("/sink"):
             self.sink(body)
+        elif path.startswith("/source/"):
+            self.remote_source(body)
         elif path == "/reset-mid-body":
             self.reset_mid_body(body)
         elif path in ("/redirect-307", "/redirect-308"):
@@ -344,6 +367,56 @@ class Handler(socketserver.StreamRequestHandler):
             body.drain()
             self.record(body, "not found", 404)
             self.send_json(404, "Not Found", {"error": "no such path", "path": path})
+
+    def remote_source(self, body):
+        body.drain()
+        mode = self.param("mode", "ok")
+        size = int(self.param("size", str(20 << 20)))
+        seed = int(self.param("seed", "0"))
+        with SOURCE_LOCK:
+            if self.method == "GET":
+                SOURCE_GETS[self.path] = SOURCE_GETS.get(self.path, 0) + 1
+            count = SOURCE_GETS.get(self.path, 0)
+        LOG.add({"method": self.method, "path": self.path, "query": self.query, "headers": self.headers,
+                 "outcome": "source", "bytes": 0, "sha256": None, "complete": True, "status": None})
+        if mode == "redirect":
+            self.send(302, "Found", b"", (("Location", self.param("to", "/sink")),))
+            return
+        misbehaves = self.method == "GET" and count > int(self.param("after", "0"))
+        changed = misbehaves and mode in ("412", "etag")
+        data = source_data(seed + (1 if changed else 0), size)
+        tag = '"v2"' if changed else '"v1"'
+        validators = () if mode == "noetag" else (("ETag", tag), ("Last-Modified", "Mon, 07 Dec 2026 00:00:00 GMT"))
+        if self.method == "HEAD":
+            self.wfile.write(("HTTP/1.1 200 OK\r\nContent-Length: %d\r\nAccept-Ranges: bytes\r\n%sConnection: close\r\n\r\n"
+                              % (size, "".join("%s: %s\r\n" % pair for pair in validators))).encode("latin-1"))
+            self.wfile.flush()
+            return
+        wanted = self.headers.get("if-match")
+        if wanted is not None and wanted != tag and mode != "etag":
+            self.send(412, "Precondition Failed", b"")
+            return
+        first, last = 0, size - 1
+        asked = self.headers.get("range", "")
+        if asked.startswith("bytes="):
+            a, _, b = asked[6:].partition("-")
+            first, last = int(a), min(int(b) if b else size - 1, size - 1)
+        if misbehaves and mode == "200" or not asked:
+            self.send(200, "OK", data, validators)
+            return
+        piece = data[first:last + 1]
+        headers = validators + (("Content-Range", "bytes %d-%d/%d" % (first, last, size)),)
+        if misbehaves and mode == "short":
+            self.send(206, "Partial Content", piece[:len(piece) // 2], headers)
+            return
+        if misbehaves and mode == "reset" and count == int(self.param("after", "0")) + 1:
+            lines = ["HTTP/1.1 206 Partial Content"] + ["%s: %s" % pair for pair in headers]
+            lines += ["Content-Length: %d" % len(piece), "Connection: close", "", ""]
+            self.wfile.write("\r\n".join(lines).encode("latin-1") + piece[:len(piece) // 2])
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return
+        self.send(206, "Partial Content", piece, headers)
 
     def sink(self, body):
         self.send_continue()

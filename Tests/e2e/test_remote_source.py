@@ -1,0 +1,144 @@
+"""An http(s) SOURCE (issue 38): nginx's static files as the real source (206, ETag, If-Match),
+SeaweedFS and nginx as destinations, SHA-256 checked at the server; the fault server's
+/source/ paths for what nginx will not do (a source that changes mid-copy, a 200 to a Range,
+a short range, a reset, a redirect to another origin, no validator)."""
+
+import hashlib
+import json
+import os
+import random
+import urllib.parse
+import urllib.request
+import uuid
+
+import pytest
+
+from conftest import need_env, run, sha256_file
+from test_s3_cli import BUCKET, env, s3, sluice, weed  # noqa: F401  (fixtures)
+
+MIB = 1 << 20
+SIZE = 20 * MIB  # the fault server's /source/ default: three 8 MiB windows, so a change lands mid-copy
+
+
+def source_sha(seed=0, size=SIZE):
+    return hashlib.sha256(random.Random(seed).randbytes(size)).hexdigest()
+
+
+def fault_requests(fault_url):
+    with urllib.request.urlopen(fault_url + "/requests") as answer:
+        return json.load(answer)
+
+
+def sink_entries(fault_url, name):
+    return [entry for entry in fault_requests(fault_url) if entry["path"] == "/sink/" + name]
+
+
+def copy_to_sink(fault_url, mode, query="", *options):
+    """`sluice upload` of /source/NAME?mode=MODE&QUERY to /sink/NAME: (name, status, stdout, stderr)."""
+    name = "%s-%s" % (mode, uuid.uuid4().hex[:8])
+    source = "%s/source/%s?mode=%s%s" % (fault_url, name, mode, query)
+    status, out, err = run("upload", source, fault_url + "/sink/" + name, "-X", "PUT", "--progress", "none", *options)
+    return name, status, out, err
+
+
+def put_file(nginx, size, seed):
+    url, root = nginx
+    name = "src-%s.bin" % uuid.uuid4().hex[:8]
+    os.makedirs(os.path.join(root, "dav"), exist_ok=True)
+    path = os.path.join(root, "dav", name)
+    with open(path, "wb") as handle:
+        handle.write(random.Random(seed).randbytes(size))
+    return url + "/dav/" + name, path
+
+
+def test_an_http_source_is_copied_byte_exact_to_nginx(nginx):
+    source, path = put_file(nginx, 19 * MIB + 333, 3)
+    target = nginx[0] + "/dav/copy-%s.bin" % uuid.uuid4().hex[:8]
+    status, out, err = run("upload", source, target, "-X", "PUT", "--progress", "none", "--source-header", "X-Token: abcdefgh12")
+    assert status == 0, err
+    stored = os.path.join(nginx[1], "dav", target.rsplit("/", 1)[1])
+    assert sha256_file(stored) == sha256_file(path)
+
+
+def test_an_http_source_is_copied_byte_exact_to_s3_in_parts(nginx, s3, env):  # noqa: F811
+    source, path = put_file(nginx, 37 * MIB + 5, 4)
+    key = "remote/%s.bin" % uuid.uuid4().hex[:8]
+    status, out, err = sluice(env, "s3", "cp", source, "s3://%s/%s" % (BUCKET, key), "--part-size", "8MiB", "--progress", "none")
+    assert status == 0, err
+    assert "in 5 parts" in err, err
+    body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    assert hashlib.sha256(body).hexdigest() == sha256_file(path)
+
+
+@pytest.mark.parametrize("mode, after, says", [
+    ("412", 1, "changed since it was opened: 412"),
+    ("etag", 1, 'its ETag is now "v2", was "v1"'),
+    ("200", 0, "answered 200 (the whole object)"),
+    ("short", 0, "bytes to a request for the 8388608 of bytes 0-8388607"),
+])
+def test_a_source_that_changes_or_misanswers_fails_once_and_clearly(fault_url, mode, after, says):
+    name, status, out, err = copy_to_sink(fault_url, mode, "&after=%d" % after)
+    assert status == 1, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and says in lines[0], err
+    # Nothing complete arrived: the upload stopped at the source's error.
+    assert not [entry for entry in sink_entries(fault_url, name) if entry["complete"] and entry["bytes"] == SIZE]
+
+
+def test_a_changed_source_leaves_no_object_in_s3(fault_url, s3, env):  # noqa: F811
+    name = "s3-412-%s" % uuid.uuid4().hex[:8]
+    key = "remote/%s.bin" % name
+    source = "%s/source/%s?mode=412&after=1" % (fault_url, name)
+    status, out, err = sluice(env, "s3", "cp", source, "s3://%s/%s" % (BUCKET, key), "--part-size", "5MiB", "--concurrency", "1",
+                              "--progress", "none")
+    assert status == 1, err
+    assert "412" in err and "changed" in err, err
+    with pytest.raises(Exception):
+        s3.head_object(Bucket=BUCKET, Key=key)
+
+
+def test_a_reset_mid_range_is_read_again_from_the_byte_reached(fault_url):
+    name, status, out, err = copy_to_sink(fault_url, "reset", "&after=1")
+    assert status == 0, err
+    assert json.loads(out)["sha256"] == source_sha()
+    gets = [entry for entry in fault_requests(fault_url) if entry["path"] == "/source/" + name and entry["method"] == "GET"]
+    # Three windows, and the one that was reset asked again from where it stopped, not from its start.
+    assert len(gets) == 4
+    reset, again = gets[1]["headers"]["range"], gets[2]["headers"]["range"]
+    assert reset != again and reset.split("-")[1] == again.split("-")[1], (reset, again)
+    assert all(entry["headers"]["if-match"] == '"v1"' for entry in gets)
+
+
+def test_a_redirect_to_another_origin_drops_the_source_headers(fault_url):
+    there_name = "there-%s" % uuid.uuid4().hex[:8]
+    other = fault_url.replace("127.0.0.1", "localhost") + "/source/" + there_name
+    name, status, out, err = copy_to_sink(fault_url, "redirect", "&to=" + urllib.parse.quote(other, safe=""),
+                                          "--source-header", "X-Token: secret-token-1")
+    assert status == 0, err
+    assert json.loads(out)["sha256"] == source_sha()
+    entries = fault_requests(fault_url)
+    home = [entry for entry in entries if entry["path"] == "/source/" + name]
+    there = [entry for entry in entries if entry["path"] == "/source/" + there_name]
+    assert home and all(entry["headers"].get("x-token") == "secret-token-1" for entry in home)
+    assert len(there) >= 4 and all("x-token" not in entry["headers"] for entry in there)
+
+
+def test_a_source_without_a_validator_is_copied_and_said_once(fault_url):
+    _, status, out, err = copy_to_sink(fault_url, "noetag")
+    assert status == 0, err
+    assert json.loads(out)["sha256"] == source_sha()
+    assert err.count("names no strong ETag or Last-Modified") == 1, err
+
+
+def test_a_source_header_with_a_line_break_is_refused(fault_url):
+    status, out, err = run("upload", fault_url + "/source/x", fault_url + "/sink/x", "--source-header", "X-A: b\r\nEvil: 1")
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "--source-header" in err, err
+
+
+def test_an_http_source_goes_over_tus_byte_exact(nginx, tmp_path):
+    endpoint, store = need_env("SLUICE_TUS_URL"), need_env("SLUICE_TUS_STORE")
+    source, path = put_file(nginx, 9 * MIB + 17, 5)
+    status, out, err = run("tus", source, endpoint, "--state", str(tmp_path), "--progress", "none")
+    assert status == 0, err
+    upload_url = out.decode().strip()
+    assert sha256_file(os.path.join(store, upload_url.rstrip("/").rsplit("/", 1)[-1])) == sha256_file(path)
