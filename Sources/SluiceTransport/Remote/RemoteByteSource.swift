@@ -44,6 +44,11 @@ public final class RemoteByteSource: ByteSource {
     package struct Location: Sendable {
         package var url: URL
         package var sendsHeaders: Bool
+
+        package init(url: URL, sendsHeaders: Bool) {
+            self.url = url
+            self.sendsHeaders = sendsHeaders
+        }
     }
 
     /// An easy handle no thread uses, kept for its connection.

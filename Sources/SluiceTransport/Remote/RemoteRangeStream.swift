@@ -15,7 +15,7 @@ import SluiceRequests
 /// - Important: Memory: `RemoteSourceOptions.bufferSize` for the ring, plus libcurl's 64 KiB
 ///   receive buffer. `close()` ends the GET at its next callback (at once when it waits for
 ///   room); the thread then ends by itself.
-final class RemoteRangeStream: @unchecked Sendable {
+package final class RemoteRangeStream: @unchecked Sendable {
     // @unchecked: `ring` is read and written only with `state`'s lock held; the rest is `let`.
     /// The bytes this stream delivers.
     let range: Range<Int64>
@@ -295,7 +295,7 @@ final class RemoteRangeStream: @unchecked Sendable {
     }
 
     /// `bytes FIRST-LAST/TOTAL` (TOTAL may be `*`, nil then).
-    static func contentRange(_ text: String?) -> (Int64, Int64, Int64?)? {
+    package static func contentRange(_ text: String?) -> (Int64, Int64, Int64?)? {
         guard let text, text.lowercased().hasPrefix("bytes ") else { return nil }
         let rest = text.dropFirst(6)
         guard let dash = rest.firstIndex(of: "-"), let slash = rest.firstIndex(of: "/"), dash < slash,
