@@ -7,13 +7,15 @@ import hashlib
 import json
 import os
 import random
+import subprocess
+import time
 import urllib.parse
 import urllib.request
 import uuid
 
 import pytest
 
-from conftest import need_env, run, sha256_file
+from conftest import need_env, run, sha256_file, sluice_bin, stop
 from test_s3_cli import BUCKET, env, s3, sluice, weed  # noqa: F401  (fixtures)
 
 MIB = 1 << 20
@@ -142,3 +144,40 @@ def test_an_http_source_goes_over_tus_byte_exact(nginx, tmp_path):
     assert status == 0, err
     upload_url = out.decode().strip()
     assert sha256_file(os.path.join(store, upload_url.rstrip("/").rsplit("/", 1)[-1])) == sha256_file(path)
+
+
+def held_parts(s3, key):
+    uploads = [u for u in s3.list_multipart_uploads(Bucket=BUCKET, Prefix=key).get("Uploads", []) if u["Key"] == key]
+    return sum(len(s3.list_parts(Bucket=BUCKET, Key=key, UploadId=u["UploadId"]).get("Parts", [])) for u in uploads)
+
+
+def kill_once_parts_are_held(s3, env, args, key):  # noqa: F811
+    """Starts `sluice ARGS`, waits (a gate, bounded) until the server holds a part, kills it with SIGKILL."""
+    proc = subprocess.Popen([sluice_bin(), *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while held_parts(s3, key) == 0 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the copy ended before a part was held"
+    finally:
+        proc.kill()
+        stop(proc)
+
+
+@pytest.mark.parametrize("replaced", [False, True], ids=["same", "replaced"])
+def test_an_http_source_resumes_after_kill_9_and_a_replaced_one_is_sent_whole(nginx, s3, env, replaced):  # noqa: F811
+    source, path = put_file(nginx, 30 * MIB + 7, 6)
+    key = "remote/resume-%s.bin" % uuid.uuid4().hex[:8]
+    args = ["s3", "cp", source, "s3://%s/%s" % (BUCKET, key), "--part-size", "5MiB", "--concurrency", "2", "--progress", "none"]
+    kill_once_parts_are_held(s3, env, args + ["--limit-rate", "4M"], key)
+    if replaced:
+        # Other bytes of the same length, and another ETag (nginx's is mtime-size).
+        with open(path, "wb") as handle:
+            handle.write(random.Random(7).randbytes(30 * MIB + 7))
+        later = time.time() + 100
+        os.utime(path, (later, later))
+    status, out, err = sluice(env, *args)
+    assert status == 0, err
+    assert ("already at the server" in err) != replaced, err
+    body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    assert hashlib.sha256(body).hexdigest() == sha256_file(path)
