@@ -74,7 +74,7 @@ struct OperandSpec: Sendable, Hashable {
     }
 
     /// `SOURCE` of `upload`, `checksum`, `s3 cp`: the three kinds `SourceSpecification` parses.
-    static let source = OperandSpec("SOURCE", completion: .file, help: "PATH | - (stdin) | synthetic:SIZE[:SEED] | http(s)://URL")
+    static let source = OperandSpec("SOURCE", completion: .file, help: "PATH | - (stdin) | synthetic:SIZE[:SEED] | http(s)://URL | s3://BUCKET/KEY (s3 cp)")
 }
 
 /// One usage line of a command: what follows `sluice COMMAND`, and, for the list of

@@ -36,6 +36,8 @@ extension SourceSpecification {
             return Opened(body: .bytes(source), source: source, sequential: nil, close: {})
         case .remote(let url):
             throw ByteSourceError.invalidSpecification("\(RemoteSourceError.shown(url)): an http(s) source is read by upload, tus and s3 cp, not here")
+        case .object(let location):
+            throw ByteSourceError.invalidSpecification("\(location): an s3:// source is read by s3 cp only")
         }
     }
 }
@@ -53,10 +55,14 @@ extension SourceSpecification {
 
     /// Opens an http(s) source, saying once when it names no validator.
     static func openRemote(_ url: URL, options: RemoteSourceOptions) async throws -> RemoteByteSource {
-        let source = try await RemoteByteSource.open(url, options: options)
+        warnIfUnpinned(try await RemoteByteSource.open(url, options: options))
+    }
+
+    /// Says once on stderr when a remote source names no validator; returns it.
+    static func warnIfUnpinned(_ source: RemoteByteSource) -> RemoteByteSource {
         if source.validator == nil {
             Terminal.error(
-                "sluice: warning: \(RemoteSourceError.shown(url)) names no strong ETag or Last-Modified: its ranges cannot be pinned to one version, and an interrupted copy will not be resumed"
+                "sluice: warning: \(RemoteSourceError.shown(source.url)) names no strong ETag or Last-Modified: its ranges cannot be pinned to one version, and an interrupted copy will not be resumed"
             )
         }
         return source

@@ -46,6 +46,8 @@ extension TusSource {
     ///   when the file cannot be opened.
     static func open(_ specification: SourceSpecification) throws -> TusSource {
         switch specification {
+        case .object(let location):
+            throw TusError(.source, "\(location): an s3:// source is read by s3 cp only")
         case .remote(let url):
             throw TusError(.source, "\(RemoteSourceError.shown(url)): an http(s) source is opened by TusClient.upload(source:)")
         case .standardInput:
@@ -103,6 +105,18 @@ extension S3Client {
             }
             defer { bytes.close() }
             let target = try location.resolvingKey(forSourceNamed: SourceSpecification.remoteName(url))
+            let source = S3Source(bytes, identity: SourceSpecification.remoteIdentity(bytes), fingerprint: S3SourceFingerprint(size: bytes.length))
+            return try await upload(source, to: target, progress: progress)
+        case .object(let from):
+            // Read with this client's endpoint and credentials, by pinned ranges.
+            let bytes: RemoteByteSource
+            do { bytes = SourceSpecification.warnIfUnpinned(try await remoteSource(of: from, options: remote)) } catch let error as S3Error {
+                throw error
+            } catch {
+                throw S3Error(.source, "\(from): \(error)", underlying: error)
+            }
+            defer { bytes.close() }
+            let target = try location.resolvingKey(forSourceNamed: from.key.split(separator: "/").last.map(String.init))
             let source = S3Source(bytes, identity: SourceSpecification.remoteIdentity(bytes), fingerprint: S3SourceFingerprint(size: bytes.length))
             return try await upload(source, to: target, progress: progress)
         case .standardInput:

@@ -1,13 +1,14 @@
 import Foundation
 import Sluice
 
-/// What a command line's SOURCE names: `PATH`, `-` (stdin), `synthetic:SIZE[:SEED]` or an
-/// `http(s)://` URL.
+/// What a command line's SOURCE names: `PATH`, `-` (stdin), `synthetic:SIZE[:SEED]`, an
+/// `http(s)://` URL or an `s3://BUCKET/KEY` object (`s3 cp`).
 enum SourceSpecification: Sendable, Equatable {
     case file(path: String)
     case standardInput
     case synthetic(length: Int64, seed: UInt64)
     case remote(URL)
+    case object(S3Location)
 
     /// Parses a SOURCE argument.
     ///
@@ -39,6 +40,13 @@ enum SourceSpecification: Sendable, Equatable {
                 throw UsageError("invalid source URL '\(text)': expected http(s)://HOST[:PORT]/PATH")
             }
             self = .remote(url)
+            return
+        }
+        if text.hasPrefix("s3://") {
+            guard let location = try? S3Location(parsing: text), !location.key.isEmpty, !location.key.hasSuffix("/") else {
+                throw UsageError("invalid source '\(text)': expected s3://BUCKET/KEY, an object (prefixes are not copied yet)")
+            }
+            self = .object(location)
             return
         }
         guard !text.isEmpty else { throw UsageError("empty source path") }

@@ -176,6 +176,8 @@ struct UploadPartsCommand {
             throw S3Error(.source, "stdin cannot be read from any offset")
         case .remote(let url):
             throw S3Error(.source, "\(RemoteSourceError.shown(url)): upload --parts reads a file or synthetic source, not an http(s) URL")
+        case .object(let location):
+            throw S3Error(.source, "\(location): upload --parts reads a file or synthetic source, not an s3:// object")
         }
     }
 }

@@ -42,7 +42,8 @@ struct RemoteByteSourceTests {
         #expect(same.sendsHeaders && same.url.absoluteString == "http://127.0.0.1:8080/b/file.bin")
         for elsewhere in ["http://localhost:8080/b", "https://127.0.0.1:8080/b", "http://127.0.0.1:8081/b"] {
             let away = try RemoteByteSource.follow(from: home, fields: ["location": elsewhere], redirects: 1, original: original, options: options)
-            #expect(!away.sendsHeaders && RemoteByteSource.headers(for: away, options: options).isEmpty, "\(elsewhere)")
+            let sent = try RemoteByteSource.headers(for: away, method: "GET", adding: [], options: options)
+            #expect(!away.sendsHeaders && sent.isEmpty, "\(elsewhere)")
             // Once away, back home does not bring them back within the same chain.
             let back = try RemoteByteSource.follow(from: away, fields: ["location": original.absoluteString], redirects: 2, original: original, options: options)
             #expect(!back.sendsHeaders)

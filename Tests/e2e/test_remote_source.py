@@ -181,3 +181,23 @@ def test_an_http_source_resumes_after_kill_9_and_a_replaced_one_is_sent_whole(ng
     assert ("already at the server" in err) != replaced, err
     body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
     assert hashlib.sha256(body).hexdigest() == sha256_file(path)
+
+
+def test_an_s3_object_is_copied_by_pinned_ranges_to_another_key(s3, env):  # noqa: F811
+    data = random.Random(11).randbytes(21 * MIB + 3)
+    source_key = "remote/s3-src-%s.bin" % uuid.uuid4().hex[:8]
+    s3.put_object(Bucket=BUCKET, Key=source_key, Body=data)
+    target_key = "remote/s3-copy-%s.bin" % uuid.uuid4().hex[:8]
+    status, out, err = sluice(env, "s3", "cp", "s3://%s/%s" % (BUCKET, source_key), "s3://%s/%s" % (BUCKET, target_key),
+                              "--part-size", "8MiB", "--progress", "none")
+    assert status == 0, err
+    assert "in 3 parts" in err, err
+    body = s3.get_object(Bucket=BUCKET, Key=target_key)["Body"].read()
+    assert hashlib.sha256(body).hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_a_missing_s3_object_or_a_prefix_as_source_is_one_line(s3, env):  # noqa: F811
+    status, _, err = sluice(env, "s3", "cp", "s3://%s/remote/no-such-%s" % (BUCKET, uuid.uuid4().hex), "s3://%s/x" % BUCKET)
+    assert status == 1 and len(err.strip().splitlines()) == 1 and "404" in err, err
+    status, _, err = sluice(env, "s3", "cp", "s3://%s/remote/" % BUCKET, "s3://%s/x" % BUCKET)
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "prefixes are not copied yet" in err, err

@@ -107,7 +107,8 @@ public final class RemoteByteSource: ByteSource {
         while true {
             answer = nil
             deadline.reset()
-            let code = try exchange.perform(easy, url: location.url, head: true, headers: headers(for: location, options: options), options: options)
+            let code = try exchange.perform(
+                easy, url: location.url, head: true, headers: headers(for: location, method: "HEAD", adding: [], options: options), options: options)
             let failure: RemoteSourceError
             if let (status, fields) = answer {
                 switch status {
@@ -145,9 +146,17 @@ public final class RemoteByteSource: ByteSource {
         }
     }
 
-    /// The headers for a request at `location`: the source's own only at its origin.
-    package static func headers(for location: Location, options: RemoteSourceOptions) -> [HTTPHeader] {
-        location.sendsHeaders ? options.headers : []
+    /// The headers for a request at `location`: `extra`, and the source's own (signed by
+    /// `authorize`) only at its origin.
+    ///
+    /// - Throws: What `authorize` throws.
+    package static func headers(
+        for location: Location, method: String, adding extra: [HTTPHeader], options: RemoteSourceOptions
+    ) throws -> [HTTPHeader] {
+        guard location.sendsHeaders else { return extra }
+        let all = options.headers + extra
+        guard let authorize = options.authorize else { return all }
+        return try authorize(method, location.url, all)
     }
 
     /// The location a redirect answer names.

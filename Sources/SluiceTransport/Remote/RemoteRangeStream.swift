@@ -189,13 +189,13 @@ package final class RemoteRangeStream: @unchecked Sendable {
                 return source.recycle(easy)
             }
             asked = fetched...(range.upperBound - 1)
-            var headers = RemoteByteSource.headers(for: location, options: options)
-            headers.append(HTTPHeader(name: "Range", value: "bytes=\(asked.lowerBound)-\(asked.upperBound)"))
-            if let validator = source.validator { headers.append(validator.condition) }
+            var pins = [HTTPHeader(name: "Range", value: "bytes=\(asked.lowerBound)-\(asked.upperBound)")]
+            if let validator = source.validator { pins.append(validator.condition) }
             verdict = nil
             clock.reset()
             let code: Int32
             do {
+                let headers = try RemoteByteSource.headers(for: location, method: "GET", adding: pins, options: options)
                 code = try exchange.perform(easy, url: location.url, head: false, headers: headers, options: options)
             } catch {
                 fail(RemoteSourceError(.transport, "\(error)", url: source.url, offset: fetched, underlying: error))
