@@ -193,7 +193,10 @@ struct S3CopyCommand {
             guard !walk.recursive, !walk.isSet else {
                 throw UsageError("s3 cp s3://… copies one object; a prefix (--recursive) is not copied yet")
             }
-            let copied = try S3Arguments.location(source, keyFor: "s3 cp")
+            // An object, not a prefix: refused as SourceSpecification refuses it.
+            guard case .object(let copied) = try SourceSpecification(parsing: source) else {
+                throw UsageError("invalid source '\(source)': expected s3://BUCKET/KEY")
+            }
             if location.key.isEmpty || location.key.hasSuffix("/") {
                 location.key += copied.key.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
             }
@@ -335,6 +338,10 @@ extension S3CopyCommand {
         case .file(let path)?: lines.upload(path, to: url)
         case .standardInput?, nil: return
         case .synthetic?: lines.upload(shown: source, to: url)
+        // A URL as typed, a password in it shown as `***`.
+        case .remote(let remote)?: lines.upload(shown: Redaction.secrets(in: remote.absoluteString), to: url)
+        // An object is copied by the store (`runCopy`), told as a copy.
+        case .object?: return
         }
     }
 
