@@ -69,7 +69,7 @@ def test_what_cannot_be_copied_is_one_line(s3, env):
     status, out, err = run(env, "s3://%s/x" % BUCKET, target, "--recursive")
     assert status == 2 and out == "" and len(err.splitlines()) == 1, (status, out, err)
     status, out, err = run(env, "s3://%s" % BUCKET, target)
-    assert status == 2 and "key" in err, (status, out, err)
+    assert status == 2 and "KEY" in err and len(err.splitlines()) == 1, (status, out, err)
     # A dry run says what it would copy and sends nothing.
     status, out, err = run(env, "s3://%s/whatever" % BUCKET, target, "--dryrun")
     assert status == 0 and out.startswith("(dryrun) copy: "), (status, out, err)
