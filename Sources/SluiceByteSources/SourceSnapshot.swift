@@ -44,6 +44,9 @@ package struct SourceSnapshot: Sendable {
     package var clock = Clock.system
     /// Called between the read and the second look at the change time (tests change the file there).
     package var afterRead: (@Sendable () -> Void)?
+    /// Whether `readFile` reads what the page cache holds on the task's thread; false sends
+    /// every read to the blocking pool, as a read that would wait on the disk goes (tests).
+    package var readsCachedInline = true
 
     /// A snapshot with the system clock and no hook.
     package init() {}
@@ -117,67 +120,101 @@ package struct SourceSnapshot: Sendable {
             inode = file.inode
             (modificationTime, changeTime) = file.timesInNanoseconds
         }
+
+        /// What `info` (an open file's `fstat`) says.
+        init(_ info: stat, bytes: [UInt8]) {
+            self.bytes = bytes
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            (modificationTime, changeTime) = (info.st_mtim.nanosecondsSince1970, info.st_ctim.nanosecondsSince1970)
+        }
     }
 
-    /// What one trip to the pool did with a path.
-    private enum Trip: Sendable {
-        case read(File)
-        /// Not a small regular file: the caller opens it as any other path.
-        case other
-        /// Changed within the granularity: opened (its change time then), to be read after
-        /// the wait (nanoseconds).
-        case wait(FileByteSource, opened: Int64, wait: Int64)
-    }
-
-    /// A regular file below `limit` bytes read as `read(_:)` reads it, its open, `fstat`,
-    /// read, second `fstat` and close in one trip to the blocking pool (two when it changed
-    /// within the granularity: the wait is not spent on a pool thread); nil for any other path
-    /// (grown past the limit, empty, a FIFO, a /proc file), which the caller opens as it would.
+    /// A regular file below `limit` bytes read as `read(_:)` reads it, or nil for any other
+    /// path (grown past the limit, empty, a FIFO, a /proc file), which the caller opens as it
+    /// would.
     ///
-    /// A job of many small files made three trips a file (the open on the cooperative pool, the
-    /// read, the record), each waking a thread: this is the one for the read.
+    /// Its open, `fstat`, read, second `fstat` and close are done on the task's thread when the
+    /// page cache holds the whole file (the read is `preadv2` with `RWF_NOWAIT`, which never
+    /// waits on the disk: less than the two thread switches of a trip to the blocking pool, and
+    /// a job of many small files had one trip a file for this alone). Where the read would wait
+    /// (`EAGAIN`, or a file system that cannot say), the opened file is read, looked at again
+    /// and closed in one trip to the pool; a file changed within the granularity is read after
+    /// the wait, in one trip (the wait is not spent on a pool thread). The open's `fstat` is
+    /// the first look either way.
     ///
+    /// - Important: The open and the `fstat`s are inline: a job's walk has just looked at the
+    ///   path, so its inode is in memory (on a network file system the open may ask the server).
     /// - Throws: `ByteSourceError` when the path cannot be opened (as `OpenedFile(path:)`
     ///   throws it) or read; `Changed`; `CancellationError`.
     package func readFile(atPath path: String, below limit: Int64) async throws -> File? {
-        let (clock, afterRead) = (clock, afterRead)
-        let trip = try await BlockingPool.shared.run { () throws -> Trip in
-            let (fd, info) = try FileByteSource.openFile(path)
-            guard info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, Int64(info.st_size) < limit,
-                !FileByteSource.isOnPseudoFileSystem(info)
-            else {
+        let (fd, info) = try FileByteSource.openFile(path)
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, Int64(info.st_size) < limit,
+            !FileByteSource.isOnPseudoFileSystem(info)
+        else {
+            _ = systemClose(fd)
+            return nil
+        }
+        let opened = info.st_ctim.nanosecondsSince1970
+        let wait: Int64
+        do { wait = try Self.wait(before: opened, clock: clock) } catch {
+            _ = systemClose(fd)
+            throw error
+        }
+        if wait == 0, readsCachedInline {
+            let cached: File?
+            do { cached = try Self.readCached(fd, info: info, path: path, afterRead: afterRead) } catch {
                 _ = systemClose(fd)
-                return .other
-            }
-            let file = try FileByteSource(adopting: fd, info: info, path: path, probed: true)
-            let opened = file.openedChangeTime
-            let wait: Int64
-            do { wait = try Self.wait(before: opened, clock: clock) } catch {
-                file.close()
                 throw error
             }
-            if wait > 0 { return .wait(file, opened: opened, wait: wait) }
-            defer { file.close() }
-            // The open's fstat is the first look: the clock was already a granularity past it.
-            return .read(File(file, bytes: try Self.readAtRest(file, opened: opened, afterRead: afterRead)))
+            if let cached {
+                _ = systemClose(fd)
+                return cached
+            }
         }
-        switch trip {
-        case .read(let file): return file
-        case .other: return nil
-        case .wait(let file, let opened, let wait):
+        let file = try FileByteSource(adopting: fd, info: info, path: path, probed: true)
+        let afterRead = afterRead
+        if wait > 0 {
             do { try await clock.sleep(.nanoseconds(wait)) } catch {
                 file.close()
                 throw error
             }
-            // The file is touched on the pool's threads only (ThreadSanitizer does not see the
-            // continuation order the task's thread has with them); unclosed after a cancel
-            // before the trip, it closes when it goes away.
-            return try await BlockingPool.shared.run {
-                defer { file.close() }
-                try Self.check(file, opened: opened, when: "since it was opened")
-                return File(file, bytes: try Self.readAtRest(file, opened: opened, afterRead: afterRead))
-            }
         }
+        // From here the file is touched on the pool's thread only (ThreadSanitizer does not see
+        // the continuation order the task's thread has with it); unclosed after a cancel before
+        // the trip, it closes when it goes away.
+        return try await BlockingPool.shared.run {
+            defer { file.close() }
+            if wait > 0 { try Self.check(file, opened: opened, when: "since it was opened") }
+            return File(file, bytes: try Self.readAtRest(file, opened: opened, afterRead: afterRead))
+        }
+    }
+
+    /// `fd`'s file (`info` its `fstat` at open, a granularity old) read whole from the page
+    /// cache and looked at again, or nil when the cache does not hold all of it (or the file
+    /// ended early: the pool's read says why).
+    ///
+    /// - Throws: `Changed` when its size or change time moved; `ByteSourceError` when the read
+    ///   or the `fstat` fails.
+    private static func readCached(_ fd: Int32, info: stat, path: String, afterRead: (@Sendable () -> Void)?) throws -> File? {
+        let count = Int(info.st_size)
+        var complete = false
+        let bytes = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            do throws(Errno) {
+                complete = try Syscall.preadCached(fd, UnsafeMutableRawBufferPointer(buffer), 0) == count
+            } catch {
+                throw ByteSourceError.system(operation: "read", path: path, errno: error.code)
+            }
+            initialized = complete ? count : 0
+        }
+        guard complete else { return nil }
+        afterRead?()
+        var now = stat()
+        guard fstat(fd, &now) == 0 else { throw ByteSourceError.system(operation: "fstat", path: path, errno: errno) }
+        guard Int64(now.st_size) == Int64(info.st_size), now.st_ctim.nanosecondsSince1970 == info.st_ctim.nanosecondsSince1970 else {
+            throw changed(when: "while it was read")
+        }
+        return File(info, bytes: bytes)
     }
 
     /// Reads `file` whole and looks at its change time again: it must still be `opened`.
@@ -208,9 +245,11 @@ package struct SourceSnapshot: Sendable {
 
     private static func check(_ file: any ChangeTimedSource, opened: Int64, when: String) throws {
         let now = try file.currentSizeAndChangeTime()
-        guard now.size == file.length, now.change == opened else {
-            throw Changed(reason: "it was written to \(when): its change time moved")
-        }
+        guard now.size == file.length, now.change == opened else { throw changed(when: when) }
+    }
+
+    private static func changed(when: String) -> Changed {
+        Changed(reason: "it was written to \(when): its change time moved")
     }
 
     private static func seconds(_ nanoseconds: Int64) -> String {

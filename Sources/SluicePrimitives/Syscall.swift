@@ -3,6 +3,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if os(Linux)
+import CSluiceCrypto
+#endif
 
 extension timespec {
     /// A `stat` time exactly, in nanoseconds since 1970 (what fingerprints and journals keep).
@@ -27,6 +30,28 @@ package enum Syscall {
 
     package static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, _ offset: Int64) throws(Errno) -> Int {
         try retrying { Glibc_pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    /// `pread` from the page cache only (`preadv2` with `RWF_NOWAIT`): the bytes it holds at
+    /// `offset` (fewer than asked when it holds only some, 0 at the end of the file), nil where
+    /// the read would wait on the disk (`EAGAIN`) or the file system or system cannot say
+    /// (`EOPNOTSUPP`, `EINVAL`, `ENOSYS`; always off Linux). For reads done inline on a task's
+    /// thread, with the blocking pool for a nil.
+    ///
+    /// - Throws: `Errno` for any other failure.
+    package static func preadCached(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, _ offset: Int64) throws(Errno) -> Int? {
+        #if os(Linux)
+        do throws(Errno) {
+            return try retrying { sluice_pread_nowait(fd, buffer.baseAddress, buffer.count, offset) }
+        } catch {
+            switch error.code {
+            case EAGAIN, EOPNOTSUPP, EINVAL, ENOSYS: return nil
+            default: throw error
+            }
+        }
+        #else
+        return nil
+        #endif
     }
 
     package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {

@@ -66,8 +66,10 @@ struct SourceSnapshotTests {
         #expect(waits.withLock { $0 } == 0)
     }
 
-    @Test("a small file is opened, read, looked at again and closed in one trip; any other path is left to the caller")
-    func readFileInOneTrip() async throws {
+    @Test(
+        "a small file is opened, read, looked at again and closed inline from the page cache or in one trip to the pool; any other path is left to the caller",
+        arguments: [true, false])
+    func readFileInOneTrip(inline: Bool) async throws {
         let (path, file) = try file(Array(repeating: 0x61, count: 16_384))
         file.close()
         var info = stat()
@@ -75,6 +77,7 @@ struct SourceSnapshotTests {
         let changed = info.st_ctim.nanosecondsSince1970
         let waits = Mutex<[Duration]>([])
         var snapshot = SourceSnapshot()
+        snapshot.readsCachedInline = inline
         // At rest: read in the trip, no wait.
         let granularity = SourceSnapshot.granularity(changeTime: changed)
         snapshot.clock = .init(now: { changed + granularity }, sleep: { duration in waits.withLock { $0.append(duration) } })

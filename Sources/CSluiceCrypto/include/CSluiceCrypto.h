@@ -51,4 +51,9 @@ uint64_t sluice_crc64nvme_software(uint64_t crc, const void *bytes, size_t count
 int sluice_crc64nvme_is_hardware(void);
 /// The CRC-64/NVME of A||B from crc(A), crc(B) and the length of B.
 uint64_t sluice_crc64nvme_combine(uint64_t crc1, uint64_t crc2, uint64_t len2);
+
+/// `pread` of up to `count` bytes at `offset` that never waits on the disk (`preadv2` with
+/// `RWF_NOWAIT`): the bytes the page cache holds, or -1 with errno EAGAIN where the read would
+/// wait (EOPNOTSUPP where the file system or the kernel cannot say, and off Linux).
+long sluice_pread_nowait(int fd, void *buffer, size_t count, int64_t offset);
 #endif
