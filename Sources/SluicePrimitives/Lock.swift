@@ -19,9 +19,11 @@ import Darwin
 ///   condition true; `wait(timeout:_:)` also gives up at its deadline. Every state change a
 ///   waiter may be waiting for must broadcast.
 package final class Lock<State> {
-    private var state: State
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // Inlinable (its fields usable from inlined code): each module's calls are specialized
+    // for their state, not made through the generic entry point with its witness calls.
+    @usableFromInline var state: State
+    @usableFromInline let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    @usableFromInline let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
     package init(_ state: State) {
         self.state = state
@@ -43,6 +45,7 @@ package final class Lock<State> {
     }
 
     /// Runs `body` with the lock held.
+    @inlinable
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -52,6 +55,7 @@ package final class Lock<State> {
     /// Waits until `body` returns a value, re-running it each time the state changes.
     ///
     /// `body` runs with the lock held and returns `nil` to keep waiting.
+    @inlinable
     package func wait<R>(_ body: (inout State) throws -> R?) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -92,6 +96,7 @@ package final class Lock<State> {
     }
 
     /// Runs `body` with the lock held, then wakes every waiter.
+    @inlinable
     package func withLockBroadcasting<R>(_ body: (inout State) throws -> R) rethrows -> R {
         try withLock(waking: false, body)
     }
@@ -101,11 +106,13 @@ package final class Lock<State> {
     /// Waking them all made each wait for the lock in turn only to find the item taken.
     /// The signal comes after the unlock, so the woken thread does not block at once on the
     /// mutex its waker still holds.
+    @inlinable
     package func withLockSignalling<R>(_ body: (inout State) throws -> R) rethrows -> R {
         try withLock(waking: true, body)
     }
 
-    private func withLock<R>(waking one: Bool, _ body: (inout State) throws -> R) rethrows -> R {
+    @inlinable
+    func withLock<R>(waking one: Bool, _ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer {
             if one {

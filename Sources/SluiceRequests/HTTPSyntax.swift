@@ -45,13 +45,28 @@ package enum HTTPSyntax {
     /// Whether two header names are equal ignoring case, as `caseInsensitiveCompare` says:
     /// ASCII names (every token) byte by byte, Foundation asked only for others.
     package static func namesMatch(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (a.utf8, b.utf8)
-        guard x.allSatisfy({ $0 < 0x80 }), y.allSatisfy({ $0 < 0x80 }) else { return a.caseInsensitiveCompare(b) == .orderedSame }
-        return x.count == y.count
-            && zip(x, y).allSatisfy { p, q in
-                let folded = p | 0x20
-                return p == q || (folded == q | 0x20 && folded >= UInt8(ascii: "a") && folded <= UInt8(ascii: "z"))
-            }
+        // Over the strings' UTF-8 in place (every name a request or an answer holds is a
+        // native string): one loop, not iterators over each view (a lookup per header per answer).
+        let ascii = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in asciiNamesMatch(x, y) } ?? nil
+        }
+        if let ascii, let matched = ascii { return matched }
+        return a.caseInsensitiveCompare(b) == .orderedSame
+    }
+
+    /// Whether two ASCII names are equal ignoring case; nil when either is not ASCII.
+    private static func asciiNamesMatch(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool? {
+        guard x.count == y.count else {
+            return x.contains(where: { $0 >= 0x80 }) || y.contains(where: { $0 >= 0x80 }) ? nil : false
+        }
+        var matched = true
+        for index in 0..<x.count {
+            let (p, q) = (x[index], y[index])
+            if (p | q) >= 0x80 { return nil }
+            let folded = p | 0x20
+            if !(p == q || (folded == q | 0x20 && folded >= UInt8(ascii: "a") && folded <= UInt8(ascii: "z"))) { matched = false }
+        }
+        return matched
     }
 
     /// `tchar`: the characters of a token.

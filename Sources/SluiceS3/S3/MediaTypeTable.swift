@@ -45,6 +45,10 @@ public struct MediaTypeTable: Sendable {
     /// `mimetypes.guess_type(os.path.abspath(path))[0]`. Only the absolute path's last name
     /// counts (an absolute path has no URL scheme, so `data:x,y` is a file name here).
     public func contentType(forPath path: String) -> String? {
+        // A path whose last name is a name (not empty, `.` or `..`), as every walked file's
+        // is: that name is what the normalization below ends with.
+        let last = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { path[path.utf8.index(after: $0)...] } ?? path[...]
+        if !last.isEmpty, last != ".", last != ".." { return guessType("/" + last) }
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         // posixpath.normpath: empty and `.` names dropped, `..` takes the one before it away.
         var names: [Substring.UnicodeScalarView] = []
