@@ -85,13 +85,23 @@ struct UploadJobCancelTests {
         let configured = job
         let gated = destination
         let walked = Lock(false)
+        let walkEnded = AsyncStream<Void>.makeStream()
         let running = Task {
             try await configured.run(to: gated) { progress in
-                if progress.walkEnded { walked.withLock { $0 = true } }
+                guard progress.walkEnded else { return }
+                if walked.withLock({ (seen: inout Bool) -> Bool in
+                    defer { seen = true }
+                    return !seen
+                }) {
+                    walkEnded.continuation.yield()
+                }
             }
         }
         var waiter = arrived.stream.makeAsyncIterator()
         for _ in 0..<4 { _ = await waiter.next() }  // all four in flight
+        // And the walk told over (it may end after the four arrived): the last files in flight.
+        var ended = walkEnded.stream.makeAsyncIterator()
+        _ = await ended.next()
         running.cancel()
         let result = await running.result
         guard case .failure(let error) = result else {
