@@ -33,7 +33,14 @@ public struct S3TransferSettings: Sendable, Equatable {
 
     /// One of the settings, to name those a caller set itself (a flag wins over the profile).
     public enum Setting: Sendable, Hashable, CaseIterable {
-        case multipartThreshold, multipartChunkSize, maximumConcurrentRequests, maximumBandwidth
+        /// `multipart_threshold`.
+        case multipartThreshold
+        /// `multipart_chunksize`.
+        case multipartChunkSize
+        /// `max_concurrent_requests`.
+        case maximumConcurrentRequests
+        /// `max_bandwidth`.
+        case maximumBandwidth
     }
 
     /// The settings of the nested `s3 =` section `table`, read from `path` (named in errors).

@@ -30,6 +30,7 @@ public struct RemoteSourceOptions: Sendable {
     /// (those and its own). nil to send them as they are.
     public var authorize: (@Sendable (_ method: String, _ url: URL, _ headers: [HTTPHeader]) throws -> [HTTPHeader])?
 
+    /// Options with every property at its default (given with each property): no header, no signer.
     public init() {}
 }
 
