@@ -197,9 +197,7 @@ struct S3CopyCommand {
             guard case .object(let copied) = try SourceSpecification(parsing: source) else {
                 throw UsageError("invalid source '\(source)': expected s3://BUCKET/KEY")
             }
-            if location.key.isEmpty || location.key.hasSuffix("/") {
-                location.key += copied.key.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
-            }
+            location = try Self.resolving(location, forSourceNamed: copied.key.split(separator: "/").last.map(String.init))
             copySource = copied
         } else if walk.recursive {
             try Self.checkDirectory(source)
@@ -209,8 +207,7 @@ struct S3CopyCommand {
             }
             // A malformed SOURCE is a usage error (2).
             if case .file(let path) = try SourceSpecification(parsing: source) {
-                // `s3://b/dir/` (or `s3://b`): the file's name below it, as the AWS CLI names it.
-                if location.key.isEmpty || location.key.hasSuffix("/") { location.key += (path as NSString).lastPathComponent }
+                location = try Self.resolving(location, forSourceNamed: (path as NSString).lastPathComponent)
             }
             if location.key.isEmpty { throw UsageError("s3 cp \(source) needs the object's key: s3://\(location.bucket)/KEY") }
         }
@@ -328,6 +325,13 @@ extension S3CopyCommand {
             Terminal.error("sluice: s3 cp: \(error.message)")
             return error.exitStatus
         }
+    }
+
+    /// `location`, or, when it names a folder (`s3://b/dir/`, `s3://b`), the source's `name`
+    /// below it, as the AWS CLI names it (`S3Location.resolvingKey`); a usage error when that
+    /// key cannot be.
+    static func resolving(_ location: S3Location, forSourceNamed name: String?) throws -> S3Location {
+        do { return try location.resolvingKey(forSourceNamed: name) } catch { throw UsageError("\(error)") }
     }
 
     /// `upload: SOURCE to s3://BUCKET/KEY`, as the AWS CLI tells a file stored; nothing for

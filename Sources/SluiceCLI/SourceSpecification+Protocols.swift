@@ -108,17 +108,8 @@ extension S3Client {
             let source = S3Source(bytes, identity: SourceSpecification.remoteIdentity(bytes), fingerprint: S3SourceFingerprint(size: bytes.length))
             return try await upload(source, to: target, progress: progress)
         case .object(let from):
-            // Read with this client's endpoint and credentials, by pinned ranges.
-            let bytes: RemoteByteSource
-            do { bytes = SourceSpecification.warnIfUnpinned(try await remoteSource(of: from, options: remote)) } catch let error as S3Error {
-                throw error
-            } catch {
-                throw S3Error(.source, "\(from): \(error)", underlying: error)
-            }
-            defer { bytes.close() }
-            let target = try location.resolvingKey(forSourceNamed: from.key.split(separator: "/").last.map(String.init))
-            let source = S3Source(bytes, identity: SourceSpecification.remoteIdentity(bytes), fingerprint: S3SourceFingerprint(size: bytes.length))
-            return try await upload(source, to: target, progress: progress)
+            // `s3 cp` copies an object by the store (`S3Client.copy`) before it comes here.
+            throw S3Error(.source, "\(from): an s3:// source is copied by the store (S3Client.copy), not uploaded")
         case .standardInput:
             let target = try location.resolvingKey(forSourceNamed: nil)
             // The library's stream reader waits for stdin in a poll that a cancel ends at once.
