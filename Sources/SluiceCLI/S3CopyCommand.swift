@@ -11,7 +11,8 @@ struct S3CopyCommand {
         notes: """
             An interrupted upload of a file resumes when the same command runs again. SOURCE may be an
             object, s3://BUCKET/KEY, on the same endpoint: the store copies it (CopyObject, or
-            UploadPartCopy in parts), no byte of it through sluice.
+            UploadPartCopy in parts), no byte of it through sluice; with --recursive, a prefix,
+            s3://BUCKET/PREFIX/: each object below it copied so below the destination prefix.
             """)
 
     var source: String
@@ -29,6 +30,8 @@ struct S3CopyCommand {
     var given: Set<String> = []
     /// SOURCE as an object (`s3://BUCKET/KEY`): copied by the store.
     var copySource: S3Location?
+    /// SOURCE as a prefix (`-r s3://BUCKET/PREFIX/`): its objects copied by the store.
+    var prefixSource: S3Location?
     var remote = RemoteSourceOptions()
 
     /// `--recursive` and what goes with it: SOURCE is a directory, uploaded as one job
@@ -188,10 +191,14 @@ struct S3CopyCommand {
         source = parsed.positionals[0]
         var location = try parsed.location(at: 1)
         if walk.separator != .newline, walk.filesFrom == nil { throw UsageError("--null goes with --files-from") }
-        if source.hasPrefix("s3://") {
+        if source.hasPrefix("s3://"), walk.recursive {
+            // A prefix below a prefix, each object copied by the store (`S3PrefixCopy`).
+            guard walk.followsSymlinks else { throw UsageError("--no-follow-symlinks goes with a directory; s3://… has no symlinks") }
+            prefixSource = try S3Arguments.location(source)
+        } else if source.hasPrefix("s3://") {
             // An object to an object, copied by the store (`S3Client.copy`).
-            guard !walk.recursive, !walk.isSet else {
-                throw UsageError("s3 cp s3://… copies one object; a prefix (--recursive) is not copied yet")
+            guard !walk.isSet else {
+                throw UsageError("--include, --exclude, --shard and --files-from go with --recursive (a prefix: s3 cp -r s3://BUCKET/PREFIX/ …)")
             }
             // An object, not a prefix: refused as SourceSpecification refuses it.
             guard case .object(let copied) = try SourceSpecification(parsing: source) else {
@@ -224,6 +231,7 @@ struct S3CopyCommand {
     }
 
     func run() async -> Int32 {
+        if let prefixSource { return await runPrefix(from: prefixSource, command: "s3 cp") }
         if walk.recursive { return await runRecursive() }
         let configuration: S3Configuration
         do { configuration = try S3Configuration.resolve(common.overrides) } catch {

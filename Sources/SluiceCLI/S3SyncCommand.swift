@@ -6,7 +6,10 @@ import Sluice
 struct S3SyncCommand {
     static let specification = CommandSpec(
         path: ["s3", "sync"],
-        synopses: [Synopsis("DIR s3://BUCKET/PREFIX/ [options]", "send what is new or changed below DIR (aws s3 sync's rules)")],
+        synopses: [
+            Synopsis("DIR s3://BUCKET/PREFIX/ [options]", "send what is new or changed below DIR (aws s3 sync's rules)"),
+            Synopsis("s3://BUCKET/PREFIX/ s3://BUCKET/PREFIX/ [options]", "copy what is new or changed below a prefix, by the store"),
+        ],
         about: """
             The walk of DIR and the listing of PREFIX are joined in one pass (memory does not grow
             with the number of files or objects); no request is made per object the listing decides.
@@ -83,7 +86,8 @@ struct S3SyncCommand {
         if deletes, settings.walk.filesFrom != nil {
             throw UsageError("--delete does not go with --files-from: a list names files to send, not all that the prefix is to hold")
         }
-        try S3CopyCommand.checkDirectory(parsed.positionals[0], command: "s3 sync")
+        // A prefix is synced below a prefix (`S3PrefixCopy`), a directory by a walk.
+        if !parsed.positionals[0].hasPrefix("s3://") { try S3CopyCommand.checkDirectory(parsed.positionals[0], command: "s3 sync") }
         settings.walk.recursive = true
         copy = try S3CopyCommand(settings: settings, parsed: parsed)
         self.deletes = deletes
@@ -115,6 +119,10 @@ struct S3SyncCommand {
     }
 
     func run() async -> Int32 {
+        if let source = copy.prefixSource {
+            return await copy.runPrefix(
+                from: source, command: "s3 sync", comparison: comparison, deletes: deletes, maximumDeletes: maximumDeletes)
+        }
         guard let (destination, job) = copy.prepareJob(command: "s3 sync") else { return 2 }
         var sync = S3Sync(job: job)
         sync.comparison = comparison
@@ -219,6 +227,8 @@ struct DecisionLine: Encodable {
     var dryrun: Bool
     var path: String?
     var reason: String?
+    /// A prefix copy's source object.
+    var source: String?
     var url: String
 
     init(_ decision: SyncDecision, bucket: String, dryRun: Bool) {

@@ -70,62 +70,38 @@ public final class PathList: Sendable {
     ) throws(PathListError) {
         let absolute = DirectoryWalk.absolutePath(root)
         self.root = absolute
-        var sorter: RecordSorter
-        do throws(SpoolError) { sorter = try RecordSorter(order: .s3) } catch { throw PathListError(problem: .spool(error), count: 1) }
-        var reader = EntryReader(descriptor: descriptor, separator: separator == .nul ? 0 : 0x0A, limit: limit)
-        var first: PathListError.Problem?
-        var count = 0
-        func refuse(_ problem: PathListError.Problem) {
-            count += 1
-            if first == nil { first = problem }
-        }
-        /// The list is not a list of paths: refused at once, with the problems before it.
-        func end(_ problem: PathListError.Problem) -> PathListError {
-            refuse(problem)
-            return PathListError(problem: first!, count: count)
-        }
+        var sorter = try RecordSorter.forList()
+        var reader = EntryReader(descriptor: descriptor, separator: separator, limit: limit)
+        var refusals = ListRefusals()
         var empties = 0
-        while true {
-            let entry: EntryReader.Entry
-            do throws(Errno) {
-                guard let next = try reader.next() else { break }
-                entry = next
-            } catch {
-                throw PathListError(problem: .unreadable(errno: error.code), count: 1)
-            }
-            switch entry {
-            case .tooLong(let start) where separator == .newline && start.contains(0): throw end(.holdsNUL)
-            case .tooLong(let start): throw end(.tooLong(start: String(decoding: start, as: UTF8.self)))
-            case .overLimit: throw end(.tooLarge(limit: limit))
-            case .path(let bytes):
-                let checked = Self.check(bytes, separator: separator)
-                if case .empty = checked { empties += 1 } else { empties = 0 }
-                switch checked {
-                case .refused(let problem):
-                    switch problem {
-                    case .holdsNUL, .notUTF8: throw end(problem)
-                    default: refuse(problem)
+        while let bytes = try reader.next(separator, refusals: &refusals) {
+            let checked = Self.check(bytes, separator: separator)
+            if case .empty = checked { empties += 1 } else { empties = 0 }
+            switch checked {
+            case .refused(let problem):
+                switch problem {
+                case .holdsNUL, .notUTF8: throw refusals.end(problem)
+                default: refusals.refuse(problem)
+                }
+            case .empty:
+                // Separators with no path between them (`/dev/zero` with `--null`).
+                if empties > Self.maximumPathBytes { throw refusals.end(.noPath(bytes: empties)) }
+                continue
+            case .relative(let relative):
+                let listed = DirectoryWalk.classify(relative, in: absolute, followsSymlinks: followsSymlinks)
+                let path = DirectoryWalk.join(absolute, String(decoding: relative, as: UTF8.self))
+                switch listed.kind {
+                case .file(let size, let modified, let changed, let device, let inode):
+                    let payload = FilePayload(size: size, modified: modified, changed: changed, device: device, inode: inode)
+                    do throws(SpoolError) { try sorter.add(key: relative, payload: payload.bytes) } catch {
+                        throw PathListError(problem: .spool(error), count: 1)
                     }
-                case .empty:
-                    // Separators with no path between them (`/dev/zero` with `--null`).
-                    if empties > Self.maximumPathBytes { throw end(.noPath(bytes: empties)) }
-                    continue
-                case .relative(let relative):
-                    let listed = DirectoryWalk.classify(relative, in: absolute, followsSymlinks: followsSymlinks)
-                    let path = DirectoryWalk.join(absolute, String(decoding: relative, as: UTF8.self))
-                    switch listed.kind {
-                    case .file(let size, let modified, let changed, let device, let inode):
-                        let payload = FilePayload(size: size, modified: modified, changed: changed, device: device, inode: inode)
-                        do throws(SpoolError) { try sorter.add(key: relative, payload: payload.bytes) } catch {
-                            throw PathListError(problem: .spool(error), count: 1)
-                        }
-                    case .directory: refuse(.isADirectory(path))
-                    case .issue(let kind): refuse(.notAFile(WalkIssue(path: path, kind: kind)))
-                    }
+                case .directory: refusals.refuse(.isADirectory(path))
+                case .issue(let kind): refusals.refuse(.notAFile(WalkIssue(path: path, kind: kind)))
                 }
             }
         }
-        if let first { throw PathListError(problem: first, count: count) }
+        try refusals.check()
         do throws(SpoolError) { sorted = try sorter.finish() } catch { throw PathListError(problem: .spool(error), count: 1) }
     }
 
@@ -264,10 +240,31 @@ package struct EntryReader {
     private var overlong = false
     private var ended = false
 
-    package init(descriptor: Int32, separator: UInt8, limit: Int64 = PathList.maximumListBytes) {
+    package init(descriptor: Int32, separator: PathList.Separator, limit: Int64 = PathList.maximumListBytes) {
         self.descriptor = descriptor
-        self.separator = separator
+        self.separator = separator == .nul ? 0 : 0x0A
         self.limit = limit
+    }
+
+    /// The next entry read with `separator`; nil at the end of the list.
+    ///
+    /// - Throws: `PathListError` with the problems of `refusals` before it when the list is not
+    ///   one (an entry too long, a NUL in a list of lines, too many bytes) or cannot be read:
+    ///   nothing after it is read.
+    package mutating func next(_ separator: PathList.Separator, refusals: inout ListRefusals) throws(PathListError) -> [UInt8]? {
+        let entry: Entry
+        do throws(Errno) {
+            guard let next = try next() else { return nil }
+            entry = next
+        } catch {
+            throw refusals.end(.unreadable(errno: error.code))
+        }
+        switch entry {
+        case .tooLong(let start) where separator == .newline && start.contains(0): throw refusals.end(.holdsNUL)
+        case .tooLong(let start): throw refusals.end(.tooLong(start: String(decoding: start, as: UTF8.self)))
+        case .overLimit: throw refusals.end(.tooLarge(limit: limit))
+        case .path(let bytes): return bytes
+        }
     }
 
     /// The next entry (the last one need not end in the separator); nil at the end.
@@ -313,6 +310,40 @@ package struct EntryReader {
     }
 }
 
+extension RecordSorter {
+    /// The sorter a list is read into, in S3's order.
+    ///
+    /// - Throws: `PathListError.spool` when no temporary file can be made.
+    package static func forList() throws(PathListError) -> RecordSorter {
+        do throws(SpoolError) { return try RecordSorter(order: .s3) } catch { throw PathListError(problem: .spool(error), count: 1) }
+    }
+}
+
+/// The problems of a list found so far: the first, and how many entries had one.
+package struct ListRefusals {
+    private var first: PathListError.Problem?
+    private var count = 0
+
+    package init() {}
+
+    /// An entry not taken: the list is refused once it has been read to its end.
+    package mutating func refuse(_ problem: PathListError.Problem) {
+        count += 1
+        if first == nil { first = problem }
+    }
+
+    /// The list is not one: refused at once, with the problems before it.
+    package mutating func end(_ problem: PathListError.Problem) -> PathListError {
+        refuse(problem)
+        return PathListError(problem: first ?? problem, count: count)
+    }
+
+    /// Refuses the list when an entry was not taken.
+    package func check() throws(PathListError) {
+        if let first { throw PathListError(problem: first, count: count) }
+    }
+}
+
 /// Why a list of files (`--files-from`) was refused: its first problem and how many paths had
 /// one. Nothing was sent.
 public struct PathListError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -339,6 +370,9 @@ public struct PathListError: Error, Sendable, Equatable, CustomStringConvertible
         case tooLarge(limit: Int64)
         /// `bytes` separators in a row with no path between them.
         case noPath(bytes: Int)
+        /// A key of a list of keys (`KeyList`) that would be longer than S3's 1,024 bytes below
+        /// the source's prefix.
+        case keyTooLong(String)
         /// The list could not be read.
         case unreadable(errno: Int32)
         /// The temporary file the list is sorted in could not be made, written or read.
@@ -369,6 +403,7 @@ public struct PathListError: Error, Sendable, Equatable, CustomStringConvertible
         case .tooLong(let start): text = "\(Self.shown(start))...: longer than \(PathList.maximumPathBytes) bytes"
         case .tooLarge(let limit): return "the list holds more than \(limit) bytes, more than any list of paths; nothing after it was read"
         case .noPath(let bytes): return "the list holds \(bytes) separators in a row with no path: not a list of paths; nothing after them was read"
+        case .keyTooLong(let key): text = "\(Self.shown(key)): longer than S3's \(S3Location.maximumKeyLength) bytes below the prefix"
         case .unreadable(let code): return "cannot read the list: \(String(cString: strerror(code)))"
         case .spool(let error): return "the list of files: \(error)"
         }

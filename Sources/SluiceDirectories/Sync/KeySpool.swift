@@ -54,4 +54,39 @@ package final class KeySpool {
         appender = nil
         reader = nil
     }
+
+    /// Deletes the keys of the spool from `bucket`, `S3Client.deleteBatchLimit` a request, each
+    /// key told to `deleted` once its request answered (without a request when `dryRun`), then
+    /// closes the spool.
+    ///
+    /// - Returns: The number deleted and the keys the server refused.
+    /// - Throws: `S3Error` when a request failed as a whole (the batches before it are
+    ///   deleted); `SpoolError` when the spool cannot be read.
+    package func delete(
+        with client: S3Client, bucket: String, dryRun: Bool, isolation: isolated (any Actor)? = #isolation,
+        deleted told: (String) -> Void
+    ) async throws -> (deleted: Int, failures: [S3DeleteFailure]) {
+        defer { close() }
+        var deleted = 0
+        var failures: [S3DeleteFailure] = []
+        var batch: [String] = []
+        var ended = false
+        while !ended {
+            batch.removeAll(keepingCapacity: true)
+            while batch.count < S3Client.deleteBatchLimit {
+                guard let key = try next() else {
+                    ended = true
+                    break
+                }
+                batch.append(key)
+            }
+            guard !batch.isEmpty else { break }
+            let refused = dryRun ? [] : try await client.deleteObjects(bucket: bucket, keys: batch)
+            let refusedKeys = Set(refused.map(\.key))
+            for key in batch where !refusedKeys.contains(key) { told(key) }
+            deleted += batch.count - refused.count
+            failures += refused
+        }
+        return (deleted, failures)
+    }
 }

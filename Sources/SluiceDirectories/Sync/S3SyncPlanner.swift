@@ -196,27 +196,7 @@ package actor S3SyncPlanner: UploadJobPlanner {
     /// - Throws: `S3Error` when a request failed as a whole (the batches before it are deleted).
     package func delete(with client: S3Client, bucket: String, dryRun: Bool) async throws -> (deleted: Int, failures: [S3DeleteFailure]) {
         guard let spool else { return (0, []) }
-        defer { spool.close() }
-        var deleted = 0
-        var failures: [S3DeleteFailure] = []
-        var batch: [String] = []
-        var ended = false
-        while !ended {
-            batch.removeAll(keepingCapacity: true)
-            while batch.count < S3Client.deleteBatchLimit {
-                guard let key = try spool.next() else {
-                    ended = true
-                    break
-                }
-                batch.append(key)
-            }
-            guard !batch.isEmpty else { break }
-            let refused = dryRun ? [] : try await client.deleteObjects(bucket: bucket, keys: batch)
-            let refusedKeys = Set(refused.map(\.key))
-            for key in batch where !refusedKeys.contains(key) { decided(.delete(key: key)) }
-            deleted += batch.count - refused.count
-            failures += refused
-        }
-        return (deleted, failures)
+        let decided = self.decided
+        return try await spool.delete(with: client, bucket: bucket, dryRun: dryRun) { decided(.delete(key: $0)) }
     }
 }
