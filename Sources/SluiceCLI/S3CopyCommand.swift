@@ -195,6 +195,7 @@ struct S3CopyCommand {
             // A prefix below a prefix, each object copied by the store (`S3PrefixCopy`).
             guard walk.followsSymlinks else { throw UsageError("--no-follow-symlinks goes with a directory; s3://… has no symlinks") }
             prefixSource = try S3Arguments.location(source)
+            if let overlap = S3PrefixCopy.OverlappingPrefixes.check(prefixSource!, location) { throw UsageError("\(overlap)") }
         } else if source.hasPrefix("s3://") {
             // An object to an object, copied by the store (`S3Client.copy`).
             guard !walk.isSet else {

@@ -410,15 +410,21 @@ def test_a_gateway_echoing_the_headers_gets_no_secret_printed(fault_url, tmp_pat
     assert "Signature=***; Content-Length" in err, err
 
 
+@pytest.mark.parametrize("command", ["sync", "cp -r prefix", "sync prefix"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_ends_the_wait_for_a_listing_page_that_does_not_come(fault_url, tmp_path, signum):
+def test_a_signal_ends_the_wait_for_a_listing_page_that_does_not_come(fault_url, tmp_path, signum, command):
     # Before (issue 37.8): the wait lasted until the listing's retries ran out, then exit 1.
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "f").write_bytes(b"f")
     env = fault_env(fault_url, tmp_path)
-    proc = subprocess.Popen([sluice_bin(), "s3", "sync", str(tree), "s3://silent/p/", "--state", str(tmp_path / "state")],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    args = {
+        "sync": ["sync", str(tree), "s3://silent/p/", "--state", str(tmp_path / "state")],
+        # A prefix copied by the store (S3PrefixCopy): its source's listing is held.
+        "cp -r prefix": ["cp", "-r", "s3://silent/p/", "s3://other/q/"],
+        "sync prefix": ["sync", "s3://silent/p/", "s3://other/q/", "--delete"],
+    }[command]
+    proc = subprocess.Popen([sluice_bin(), "s3", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_until_catching_signals(proc)
         # The gate: the server holds the listing's request.

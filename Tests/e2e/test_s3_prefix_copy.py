@@ -257,13 +257,18 @@ def test_files_from_names_keys_below_the_prefix(s3, env):
     (["sync", "{src}", "s3://no-such-bucket-here/Q/"], "the destination s3://no-such-bucket-here/Q/"),
     (["cp", "-r", "{src}", "{dest}", "--no-follow-symlinks"], "--no-follow-symlinks"),
     (["cp", "{src}", "{dest}", "--exclude", "a"], "--recursive"),
-], ids=["no source bucket", "no destination bucket", "no symlinks", "filter without -r"])
+    (["cp", "-r", "{src}", "{src}sub/"], "lies within the source"),
+    (["sync", "{src}sub", "{src}", "--delete"], "holds the source"),
+    (["sync", "{src}", "{src}"], "is the source"),
+], ids=["no source bucket", "no destination bucket", "no symlinks", "filter without -r", "destination within", "destination holds",
+        "destination is"])
 def test_a_refusal_is_one_line_and_copies_nothing(s3, env, args, expected):
     prefix = source(s3, {"a": 1}, marker=False)
     destination = fresh("refused")
     status, out, err = sluice(env, *[arg.format(src=url(prefix), dest=url(destination)) for arg in args])
     assert status in (1, 2) and err.count("\n") == 1 and expected in err, err
     assert out == "" and listing(s3, destination) == {}
+    assert sorted(listing(s3, prefix)) == ["a"]
 
 
 def test_counts_add_up_in_a_file_system_s_listing_order(s3, env):

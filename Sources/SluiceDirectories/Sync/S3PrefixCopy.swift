@@ -90,6 +90,30 @@ public struct S3PrefixCopy: Sendable {
         }
     }
 
+    /// A destination prefix that holds the source's or lies within it, in one bucket: the
+    /// copies would be listed and copied again, or (`deletes`) the source deleted as objects
+    /// with no source.
+    public struct OverlappingPrefixes: Error, Sendable, CustomStringConvertible {
+        /// The source prefix.
+        public var source: S3Location
+        /// The destination prefix.
+        public var destination: S3Location
+
+        /// Why `source` cannot be copied below `destination` (both as prefixes), nil when
+        /// it can: in one bucket, one prefix starts with the other.
+        public static func check(_ source: S3Location, _ destination: S3Location) -> OverlappingPrefixes? {
+            let (from, to) = (S3PrefixCopy.prefix(source.key), S3PrefixCopy.prefix(destination.key))
+            guard source.bucket == destination.bucket, from.hasPrefix(to) || to.hasPrefix(from) else { return nil }
+            return OverlappingPrefixes(source: source, destination: destination)
+        }
+
+        public var description: String {
+            let (from, to) = (S3PrefixCopy.prefix(source.key), S3PrefixCopy.prefix(destination.key))
+            let relation = from == to ? "is the source" : to.hasPrefix(from) ? "lies within the source" : "holds the source"
+            return "the destination s3://\(destination.bucket)/\(to) \(relation) s3://\(source.bucket)/\(from): its copies would be copied again, or the source deleted; copy to a prefix outside it"
+        }
+    }
+
     /// What a run did (a dry run: would do).
     public struct Result: Sendable {
         /// Objects copied (a dry run: to copy), the first pass's included.
@@ -138,12 +162,14 @@ public struct S3PrefixCopy: Sendable {
     ///   - progress: Objects and bytes found and copied.
     /// - Throws: `S3Error` when a listing or a deletion request fails (`NoSuchBucket`), or when
     ///   cancelled (`.cancelled`); `S3ListingOutOfOrder` for a listing in neither order;
-    ///   `DeletesNeedAListing`; `PathListError` when the list cannot be sorted again.
+    ///   `DeletesNeedAListing`; `OverlappingPrefixes`; `PathListError` when the list cannot be
+    ///   sorted again.
     public func run(
         to destination: S3Location, client: S3Client, dryRun: Bool = false, told: @escaping @Sendable (Decision) -> Void = { _ in },
         progress: (@Sendable (UploadJobProgress) -> Void)? = nil
     ) async throws -> Result {
         if deletes, keys != nil { throw DeletesNeedAListing() }
+        if let overlap = OverlappingPrefixes.check(source, destination) { throw overlap }
         try client.checkBeforeAnyEffect()
         var client = client
         if client.options.requestBudget == nil { client.options.requestBudget = RequestBudget(limit: client.options.concurrency) }
