@@ -110,7 +110,8 @@ public struct S3PrefixCopy: Sendable {
         public var description: String {
             let (from, to) = (S3PrefixCopy.prefix(source.key), S3PrefixCopy.prefix(destination.key))
             let relation = from == to ? "is the source" : to.hasPrefix(from) ? "lies within the source" : "holds the source"
-            return "the destination s3://\(destination.bucket)/\(to) \(relation) s3://\(source.bucket)/\(from): its copies would be copied again, or the source deleted; copy to a prefix outside it"
+            return "the destination s3://\(destination.bucket)/\(to) \(relation) s3://\(source.bucket)/\(from): "
+                + "its copies would be copied again, or the source deleted; copy to a prefix outside it"
         }
     }
 
