@@ -123,6 +123,36 @@ struct S3OneCallSeaweedTests {
         #expect(try await peer.stored(under: prefix) == expected)
     }
 
+    /// A prefix copied below another by the store in one call (`copy(prefix:to:)`), then
+    /// synced in one call (`sync(prefix:to:deletes:)`): the copies read back equal the
+    /// objects, a second run copies nothing, an object with no source is deleted, and a
+    /// destination within the source is refused before any request.
+    @Test func aPrefixCopiedAndSyncedInOneCallEach() async throws {
+        let client = try client()
+        let root = try s3TemporaryDirectory("one-call-prefix")
+        var expected: [String: String] = [:]
+        for (relative, length) in [("a", 10), ("b/c", 70_001), ("big.bin", (11 << 20) + 1)] {
+            let bytes = try synthetic(Int64(length), seed: UInt64(length))
+            try write(bytes, to: root + "/" + relative)
+            expected[relative] = try Digest.sha256(of: MemoryByteSource(bytes))
+        }
+        let (source, copies) = (prefix(), prefix())
+        _ = try await client.upload(directory: root, to: "s3://\(peer.bucket)/\(source)")
+        let copied = try await client.copy(prefix: "s3://\(peer.bucket)/\(source)", to: "s3://\(peer.bucket)/\(copies)")
+        #expect(copied.copied == 3 && copied.bytesCopied == Int64(10 + 70_001 + (11 << 20) + 1))
+        #expect(try await peer.stored(under: copies) == expected)
+
+        try write([9], to: root + "/orphan")
+        _ = try await client.upload(file: root + "/orphan", to: "s3://\(peer.bucket)/\(copies)orphan")
+        let synced = try await client.sync(prefix: "s3://\(peer.bucket)/\(source)", to: "s3://\(peer.bucket)/\(copies)", deletes: true)
+        #expect(synced.copied == 0 && synced.unchanged == 3 && synced.deleted == 1)
+        #expect(try await peer.stored(under: copies) == expected)
+
+        await #expect(throws: S3PrefixCopy.OverlappingPrefixes.self) {
+            try await client.copy(prefix: "s3://\(peer.bucket)/\(source)", to: "s3://\(peer.bucket)/\(source)inner/")
+        }
+    }
+
     /// A file the job cannot send (its key is over S3's 1,024 bytes) fails the one call with
     /// `UploadJobIncomplete`, which names it; the others are stored.
     @Test func aDirectoryWithAFileThatCannotGoThrowsNamingIt() async throws {

@@ -41,12 +41,18 @@ extension S3Sync {
 
         /// What was not done, in words.
         public var description: String {
-            var parts: [String] = []
-            if let job = result.job, !job.failures.isEmpty || job.recordFailure != nil { parts.append("\(UploadJobIncomplete(job))") }
-            if !result.deleteFailures.isEmpty {
-                parts.append("\(result.deleteFailures.count) objects were not deleted: \(result.deleteFailures.prefix(3).map(\.description).joined(separator: "; "))")
+            let job = result.job.flatMap { !$0.failures.isEmpty || $0.recordFailure != nil ? "\(UploadJobIncomplete($0))" : nil }
+            return Self.notDone(job, deleteFailures: result.deleteFailures, withheld: result.withheld.map { "\($0)" })
+        }
+
+        /// What a run did not do, in words: `notSent` (its sends or copies), the deletions
+        /// refused (the first three named), the deletions withheld.
+        package static func notDone(_ notSent: String?, deleteFailures: [S3DeleteFailure], withheld: String?) -> String {
+            var parts: [String] = notSent.map { [$0] } ?? []
+            if !deleteFailures.isEmpty {
+                parts.append("\(deleteFailures.count) objects were not deleted: \(deleteFailures.prefix(3).map(\.description).joined(separator: "; "))")
             }
-            if let withheld = result.withheld { parts.append("nothing was deleted (\(withheld))") }
+            if let withheld { parts.append("nothing was deleted (\(withheld))") }
             return parts.joined(separator: "; ")
         }
     }

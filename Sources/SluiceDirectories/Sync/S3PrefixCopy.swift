@@ -451,3 +451,75 @@ public struct S3PrefixCopy: Sendable {
         }
     }
 }
+
+extension S3PrefixCopy {
+    /// A prefix copy that did not do all it was asked: an object not copied, an object not
+    /// deleted, or the deletions withheld. Thrown by `S3Client.copy(prefix:to:progress:)` and
+    /// `S3Client.sync(prefix:to:deletes:progress:)`; what was copied is at the destination.
+    public struct Incomplete: Error, Sendable, CustomStringConvertible {
+        /// What the run did: what it copied, and what it did not do.
+        public var result: Result
+
+        /// What was not done, in words.
+        public var description: String {
+            let failures = result.failures
+            let notCopied = failures.isEmpty ? nil : "\(failures.count) objects were not copied: \(failures.prefix(3).map(\.description).joined(separator: "; "))"
+            return S3Sync.Incomplete.notDone(notCopied, deleteFailures: result.deleteFailures, withheld: result.withheld.map { "\($0)" })
+        }
+    }
+
+    /// Runs and throws `Incomplete` unless everything asked was done.
+    fileprivate func runWhole(
+        to destination: String, client: S3Client, progress: (@Sendable (UploadJobProgress) -> Void)?
+    ) async throws -> Result {
+        let result = try await run(to: try S3Location(parsing: destination), client: client, progress: progress)
+        guard result.failures.isEmpty, result.deleteFailures.isEmpty, result.withheld == nil else { throw Incomplete(result: result) }
+        return result
+    }
+}
+
+extension S3Client {
+    /// Copies every object below `source` to the same key below `destination`, by the store, in
+    /// one call, as `aws s3 cp --recursive s3://A/P/ s3://B/Q/` copies them (`S3PrefixCopy`).
+    ///
+    /// ```swift
+    /// let client = try S3Client()
+    /// let result = try await client.copy(prefix: "s3://bucket/photos/", to: "s3://archive/2026/photos/")
+    /// print(result.copied, result.bytesCopied)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - source: `s3://BUCKET/PREFIX/` (a `/` is added to a prefix without one).
+    ///   - destination: `s3://BUCKET/PREFIX/`, outside the source's prefix.
+    ///   - progress: Objects and bytes found and copied, from any thread.
+    /// - Returns: What the copy did, when every object was copied.
+    /// - Throws: `S3PrefixCopy.Incomplete` when an object was not copied (the others are);
+    ///   what `S3PrefixCopy.run(to:client:dryRun:told:progress:)` throws.
+    public func copy(
+        prefix source: String, to destination: String, progress: (@Sendable (UploadJobProgress) -> Void)? = nil
+    ) async throws -> S3PrefixCopy.Result {
+        try await S3PrefixCopy(from: try S3Location(parsing: source)).runWhole(to: destination, client: self, progress: progress)
+    }
+
+    /// Copies, by the store, the objects below `source` whose copy below `destination` is
+    /// missing, of another size or older (`aws s3 sync`'s rules between buckets), in one call;
+    /// with `deletes`, objects below `destination` with no source are deleted once every copy
+    /// was made.
+    ///
+    /// - Parameters:
+    ///   - source: `s3://BUCKET/PREFIX/`.
+    ///   - destination: `s3://BUCKET/PREFIX/`, outside the source's prefix.
+    ///   - deletes: Delete objects that have no source.
+    ///   - progress: Objects and bytes found and copied, from any thread.
+    /// - Returns: What the sync did, when it did all of it.
+    /// - Throws: `S3PrefixCopy.Incomplete` when an object was not copied or deleted, or the
+    ///   deletions were withheld; what `S3PrefixCopy.run(to:client:dryRun:told:progress:)` throws.
+    public func sync(
+        prefix source: String, to destination: String, deletes: Bool = false, progress: (@Sendable (UploadJobProgress) -> Void)? = nil
+    ) async throws -> S3PrefixCopy.Result {
+        var sync = S3PrefixCopy(from: try S3Location(parsing: source))
+        sync.comparison = .sizeAndTime
+        sync.deletes = deletes
+        return try await sync.runWhole(to: destination, client: self, progress: progress)
+    }
+}
