@@ -9,11 +9,15 @@ import Darwin
 /// same directory, `fsync`ed, renamed over the old one, and the directory `fsync`ed. After
 /// SIGKILL or a power cut a record is the old one or the new one, never a torn one.
 ///
-/// The resume state of tus and S3 uploads (`TusStateStore`, `S3StateStore`) lives in these.
-package struct RecordStore<Record: Codable>: Sendable {
-    package let directory: String
+/// The one store of the resume records of tus and S3 uploads: `TusStateStore` and
+/// `S3StateStore` are this store of each protocol's `StoredRecord` (`RecordStore+Records`);
+/// the journals of jobs and presigned parts are named by it (`path(_:extension:)`).
+public struct RecordStore<Record: Codable & Sendable>: Sendable {
+    /// The directory the records live in.
+    public let directory: String
 
-    package init(directory: String) {
+    /// A store of records in `directory`.
+    public init(directory: String) {
         self.directory = directory
     }
 
@@ -28,10 +32,13 @@ package struct RecordStore<Record: Codable>: Sendable {
     package func path(_ parts: String...) -> String { path(parts) }
 
     /// The file for the record keyed by `parts` (a hash of them: any text is a safe key).
-    package func path(_ parts: [String]) -> String {
+    ///
+    /// - Parameter extension: The file's extension: `json` for a record, `journal` for a
+    ///   journal (`Journal`) named the same way.
+    package func path(_ parts: [String], extension: String = "json") -> String {
         let digest = Digest(.sha256)
         digest.update(Array(parts.joined(separator: "\n").utf8))
-        return directory + "/" + digest.finalizeHex().prefix(32) + ".json"
+        return directory + "/" + digest.finalizeHex().prefix(32) + "." + `extension`
     }
 
     /// The most bytes a record file may hold: records are a few KiB; a larger file (a symlink
@@ -61,7 +68,7 @@ package struct RecordStore<Record: Codable>: Sendable {
     /// the directory exists (it is created) and is a writable directory.
     ///
     /// - Throws: `RecordStoreError` whose description is the reason in a few words.
-    package func prepare() throws(RecordStoreError) {
+    package func prepareDirectory() throws(RecordStoreError) {
         guard !directory.isEmpty else { throw RecordStoreError(call: nil, code: ENOENT) }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -77,7 +84,7 @@ package struct RecordStore<Record: Codable>: Sendable {
     package func save(_ record: Record, at path: String) throws {
         let temporary = path + ".tmp-\(getpid())"
         do {
-            try prepare()
+            try prepareDirectory()
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try Self.writeSynced(try encoder.encode(record), to: temporary)

@@ -28,84 +28,59 @@ public struct TusRecord: Codable, Sendable, Equatable {
     }
 }
 
-/// A directory of `TusRecord`s, one JSON file per (endpoint, source identity).
+extension TusRecord: StoredRecord {
+    /// Records live in `sluice/tus` under the cache directory.
+    public static var storeName: String { "tus" }
+
+    /// (endpoint, source identity).
+    public var storeKey: [String] { [endpoint, identity] }
+
+    /// "IDENTITY to ENDPOINT".
+    public static func subject(ofKey key: [String]) -> String {
+        key.count == 2 ? "\(key[1]) to \(key[0])" : key.joined(separator: " ")
+    }
+
+    /// What to do with a record that cannot be read.
+    public static var unreadableAdvice: String { " (remove it to start over)" }
+
+    /// `TusError` with code `.state` (`.inUse` when another run holds the record's lock).
+    public static func storeFailure(_ failure: RecordStoreFailure<TusRecord>) -> TusError {
+        TusError(failure.isHeld ? .inUse : .state, "\(failure)", uploadURL: failure.record?.uploadURL, underlying: failure.underlying)
+    }
+}
+
+/// The store of `TusRecord`s, one JSON file per (endpoint, source identity): `RecordStore`'s
+/// keyed operations, `$XDG_CACHE_HOME/sluice/tus` by default.
 ///
 /// - Important: A record is written to a temporary file, `fsync`ed, renamed over the old one,
 ///   and the directory is `fsync`ed: after SIGKILL or a power cut the record is the old one
 ///   or the new one, never a torn one.
-public struct TusStateStore: Sendable {
-    /// The directory the records live in.
-    public let directory: String
-    private let store: RecordStore<TusRecord>
+public typealias TusStateStore = RecordStore<TusRecord>
 
-    /// A store of records in `directory`.
-    ///
-    /// - Parameter directory: `nil` for `defaultDirectory`.
-    public init(directory: String? = nil) {
-        self.directory = directory ?? Self.defaultDirectory
-        store = RecordStore(directory: self.directory)
-    }
-
-    /// `$XDG_CACHE_HOME/sluice/tus`, else `$HOME/.cache/sluice/tus`.
-    public static var defaultDirectory: String { RecordStore<TusRecord>.defaultDirectory("tus") }
-
+extension RecordStore where Record == TusRecord {
     /// The record file for (endpoint, identity).
     public func path(endpoint: String, identity: String) -> String {
-        store.path(endpoint, identity)
+        path(key: [endpoint, identity])
     }
 
     /// The stored record, or nil when there is none.
     ///
     /// - Throws: `TusError` with code `.state` when the file exists but cannot be read or parsed.
-    public func load(endpoint: String, identity: String) throws -> TusRecord? {
-        let path = path(endpoint: endpoint, identity: identity)
-        do {
-            return try store.load(at: path)
-        } catch {
-            let reason = error is DecodingError ? "it is not a resume record (truncated or edited)" : FileSystemReason.text(for: error)
-            throw TusError(.state, "cannot read the resume state \(path): \(reason) (remove it to start over)", underlying: error)
-        }
-    }
-
-    /// Stores `record` durably and atomically.
-    ///
-    /// - Throws: `TusError` with code `.state`.
-    public func save(_ record: TusRecord) throws {
-        let path = path(endpoint: record.endpoint, identity: record.identity)
-        do {
-            try store.save(record, at: path)
-        } catch {
-            throw TusError(
-                .state, "cannot write the resume state \(path): \(FileSystemReason.text(for: error))", uploadURL: record.uploadURL,
-                underlying: error)
-        }
-    }
-
-    /// Makes sure records can be written here, before an upload exists that would need one:
-    /// the directory exists (it is created) and is a writable directory.
-    ///
-    /// - Throws: `TusError` with code `.state`, naming the directory and what is wrong.
-    public func prepare() throws {
-        do { try store.prepare() } catch {
-            throw TusError(.state, "cannot use the resume state directory \(directory): \(error)", underlying: error)
-        }
+    public func load(endpoint: String, identity: String) throws(TusError) -> TusRecord? {
+        try load(key: [endpoint, identity])
     }
 
     /// Takes the lock of the record for (endpoint, identity) for this run (the directory must
     /// exist: `prepare`). Hold it until the upload ends.
     ///
     /// - Throws: `TusError` with code `.inUse` (another run holds it, named by its pid) or `.state`.
-    package func lock(endpoint: String, identity: String) throws -> RecordLock {
-        let path = path(endpoint: endpoint, identity: identity)
-        do throws(RecordLockError) { return try RecordLock.acquire(path) } catch {
-            let held = if case .held = error.problem { true } else { false }
-            throw TusError(held ? .inUse : .state, "the resume state \(path) of \(identity) to \(endpoint): \(error)", underlying: error)
-        }
+    package func lock(endpoint: String, identity: String) throws(TusError) -> RecordLock {
+        try lock(key: [endpoint, identity])
     }
 
     /// Removes the record for (endpoint, identity), if any.
     public func remove(endpoint: String, identity: String) {
-        store.remove(at: path(endpoint: endpoint, identity: identity))
+        remove(key: [endpoint, identity])
     }
 
     /// Removes every record that points at `uploadURL`.
@@ -113,6 +88,6 @@ public struct TusStateStore: Sendable {
     /// - Returns: How many records were removed.
     @discardableResult
     public func remove(uploadURL: String) -> Int {
-        store.all().filter { $0.record.uploadURL == uploadURL && store.remove(at: $0.path) }.count
+        removeAll { $0.uploadURL == uploadURL }
     }
 }

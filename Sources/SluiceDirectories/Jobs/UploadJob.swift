@@ -130,7 +130,7 @@ public struct UploadJob: Sendable {
         let store = RecordStore<String>(directory: stateDirectory ?? RecordStore<String>.defaultDirectory("jobs"))
         var parts = ["job", absoluteRoot, destination.jobIdentity]
         if let shard = filter.shard { parts.append("shard \(shard)") }
-        return String(store.path(parts).dropLast(".json".count)) + ".journal"
+        return store.path(parts, extension: "journal")
     }
 
     /// Runs the job.

@@ -55,7 +55,7 @@ package final class S3PresignedPartsJournal: Sendable {
         let fingerprint = fingerprintText(of: upload)
         let store = RecordStore<S3PartETag>(directory: upload.stateDirectory ?? S3PresignedPartsUpload.defaultStateDirectory)
         let range = upload.partNumbers.map { ["parts \($0.lowerBound)-\($0.upperBound)"] } ?? []
-        return String(store.path([upload.uploadID, upload.source.identity, fingerprint] + range).dropLast(".json".count)) + ".journal"
+        return store.path([upload.uploadID, upload.source.identity, fingerprint] + range, extension: "journal")
     }
 
     /// What the record's header names: the upload, its source and fingerprint, the part size

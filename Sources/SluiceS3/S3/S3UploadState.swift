@@ -133,112 +133,79 @@ extension S3UploadRecord {
     }
 }
 
-/// A directory of `S3UploadRecord`s, one JSON file per (endpoint, bucket, key, source).
+extension S3UploadRecord: StoredRecord {
+    /// Records live in `sluice/s3` under the cache directory.
+    public static var storeName: String { "s3" }
+
+    /// (endpoint, bucket, key, source).
+    public var storeKey: [String] { [endpoint, bucket, key, source] }
+
+    /// "SOURCE to s3://BUCKET/KEY".
+    public static func subject(ofKey key: [String]) -> String {
+        key.count == 4 ? "\(key[3]) to s3://\(key[1])/\(key[2])" : key.joined(separator: " ")
+    }
+
+    /// Another format version, or `problem(endpoint:bucket:key:source:)`.
+    public func problem(forKey key: [String]) -> String? {
+        guard version == Self.currentVersion else { return "format version \(version), this sluice reads \(Self.currentVersion)" }
+        guard key.count == 4 else { return "it is not the record asked for" }
+        return problem(endpoint: key[0], bucket: key[1], key: key[2], source: key[3])
+    }
+
+    /// What to do with a record that cannot be read.
+    public static var unreadableAdvice: String { "; restart the upload to forget it" }
+
+    /// `S3Error` with code `.state` (`.stateDirectory` for a directory that cannot be used,
+    /// `.inUse` when another run holds the record's lock).
+    public static func storeFailure(_ failure: RecordStoreFailure<S3UploadRecord>) -> S3Error {
+        let code: S3Error.Code = if failure.isHeld { .inUse } else if case .prepare = failure.operation { .stateDirectory } else { .state }
+        return S3Error(code, "\(failure)", uploadID: failure.record?.uploadID, underlying: failure.underlying)
+    }
+}
+
+/// The store of `S3UploadRecord`s, one JSON file per (endpoint, bucket, key, source):
+/// `RecordStore`'s keyed operations, `$XDG_CACHE_HOME/sluice/s3` by default.
 ///
 /// - Important: A record is written to a temporary file in the same directory, `fsync`ed,
 ///   renamed over the old one, and the directory is `fsync`ed: after SIGKILL or a power cut
 ///   the record is the old one or the new one, never a torn one.
-public struct S3StateStore: Sendable {
-    /// The directory the records live in.
-    public let directory: String
-    private let store: RecordStore<S3UploadRecord>
+public typealias S3StateStore = RecordStore<S3UploadRecord>
 
-    /// A store of records in `directory`.
-    ///
-    /// - Parameter directory: nil for `defaultDirectory`.
-    public init(directory: String? = nil) {
-        self.directory = directory ?? Self.defaultDirectory
-        store = RecordStore(directory: self.directory)
-    }
-
-    /// `$XDG_CACHE_HOME/sluice/s3`, else `$HOME/.cache/sluice/s3`.
-    public static var defaultDirectory: String { RecordStore<S3UploadRecord>.defaultDirectory("s3") }
-
+extension RecordStore where Record == S3UploadRecord {
     /// The record file for an object and a source.
     public func path(endpoint: String, bucket: String, key: String, source: String) -> String {
-        store.path(endpoint, bucket, key, source)
-    }
-
-    /// The record file for `record`'s object and source.
-    public func path(of record: S3UploadRecord) -> String {
-        path(endpoint: record.endpoint, bucket: record.bucket, key: record.key, source: record.source)
+        path(key: [endpoint, bucket, key, source])
     }
 
     /// Whether there is a file (readable or not) where the record for an object and a source
     /// goes: one `lstat`, no read.
     package func hasRecord(endpoint: String, bucket: String, key: String, source: String) -> Bool {
-        var info = stat()
-        return lstat(path(endpoint: endpoint, bucket: bucket, key: key, source: source), &info) == 0
+        hasRecord(key: [endpoint, bucket, key, source])
     }
 
     /// The stored record, or nil when there is none.
     ///
-    /// - Throws: `S3Error` with code `.state` when the file exists but cannot be read.
-    public func load(endpoint: String, bucket: String, key: String, source: String) throws -> S3UploadRecord? {
-        let path = path(endpoint: endpoint, bucket: bucket, key: key, source: source)
-        do {
-            guard let record = try store.load(at: path) else { return nil }
-            guard record.version == S3UploadRecord.currentVersion else {
-                throw S3Error(.state, "format version \(record.version), this sluice reads \(S3UploadRecord.currentVersion)")
-            }
-            if let problem = record.problem(endpoint: endpoint, bucket: bucket, key: key, source: source) {
-                throw S3Error(.state, problem)
-            }
-            return record
-        } catch {
-            let reason = error is DecodingError ? "it is not a resume record (truncated or edited)" : FileSystemReason.text(for: error)
-            throw S3Error(.state, "cannot read the resume state \(path): \(reason); restart the upload to forget it", underlying: error)
-        }
+    /// - Throws: `S3Error` with code `.state` when the file exists but cannot be read, or holds
+    ///   a record of another version, object or source, or a plan S3 would refuse.
+    public func load(endpoint: String, bucket: String, key: String, source: String) throws(S3Error) -> S3UploadRecord? {
+        try load(key: [endpoint, bucket, key, source])
     }
 
     /// Takes the lock of the record for an object and a source for this run (the directory
     /// must exist: `prepare`). Hold it until the upload ends.
     ///
     /// - Throws: `S3Error` with code `.inUse` (another run holds it, named by its pid) or `.state`.
-    package func lock(endpoint: String, bucket: String, key: String, source: String) throws -> RecordLock {
-        let path = path(endpoint: endpoint, bucket: bucket, key: key, source: source)
-        do throws(RecordLockError) { return try RecordLock.acquire(path) } catch {
-            let held = if case .held = error.problem { true } else { false }
-            throw S3Error(held ? .inUse : .state, "the resume state \(path) of \(source) to s3://\(bucket)/\(key): \(error)", underlying: error)
-        }
-    }
-
-    /// Makes sure records can be written here: the directory exists (it is created) and is a
-    /// writable directory.
-    ///
-    /// - Throws: `S3Error` with code `.stateDirectory`, naming the directory and what is wrong.
-    public func prepare() throws {
-        do { try store.prepare() } catch {
-            throw S3Error(.stateDirectory, "cannot use the resume state directory \(directory): \(error)", underlying: error)
-        }
+    package func lock(endpoint: String, bucket: String, key: String, source: String) throws(S3Error) -> RecordLock {
+        try lock(key: [endpoint, bucket, key, source])
     }
 
     /// Removes the record file for an object and a source, whatever it holds.
     public func removeRecord(endpoint: String, bucket: String, key: String, source: String) {
-        store.remove(at: path(endpoint: endpoint, bucket: bucket, key: key, source: source))
+        remove(key: [endpoint, bucket, key, source])
     }
 
     /// Every record in the directory for `bucket`/`key` at `endpoint`, whatever the source.
     public func records(endpoint: String, bucket: String, key: String) -> [S3UploadRecord] {
-        store.all().map(\.record).filter { $0.endpoint == endpoint && $0.bucket == bucket && $0.key == key }
-    }
-
-    /// Stores `record` durably and atomically.
-    ///
-    /// - Throws: `S3Error` with code `.state`.
-    public func save(_ record: S3UploadRecord) throws {
-        let path = path(of: record)
-        do {
-            try store.save(record, at: path)
-        } catch {
-            throw S3Error(
-                .state, "cannot write the resume state \(path): \(FileSystemReason.text(for: error))", uploadID: record.uploadID,
-                underlying: error)
-        }
-    }
-
-    /// Removes the record, if any (and syncs the directory).
-    public func remove(_ record: S3UploadRecord) {
-        store.remove(at: path(of: record))
+        records { $0.endpoint == endpoint && $0.bucket == bucket && $0.key == key }
     }
 }
