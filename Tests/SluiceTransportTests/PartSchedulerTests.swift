@@ -134,5 +134,43 @@ struct PartSchedulerTests {
         // Only the two 500s were answered: the held parts were cancelled, not waited for.
         #expect(stats.requests == 2, "the parts held by the server were waited for")
     }
+
+    @Test(
+        "what an accepted part made travels in its result: the attempt's own verdict is asked, not the upload's, and its accepted value is the result's made",
+        arguments: [TransportKind.curl, .urlsession])
+    func acceptedPartCarriesWhatItMade(transport: TransportKind) async throws {
+        struct Made: Sendable, Equatable {
+            var part: Int
+            var attempt: Int
+            var eTag: String
+        }
+        let peer = try CurlSink(script: "parts_server.py")
+        defer { peer.stop() }
+        let base = peer.url("")
+        let source = SyntheticByteSource(length: 5 << 20 | 777, seed: 67)
+        let attempts = Lock<[Int: Int]>([:])
+        var upload = ParallelUpload(parts: UploadPart.plan(length: source.length, partSize: 1 << 20)) { part in
+            // Part 3 is answered 503 once: its second attempt's own verdict is the one asked.
+            let attempt = attempts.withLock { counts -> Int in
+                counts[part.number, default: 0] += 1
+                return counts[part.number, default: 0]
+            }
+            let path = part.number == 3 ? "/flaky/3" : "/part/\(part.number)"
+            return PartRequest(
+                request: try UploadRequest(url: base + path, method: "PUT"), body: .bytes(try SliceByteSource(source, range: part.range)),
+                verdict: { response in
+                    guard (200..<300).contains(response.status) else { return .retry("the server answered \(response.status)") }
+                    return .accepted(Made(part: part.number, attempt: attempt, eTag: response.header("ETag") ?? ""))
+                })
+        }
+        upload.retryDelay = .milliseconds(10)
+        upload.verdict = { _, _ in .fail("the upload's verdict was asked instead of the attempt's") }
+        let results = try await upload.send(over: transport.makeTransport())
+        try ParallelUploadTests.verify(results, source)
+        let made = results.map { $0.made as? Made }
+        #expect(made.map { $0?.part } == Array(1...6))
+        #expect(made.map { $0?.attempt } == [1, 1, 2, 1, 1, 1])
+        #expect(zip(made, results).allSatisfy { $0?.eTag == $1.response.header("ETag") && !($0?.eTag.isEmpty ?? true) })
+    }
 }
 #endif

@@ -41,11 +41,10 @@ extension S3Client {
         _ feed: PartFeed, to location: S3Location, uploadID: String, counters: S3Counters, meter: S3PartProgress,
         body: @escaping @Sendable (UploadPart) throws -> any ByteSource, completed: ((UploadPart) -> Void)? = nil
     ) async throws -> [(part: S3CompletedPart, length: Int64)] {
-        // The request each part's current attempt goes out with, until it is accepted: then the
-        // checksum of the bytes sent is read from it and the request (with its aws-chunked body
-        // and read-ahead buffers) is dropped, so memory does not grow with the part count.
-        let prepared = Lock<[Int: S3PreparedRequest]>([:])
-        let sent = Lock<[Int: Result<Checksum?, any Error>]>([:])
+        // Each attempt carries its own verdict: it reads the checksum of the bytes sent from
+        // the attempt's request and hands the part's ETag and checksum on in its result; the
+        // request (with its aws-chunked body and read-ahead buffers) ends with the attempt, so
+        // memory does not grow with the part count.
         var upload = ParallelUpload(parts: []) { part in
             let call = S3Call(
                 method: "PUT", location: location,
@@ -53,28 +52,25 @@ extension S3Client {
                 headers: self.options.object.headers(for: .uploadPart),
                 action: "UploadPart", uploadID: uploadID, partNumber: part.number)
             try self.checkSizedBody(part.length, "part \(part.number)")
-            let request = try self.prepare(call, body: .bytes(try body(part)))
-            prepared.withLock { $0[part.number] = request }
-            return PartRequest(request: request.request, body: .bytes(request.body)) { await request.chunked?.endReading() }
+            let request: S3PreparedRequest
+            do { request = try self.prepare(call, body: .bytes(try body(part))) } catch let error as ByteSourceError {
+                // The part's source (or a first-pass checksum of it) could not be read.
+                throw S3Error(
+                    .source, "UploadPart of part \(part.number) failed: \(error)", uploadID: uploadID, partNumber: part.number,
+                    underlying: error)
+            }
+            return PartRequest(request: request.request, body: .bytes(request.body), attemptEnded: { await request.chunked?.endReading() }) {
+                response in
+                counters.sent(response.bytesSent)
+                return Self.partVerdict(part.number, response, uploadID: uploadID) { try request.sentChecksum() }
+            }
         }
         upload.concurrency = options.concurrency
         upload.budget = options.requestBudget
         upload.retryPolicy = options.retryPolicy
         upload.options = requestTransfer
-        upload.verdict = { part, response in
-            counters.sent(response.bytesSent)
-            let refusal: S3ServerError?
-            do { refusal = try S3ServerError.refusal(in: response, action: "UploadPart") } catch { return .fail("\(error)", cause: error) }
-            guard let error = refusal else {
-                let request = prepared.withLock { $0.removeValue(forKey: part.number) }
-                let checksum = Result { try request?.sentChecksum() }
-                sent.withLock { $0[part.number] = checksum }
-                return .accept
-            }
-            let line = "\(response.status) \(error.explanation)"
-            return error.isRetryable(status: response.status) ? .retry(line, cause: error) : .fail(line, cause: error)
-        }
         let retries = Atomic<Int>(0)
+        defer { for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() } }
         let results: [PartResult]
         do {
             results = try await PartScheduler(upload, over: transport).run(
@@ -84,20 +80,41 @@ extension S3Client {
                     meter.update(engineBytes: progress.bytesSent)
                 }, completed: { completed?($0.part) })
         } catch {
-            for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() }
             throw Self.partsError(error, uploadID: uploadID)
         }
-        for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() }
-        let checksums = sent.withLock { $0 }
         return try results.map { result in
-            let number = result.part.number
-            let part = try Self.completedPart(number, response: result.response, sent: try checksums[number]?.get() ?? nil, uploadID: uploadID)
-            return (part, result.part.length)
+            guard let made = result.made as? S3CompletedPart else {
+                throw S3Error(.malformedResponse, "part \(result.part.number) was accepted with no ETag", uploadID: uploadID, partNumber: result.part.number)
+            }
+            return (made, result.part.length)
         }.sorted { $0.part.partNumber < $1.part.partNumber }
     }
 
-    /// The scheduler's failure of a part as an `S3Error`, from its typed account (`PartFailure`):
-    /// the part, the attempts and the server's error document.
+    /// How S3's answer to `UploadPart` of part `number` is judged: a refusal (or a 200 with an
+    /// `<Error>`) retried or failed as the server's `S3Error`; an answer accepted with the
+    /// part's ETag and checksum (`completedPart`: S3's checksum must be the bytes sent), or
+    /// failed when it cannot be.
+    ///
+    /// - Parameter sent: The checksum of the bytes the attempt sent, if any.
+    package static func partVerdict(
+        _ number: Int, _ response: UploadResponse, uploadID: String, sent: () throws -> Checksum?
+    ) -> PartVerdict {
+        let refusal: S3ServerError?
+        do { refusal = try S3ServerError.refusal(in: response, action: "UploadPart") } catch { return .fail("\(error)", cause: error) }
+        guard let refusal else {
+            do { return .accepted(try completedPart(number, response: response, sent: try sent(), uploadID: uploadID)) } catch {
+                return .fail("\(error)", cause: error)
+            }
+        }
+        let line = "\(response.status) \(refusal.explanation)"
+        let error = refusal.error(status: response.status, action: "UploadPart", uploadID: uploadID, partNumber: number)
+        return refusal.isRetryable(status: response.status) ? .retry(line, cause: error) : .fail(line, cause: error)
+    }
+
+    /// The scheduler's failure of a part as an `S3Error`: the part's own error as its verdict or
+    /// its preparation made it (the server's refusal, a checksum that differs, an unreadable
+    /// source), with the attempts when its retries ran out; else the transport's failure,
+    /// wrapped once.
     package static func partsError(_ error: any Error, uploadID: String) -> S3Error {
         guard let error = error as? UploadError else {
             if let error = error as? S3Error { return error }
@@ -106,39 +123,41 @@ extension S3Client {
         let failure = error.underlying as? PartFailure
         let number = failure?.part.number
         let exhausted = failure?.retriesExhausted ?? false
-        switch failure?.cause {
-        case let server as S3ServerError:
-            var refused = server.error(status: error.status ?? 0, action: "UploadPart", uploadID: uploadID, partNumber: number)
-            if let failure, exhausted { refused.message += " (after \(failure.attempts) attempts)" }
-            refused.underlying = error
-            return refused
-        case var prepared as S3Error:
-            // Refused while the part was prepared (its source, a first-pass checksum).
-            prepared.uploadID = prepared.uploadID ?? uploadID
-            prepared.partNumber = prepared.partNumber ?? number
-            return prepared
-        case let source as ByteSourceError:
-            return S3Error(
-                .source, "UploadPart of part \(number ?? 0) failed: \(source)", uploadID: uploadID, partNumber: number,
-                underlying: error)
-        case let transport as UploadError where transport.code == .tooManyRedirects:
-            return S3Error(
+        if var own = failure?.cause as? S3Error {
+            own.uploadID = own.uploadID ?? uploadID
+            own.partNumber = own.partNumber ?? number
+            if let failure, exhausted { own.message += " (after \(failure.attempts) attempts)" }
+            return own
+        }
+        return S3Error(part: number, failed: error, transport: failure?.cause as? UploadError, exhausted: exhausted, uploadID: uploadID)
+    }
+}
+
+extension S3Error {
+    /// The transport's failure of part `number`, which S3 never answered (a reset, a redirect
+    /// not followed, a path the transport would change, cancellation), wrapped once.
+    ///
+    /// - Parameters:
+    ///   - error: The scheduler's error for the part.
+    ///   - transport: The transport's own error behind it, when there is one.
+    ///   - exhausted: Every failure was transient and the retry policy allowed no more.
+    fileprivate init(part number: Int?, failed error: UploadError, transport: UploadError?, exhausted: Bool, uploadID: String) {
+        if let transport, transport.code == .tooManyRedirects {
+            self.init(
                 .server, "UploadPart of part \(number ?? 0) was \(transport.unfollowedRedirect)", status: transport.status,
                 uploadID: uploadID, partNumber: number, underlying: error)
-        case let transport as UploadError where transport.code == .invalidURL:
+        } else if let transport, transport.code == .invalidURL {
             // Refused by the transport before any byte was sent (a signed path it would change).
-            return S3Error(.invalidLocation, transport.message, uploadID: uploadID, underlying: error)
-        default:
-            let code: S3Error.Code
-            switch error.code {
-            case .cancelled: code = .cancelled
-            case .sourceFailed: code = .source
-            case .httpStatus: code = .server
-            default: code = exhausted ? .retriesExhausted : .transport
-            }
-            return S3Error(
-                code, "UploadPart: \(error.message)", status: error.status, uploadID: uploadID, partNumber: number,
-                underlying: error)
+            self.init(.invalidLocation, transport.message, uploadID: uploadID, underlying: error)
+        } else {
+            let code: Code =
+                switch error.code {
+                case .cancelled: .cancelled
+                case .sourceFailed: .source
+                case .httpStatus: .server
+                default: exhausted ? .retriesExhausted : .transport
+                }
+            self.init(code, "UploadPart: \(error.message)", status: error.status, uploadID: uploadID, partNumber: number, underlying: error)
         }
     }
 }

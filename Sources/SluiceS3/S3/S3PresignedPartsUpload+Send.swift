@@ -127,7 +127,6 @@ extension S3PresignedPartsUpload {
         upload.options.responseBody = .protocolAnswer
         // URLSession on Linux sends a Content-Length only for a body it holds (up to its limit).
         if transport.maximumSizedBody != nil { upload.options.prefersContentLength = true }
-        let accepted = Lock<[Int: S3CompletedPart]>([:])
         upload.verdict = { part, response in
             let number = part.number
             counters.sent(response.bytesSent)
@@ -135,35 +134,36 @@ extension S3PresignedPartsUpload {
             let refusal: S3ServerError?
             do { refusal = try S3ServerError.refusal(in: response, action: "UploadPart") } catch { return .fail("\(error)", cause: error) }
             guard let answer = refusal else {
+                let completed: S3CompletedPart
                 do {
-                    let completed = try S3Client.completedPart(number, response: response, sent: entry.checksum, uploadID: uploadID)
+                    completed = try S3Client.completedPart(number, response: response, sent: entry.checksum, uploadID: uploadID)
                     try journal.accepted(S3PartETag(partNumber: number, eTag: completed.eTag, checksum: entry.checksum?.base64))
-                    accepted.withLock { $0[number] = completed }
                 } catch {
                     return .fail("\(error)", cause: error)
                 }
                 inFlight.withLock { $0[number] = nil }
-                return .accept
+                return .accepted(completed)
             }
             if answer.code == "AccessDenied", answer.message == "Request has expired" || entry.url.hasExpired(at: now()) {
                 inFlight.withLock { $0[number]?.expired = true }
                 return .again("the URL of part \(number) expired")
             }
             let line = "\(response.status) \(answer.explanation)"
-            return answer.isRetryable(status: response.status) ? .retry(line, cause: answer) : .fail(line, cause: answer)
+            let error = answer.error(status: response.status, action: "UploadPart", uploadID: uploadID, partNumber: number)
+            return answer.isRetryable(status: response.status) ? .retry(line, cause: error) : .fail(line, cause: error)
         }
         let retries = Atomic<Int>(0)
         defer { for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() } }
+        let results: [PartResult]
         do {
-            _ = try await upload.send(over: transport) { progress in
+            results = try await upload.send(over: transport) { progress in
                 retries.store(progress.retries, ordering: .relaxed)
                 meter.update(engineBytes: progress.bytesSent)
             }
         } catch {
             throw S3Client.partsError(error, uploadID: uploadID)
         }
-        let completed = accepted.withLock { $0 }
-        return numbers.compactMap { completed[$0] }
+        return results.compactMap { $0.made as? S3CompletedPart }
     }
 
     /// The backend's URL for a part; its failure is the part's.

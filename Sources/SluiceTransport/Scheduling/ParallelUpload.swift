@@ -53,12 +53,19 @@ public struct PartRequest: Sendable {
     /// Called once the attempt ended, whatever its outcome, before its verdict: ends what the
     /// body started (a signed body's read-ahead), so nothing reads the part's bytes after it.
     public var attemptEnded: (@Sendable () async -> Void)?
+    /// This attempt's own verdict, for a protocol whose answer needs what the attempt made (the
+    /// checksum of the bytes a signed body sent); nil for the upload's `verdict`.
+    public var verdict: (@Sendable (UploadResponse) -> PartVerdict)?
 
-    /// A part's request and body, and what to run when its attempt ends.
-    public init(request: UploadRequest, body: UploadBody, attemptEnded: (@Sendable () async -> Void)? = nil) {
+    /// A part's request and body, what to run when its attempt ends, and its own verdict.
+    public init(
+        request: UploadRequest, body: UploadBody, attemptEnded: (@Sendable () async -> Void)? = nil,
+        verdict: (@Sendable (UploadResponse) -> PartVerdict)? = nil
+    ) {
         self.request = request
         self.body = body
         self.attemptEnded = attemptEnded
+        self.verdict = verdict
     }
 }
 
@@ -67,6 +74,9 @@ public struct PartRequest: Sendable {
 public enum PartVerdict: Sendable {
     /// Done; the response is the part's result.
     case accept
+    /// Done, with what the protocol read from the answer (an S3 part's ETag and checksum): the
+    /// result's `made`, carried to the caller with the part instead of kept beside it.
+    case accepted(any Sendable)
     /// Try the part again from its first byte (counts against the retry limit). `cause` is the
     /// protocol's account of the failure (an S3 error document), kept typed for the caller.
     case retry(String, cause: (any Error)? = nil)
@@ -172,6 +182,8 @@ public struct PartResult: Sendable {
     public var response: UploadResponse
     /// Attempts it took (1 when the first succeeded).
     public var attempts: Int
+    /// What the verdict read from the answer (`PartVerdict.accepted`), nil for `.accept`.
+    public var made: (any Sendable)?
 }
 
 /// Aggregate progress of a parallel upload.

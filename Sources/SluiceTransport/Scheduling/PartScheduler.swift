@@ -132,6 +132,7 @@ package struct PartScheduler: Sendable {
                 do { try await budget.acquire() } catch { throw cancelled() }
             }
             let outcome: Result<UploadResponse, UploadError>
+            var verdict = { @Sendable [upload] response in upload.verdict(part, response) }
             do {
                 defer { upload.budget?.release() }
                 let prepared: PartRequest
@@ -144,6 +145,7 @@ package struct PartScheduler: Sendable {
                         code, "\(part) failed: \(error)", status: nil, bytesSent: 0,
                         PartFailure(part: part, attempts: attempt, retriesExhausted: false, cause: error))
                 }
+                if let own = prepared.verdict { verdict = own }
                 do {
                     let response = try await transport.send(prepared.request, body: prepared.body, options: upload.options) { sent in
                         tracker.update(index, sent)
@@ -168,10 +170,13 @@ package struct PartScheduler: Sendable {
             let cause: (any Error)?
             switch outcome {
             case .success(let response):
-                switch upload.verdict(part, response) {
+                switch verdict(response) {
                 case .accept:
                     tracker.done(index)
                     return PartResult(part: part, response: response, attempts: attempt)
+                case .accepted(let made):
+                    tracker.done(index)
+                    return PartResult(part: part, response: response, attempts: attempt, made: made)
                 case .retry(let why, let reason):
                     failure = UploadError(.httpStatus, why, status: response.status, bytesSent: response.bytesSent, totalBytes: part.length)
                     cause = reason ?? failure
