@@ -103,14 +103,7 @@ package final class TusParallelJob {
             do {
                 let response = try await client.send(request)
                 try client.check(response, url: endpoint, action: "POST (Upload-Concat: final)")
-                guard let location = response.header("Location"),
-                    let url = URL(string: location, relativeTo: endpoint)?.absoluteURL
-                else {
-                    throw TusError(
-                        .protocolViolation, "the server's answer \(response.status) to the final concatenation POST has no valid Location",
-                        status: response.status)
-                }
-                return url
+                return try client.createdLocation(in: response, endpoint: endpoint, what: "the final concatenation POST")
             } catch {
                 try await retrier.absorb(error, action: "POST (Upload-Concat: final)", uploadURL: nil, total: source.bytes.length)
             }

@@ -97,6 +97,18 @@ extension TusClient {
         return TusUploadStatus(offset: offset, length: response.header("Upload-Length").flatMap { Int64($0) })
     }
 
+    /// The upload URL a creation POST's answer names in `Location` (resolved against
+    /// `endpoint`).
+    ///
+    /// - Parameter what: The request in words, for the error ("the creation POST").
+    /// - Throws: `TusError` with code `.protocolViolation` when there is no valid `Location`.
+    package func createdLocation(in response: UploadResponse, endpoint: URL, what: String) throws -> URL {
+        guard let location = response.header("Location"), let url = URL(string: location, relativeTo: endpoint)?.absoluteURL else {
+            throw TusError(.protocolViolation, "the server's answer \(response.status) to \(what) has no valid Location", status: response.status)
+        }
+        return url
+    }
+
     /// Turns a non-2xx status into the error it means; returns for 2xx.
     package func check(_ response: UploadResponse, url: URL, action: String, offset: Int64? = nil, total: Int64? = nil) throws {
         let status = response.status

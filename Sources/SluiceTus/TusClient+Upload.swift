@@ -172,13 +172,7 @@ package final class TusUploadJob {
                         status: response.status)
                 }
                 try client.check(response, url: endpoint, action: "POST (creation)")
-                guard let location = response.header("Location"),
-                    let url = URL(string: location, relativeTo: endpoint)?.absoluteURL
-                else {
-                    throw TusError(
-                        .protocolViolation, "the server's answer \(response.status) to the creation POST has no valid Location",
-                        status: response.status)
-                }
+                let url = try client.createdLocation(in: response, endpoint: endpoint, what: "the creation POST")
                 uploadURL = url
                 created = true
                 if let store, let fingerprint {
