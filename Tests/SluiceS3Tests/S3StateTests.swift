@@ -70,15 +70,11 @@ struct S3StateTests {
         let source = S3Source.synthetic(length: 6 << 20, seed: 1)
         let location = try S3Location(bucket: "bucket", key: "k")
         let store = S3StateStore(directory: options.stateDirectory)
-        try store.prepare()
-        let held = try store.lock(endpoint: configuration.endpointIdentity, bucket: "bucket", key: "k", source: source.identity)
-        do {
+        let thrown = try await throwing(whileHolding: [configuration.endpointIdentity, "bucket", "k", source.identity], in: store) {
             _ = try await client.upload(source, to: location)
-            Issue.record("a second run went on")
-        } catch let error as S3Error {
-            #expect(error.code == .inUse, "\(error)")
-            #expect(error.message.contains("sluice pid \(getpid())"), "\(error)")
         }
-        held.release()
+        let error = try #require(thrown as? S3Error, "a second run went on, or failed otherwise: \(String(describing: thrown))")
+        #expect(error.code == .inUse, "\(error)")
+        #expect(error.message.contains("sluice pid \(getpid())"), "\(error)")
     }
 }

@@ -17,15 +17,11 @@ struct TusRecordLockTests {
         let client = TusClient(options: options)
         let source = TusSource(SyntheticByteSource(length: 1 << 20, seed: 3), identity: "synthetic:1048576:3")
         let store = TusStateStore(directory: options.stateDirectory)
-        try store.prepare()
-        let held = try store.lock(endpoint: endpoint.absoluteString, identity: source.identity)
-        defer { held.release() }
-        do {
+        let thrown = try await throwing(whileHolding: [endpoint.absoluteString, source.identity], in: store) {
             _ = try await client.upload(source, to: endpoint)
-            Issue.record("a second run went on")
-        } catch let error as TusError {
-            #expect(error.code == .inUse, "\(error)")
-            #expect(error.message.contains("sluice pid \(getpid())"), "\(error)")
         }
+        let error = try #require(thrown as? TusError, "a second run went on, or failed otherwise: \(String(describing: thrown))")
+        #expect(error.code == .inUse, "\(error)")
+        #expect(error.message.contains("sluice pid \(getpid())"), "\(error)")
     }
 }
