@@ -19,6 +19,8 @@ struct TransferLines: Sendable {
     let dryRun: Bool
     /// The working directory paths are shown relative to, as the AWS CLI shows them.
     let workingDirectory: String
+    /// `workingDirectory`'s components, made absolute once (not once a line).
+    private let workingComponents: [Substring]
     /// The first error of stdout (closed, full): the run ends with 1 once it is done.
     private let failure = Lock<OutputError?>(nil)
 
@@ -26,6 +28,7 @@ struct TransferLines: Sendable {
         self.level = level
         self.dryRun = dryRun
         self.workingDirectory = workingDirectory
+        workingComponents = DirectoryWalk.absolutePath(workingDirectory).split(separator: "/")
     }
 
     /// Whether a run's summary and notes of success are shown (not under `--quiet` or
@@ -42,7 +45,7 @@ struct TransferLines: Sendable {
 
     /// `upload: PATH to URL` for the file at `path` (absolute, or as typed), stored as `url`.
     func upload(_ path: String, to url: String) {
-        upload(shown: Self.shown(path, from: workingDirectory), to: url)
+        upload(shown: Self.shown(path, from: workingComponents), to: url)
     }
 
     /// `upload: SOURCE to URL` for a source that is no file (`synthetic:…`), shown as it is.
@@ -83,13 +86,28 @@ struct TransferLines: Sendable {
     /// then its name (`./f`, `tree/a`, `../x/f`); both made absolute lexically, as Python's
     /// `os.path.relpath` does.
     static func shown(_ path: String, from workingDirectory: String) -> String {
-        // `.` and `..` resolved lexically, as the walk makes its root absolute.
-        func components(_ path: String) -> [Substring] { DirectoryWalk.absolutePath(path).split(separator: "/") }
+        shown(path, from: DirectoryWalk.absolutePath(workingDirectory).split(separator: "/"))
+    }
+
+    /// `path` as `shown(_:from:)` shows it, from the working directory's absolute components.
+    private static func shown(_ path: String, from start: [Substring]) -> String {
         guard !path.isEmpty, !path.hasSuffix("/") else { return path }
-        let absolute = components(path.hasPrefix("/") ? path : workingDirectory + "/" + path)
+        // `.` and `..` resolved lexically, as the walk makes its root absolute.
+        var absolute: [Substring] = path.hasPrefix("/") ? [] : start
+        // An ASCII path split by its bytes (a split by characters looks for grapheme
+        // boundaries, once a file of a job); either gives the same names.
+        let parts =
+            path.utf8.allSatisfy({ $0 < 0x80 })
+            ? path.utf8.split(separator: UInt8(ascii: "/")).map { Substring($0) } : path.split(separator: "/")
+        for part in parts {
+            switch part {
+            case ".": continue
+            case "..": if !absolute.isEmpty { absolute.removeLast() }
+            default: absolute.append(part)
+            }
+        }
         guard let name = absolute.last else { return path }
         let directory = absolute.dropLast()
-        let start = components(workingDirectory)
         var common = 0
         while common < start.count, common < directory.count, start[common] == directory[directory.startIndex + common] { common += 1 }
         let relative = Array(repeating: "..", count: start.count - common) + directory.dropFirst(common)

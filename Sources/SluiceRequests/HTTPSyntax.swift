@@ -86,7 +86,14 @@ package enum HTTPSyntax {
     }
 
     /// Whether `text` is a token: one or more `tchar`s (methods, header names, media types).
-    package static func isToken(_ text: some StringProtocol) -> Bool {
+    package static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isTokenCharacter)
+    }
+
+    /// Whether `text` is a token. Not generic, as `isToken(_:)` of a `String` is not: each
+    /// header line of each answer is checked from another module, where a generic one ran
+    /// unspecialized, its bytes walked through witness-table calls.
+    package static func isToken(_ text: Substring) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy(isTokenCharacter)
     }
 

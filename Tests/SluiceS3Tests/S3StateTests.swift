@@ -57,6 +57,33 @@ struct S3StateTests {
         #expect(throws: S3Error.self) { try store.load(endpoint: record.endpoint, bucket: "b", key: "k ü", source: "file:/y") }
     }
 
+    /// A job's listing of the records answers `hasRecord` as the disk did when it was taken:
+    /// a missing directory holds none, a record saved before the listing is found (and only
+    /// its own object and source), and a directory that cannot be listed sends each question
+    /// to the disk.
+    @Test func aListingOfTheRecordsAnswersAsTheDiskDid() throws {
+        let directory = try s3TemporaryDirectory("s3-listing") + "/nested"
+        let store = S3StateStore(directory: directory)
+        let empty = S3StateStore.Listing()
+        #expect(empty.names(of: directory) == [])
+        #expect(!store.hasRecord(endpoint: "e", bucket: "b", key: "k", source: "file:/x", listing: empty))
+        let record = S3UploadRecord(
+            endpoint: "e", bucket: "b", key: "k", uploadID: "U1", source: "file:/x",
+            fingerprint: S3SourceFingerprint(size: 20 << 20, device: 1, inode: 2, modificationTime: 3, changeTime: 4),
+            plan: try S3PartPlan(length: 20 << 20, partSize: 5 << 20), checksum: nil, createdAt: 1)
+        try store.save(record)
+        let listing = S3StateStore.Listing()
+        #expect(store.hasRecord(endpoint: "e", bucket: "b", key: "k", source: "file:/x", listing: listing))
+        #expect(!store.hasRecord(endpoint: "e", bucket: "b", key: "k", source: "file:/y", listing: listing))
+        #expect(!store.hasRecord(endpoint: "e", bucket: "b", key: "k2", source: "file:/x", listing: listing))
+        // Another directory's store is not answered from it.
+        #expect(listing.names(of: directory + "2") == nil)
+        #expect(chmod(directory, 0) == 0)
+        defer { chmod(directory, 0o700) }
+        let unreadable = S3StateStore.Listing()
+        #expect(getuid() == 0 || unreadable.names(of: directory) == nil)
+    }
+
     /// A second run of the same upload while one holds its record is refused before any request
     /// (the endpoint here answers nothing), naming the holder's pid.
     @Test func aSecondRunOfTheSameUploadIsRefusedAtOnce() async throws {

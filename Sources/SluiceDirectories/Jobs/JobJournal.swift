@@ -58,8 +58,12 @@ package struct JobJournalEntry: JournalEntry {
     package var line: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(name.utf8.count + result.utf8.count + 112)
-        func key(_ text: String) { out += Array("\"\(text)\":".utf8) }
-        func number(_ text: String) { out += Array(text.utf8) }
+        func key(_ text: String) {
+            out.append(0x22)
+            out.append(contentsOf: text.utf8)
+            out.append(contentsOf: "\":".utf8)
+        }
+        func number(_ text: String) { out.append(contentsOf: text.utf8) }
         func string(_ text: String) {
             out.append(0x22)
             for byte in text.utf8 {

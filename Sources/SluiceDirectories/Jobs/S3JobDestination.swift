@@ -19,6 +19,9 @@ public struct S3JobDestination: UploadJobDestination {
     public let bucket: String
     /// The key prefix: empty, or ending in `/` (one is added when it does not).
     public let prefix: String
+    /// The resume records in the client's state directory, listed once at the job's first
+    /// small file (not looked for once a file).
+    private let records = S3StateStore.Listing()
 
     /// A destination that puts every file under `location`'s prefix in its bucket.
     ///
@@ -73,7 +76,7 @@ public struct S3JobDestination: UploadJobDestination {
         // A file changed since its multipart upload began is sent again as it is now.
         client.options.restartWhenSourceChanged = true
         do {
-            let result = try await client.upload(source, to: location) { progress($0.bytesSent) }
+            let result = try await client.upload(source, to: location, records: records) { progress($0.bytesSent) }
             // The record keeps the ETag as HTTP carries it, as records before held it.
             return UploadJobSent(answer: result.quotedETag, bytesAlreadyThere: result.bytesSkipped)
         } catch let error as S3Error where error.code == .objectExists {

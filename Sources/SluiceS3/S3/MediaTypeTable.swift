@@ -48,7 +48,7 @@ public struct MediaTypeTable: Sendable {
         // A path whose last name is a name (not empty, `.` or `..`), as every walked file's
         // is: that name is what the normalization below ends with.
         let last = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { path[path.utf8.index(after: $0)...] } ?? path[...]
-        if !last.isEmpty, last != ".", last != ".." { return guessType("/" + last) }
+        if !last.isEmpty, last != ".", last != ".." { return type(ofName: last) }
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         // posixpath.normpath: empty and `.` names dropped, `..` takes the one before it away.
         var names: [Substring.UnicodeScalarView] = []
@@ -57,6 +57,21 @@ public struct MediaTypeTable: Sendable {
         }
         guard let name = names.last else { return nil }
         return guessType("/" + Self.string(name))
+    }
+
+    /// The type of a file named `name` (no `/`), as `guessType("/" + name)` gives it (no scheme
+    /// can start with `/`): the extension looked up at once, without the scalar arrays, where no
+    /// suffix or encoding rule applies to it (a job asks once a file).
+    private func type(ofName name: Substring) -> String? {
+        let bytes = name.utf8
+        // `splitExtension`'s rule: a `.` after the name's first byte, with a byte other than `.` before it.
+        guard let dot = bytes.lastIndex(of: UInt8(ascii: ".")), dot != bytes.startIndex,
+            bytes[..<dot].contains(where: { $0 != UInt8(ascii: ".") })
+        else { return nil }
+        let ext = String(name[dot...])
+        let lowered = ext.lowercased()
+        if Self.suffixMap[lowered] != nil || Self.encodings.contains(ext) { return guessType("/" + name) }
+        return types[lowered]
     }
 
     /// Python's `mimetypes.guess_type(url)[0]` with this table: a `scheme:` prefix (no `/`

@@ -69,6 +69,16 @@ public struct S3ObjectHead: Sendable, Equatable {
 
     /// `"abc"` → `abc` (an ETag as listed or returned, quotes dropped).
     public static func unquoted(_ eTag: String) -> String {
+        // An ASCII tag (every S3 ETag) by its bytes: a `Substring`'s `count` and affixes walk
+        // graphemes, once an object.
+        if eTag.utf8.allSatisfy({ $0 < 0x80 }) {
+            var bytes = eTag.utf8[...]
+            if bytes.starts(with: "W/".utf8) { bytes = bytes.dropFirst(2) }
+            if bytes.count >= 2, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"") {
+                bytes = bytes.dropFirst().dropLast()
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
         var tag = Substring(eTag)
         if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
         if tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") { tag = tag.dropFirst().dropLast() }

@@ -60,6 +60,15 @@ extension S3Client {
     public func upload(
         _ source: S3Source, to location: S3Location, progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> S3UploadResult {
+        try await upload(source, to: location, records: nil, progress: progress)
+    }
+
+    /// `upload(_:to:progress:)`, asking `records` (the state directory listed once for a job of
+    /// many files) whether a small file has a stored upload to settle, instead of the disk.
+    package func upload(
+        _ source: S3Source, to location: S3Location, records: S3StateStore.Listing?,
+        progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> S3UploadResult {
         try checkBeforeAnyEffect()
         let start = ContinuousClock.now
         let counters = S3Counters()
@@ -81,7 +90,7 @@ extension S3Client {
         // A PutObject needs no record, but a stored upload of the same object and source (one
         // interrupted before the file shrank below the part size) is settled first: resumed,
         // refused or aborted below, never left billed.
-        if small, !store.hasRecord(endpoint: endpoint, bucket: location.bucket, key: location.key, source: source.identity) {
+        if small, !store.hasRecord(endpoint: endpoint, bucket: location.bucket, key: location.key, source: source.identity, listing: records) {
             return try await putObject(source, to: location, counters: counters, meter: meter, start: start)
         }
 

@@ -127,6 +127,8 @@ extension String {
     /// This text with control characters (a newline, a tab, DEL) written as `\u{A}`: a message
     /// that quotes it stays one line.
     package var controlCharactersEscaped: String {
+        // Most names hold none: the name itself (a control character is one UTF-8 byte).
+        guard utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return self }
         var shown = ""
         for scalar in unicodeScalars {
             if scalar.value < 0x20 || scalar.value == 0x7F {

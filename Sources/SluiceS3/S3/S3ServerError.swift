@@ -60,7 +60,7 @@ public struct S3ServerError: Error, Sendable, Equatable {
         guard response.isSuccess else { return S3ServerError(status: response.status, body: response.body) }
         // Only a body that names an element `Error` is parsed here (a `DeleteResult` lists its
         // keys' errors as `<Error>` children, and is parsed again below to see its root).
-        guard response.body.range(of: Data("<Error".utf8)) != nil else { return nil }
+        guard !response.body.isEmpty, response.body.range(of: Data("<Error".utf8)) != nil else { return nil }
         let root: S3XMLElement
         do { root = try S3XMLElement.parse(response.body, what: action) } catch {
             throw S3Error(
