@@ -145,6 +145,8 @@ import SluiceTestSupport
 
     @Test func timestamps() {
         #expect(SigV4Timestamp(Date(timeIntervalSince1970: 1_440_938_160)).amzDate == "20150830T123600Z")
+        // Every field under 10 (each written with its zero).
+        #expect(SigV4Timestamp(Date(timeIntervalSince1970: 981_173_106)).amzDate == "20010203T040506Z")
         #expect(SigV4Timestamp(amzDate: "20150830T123600Z")?.day == "20150830")
         #expect(SigV4Timestamp(amzDate: "2015-08-30") == nil)
     }
