@@ -4,8 +4,18 @@ import SluiceByteSources
 import SluiceRequests
 import SluiceTransport
 
-/// What a server-side copy made (`S3Client.copy(_:to:progress:)`).
+/// What a copy made (`S3Client.copy(_:from:to:progress:)`).
 public struct S3CopyResult: Sendable, Equatable {
+    /// How the bytes went.
+    public enum Route: Sendable, Equatable {
+        /// By the store: `CopyObject` or `UploadPartCopy`, no byte of the object through this
+        /// process.
+        case store
+        /// Through this process: read with the source client's ranged `GetObject`s pinned by
+        /// `If-Match`, uploaded with this client's `PutObject` or multipart upload.
+        case streamed
+    }
+
     /// The object copied.
     public var source: S3Location
     /// The object made.
@@ -14,38 +24,122 @@ public struct S3CopyResult: Sendable, Equatable {
     public var length: Int64
     /// The new object's ETag, quotes dropped.
     public var eTag: String
-    /// The parts copied with `UploadPartCopy`; nil for one `CopyObject`.
+    /// The parts of the new object (`UploadPartCopy` or `UploadPart`); nil for one
+    /// `CopyObject` or `PutObject`.
     public var partCount: Int?
-    /// The multipart upload the parts went into; nil for one `CopyObject`.
+    /// The multipart upload the parts went into; nil for one `CopyObject` or `PutObject`.
     public var uploadID: String?
     /// Requests sent again after a transient failure.
     public var retries: Int
     /// Seconds from the first request to the last answer.
     public var elapsed: Double
+    /// By the store, or streamed.
+    public var route: Route = .store
+    /// The destination's refusal to copy by the store (`501 NotImplemented` to `CopyObject` or
+    /// `UploadPartCopy`) that made the copy stream instead; nil when it did not refuse.
+    public var storeRefusal: S3CopyRefusal?
+    /// Body bytes sent to the destination (0 by the store), retries and signatures included.
+    public var bytesSent: Int64 = 0
+    /// Parts of a streamed copy found at the destination from an interrupted run and not sent
+    /// again.
+    public var partsSkipped = 0
+}
+
+/// A store's answer that it does not copy objects itself (`S3CopyResult.storeRefusal`).
+public struct S3CopyRefusal: Sendable, Equatable {
+    /// The call refused: `CopyObject` or `UploadPartCopy`.
+    public var action: String
+    /// The HTTP status (501).
+    public var status: Int?
+    /// The S3 error code (`NotImplemented`).
+    public var serverCode: String?
+
+    /// Whether `error` is such a refusal: 501, or the code `NotImplemented`.
+    package init?(_ error: S3Error, action: String) {
+        guard error.status == 501 || error.serverCode == "NotImplemented" else { return nil }
+        (self.action, status, serverCode) = (action, error.status, error.serverCode)
+    }
 }
 
 extension S3Client {
+    /// Copies the object `source` to `destination`.
+    ///
+    /// With no `sourceClient`, or one of this client's endpoint and credentials, the store
+    /// copies it (`copy(_:to:progress:)`): no byte passes through this process. A destination
+    /// that answers that it does not implement the copy (`501 NotImplemented`) gets the bytes
+    /// streamed instead, and the result says so (`storeRefusal`). With a client of another
+    /// endpoint or other credentials the copy is streamed: the source is read with
+    /// `sourceClient.remoteSource(of:)` (each range a `GetObject` pinned by `If-Match` to the
+    /// ETag `HeadObject` found) into this client's upload (`upload(_:to:progress:)`: parts in
+    /// parallel, each range's body flowing through a bounded buffer into its part's request,
+    /// resumable from the same records as an upload of a file).
+    ///
+    /// The copy keeps the source's content type, `Cache-Control`, `Content-Disposition`,
+    /// `Content-Encoding`, `Content-Language`, `Expires` and user metadata, as `aws s3 cp`
+    /// does, unless `options.object.metadataDirective` is `.replace` (or `metadata` is given):
+    /// then it takes `options.object`'s (`S3ObjectOptions.copied(from:key:)`).
+    ///
+    /// - Parameters:
+    ///   - source: The object to copy (a key, not a prefix).
+    ///   - sourceClient: The client that reads it; nil for this one.
+    ///   - destination: The object to make, on this client's endpoint.
+    ///   - progress: Bytes copied of the object's length.
+    /// - Returns: What was made, and which way (`route`).
+    /// - Throws: `S3Error`: `.source` when the source does not exist or cannot be read,
+    ///   `.sourceChanged` when it changed during the copy (nothing of two versions is stored).
+    public func copy(
+        _ source: S3Location, from sourceClient: S3Client? = nil, to destination: S3Location,
+        progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> S3CopyResult {
+        guard let sourceClient, !sharesStore(with: sourceClient) else {
+            do { return try await copyByStore(source, to: destination, progress: progress) } catch let failure as S3CopyFailure {
+                var result = try await copyStreamed(source, from: self, to: destination, progress: progress)
+                result.storeRefusal = failure.refusal
+                return result
+            }
+        }
+        return try await copyStreamed(source, from: sourceClient, to: destination, progress: progress)
+    }
+
+    /// Whether `other` reaches the same endpoint with the same keys: the store can copy
+    /// between them.
+    public func sharesStore(with other: S3Client) -> Bool {
+        let (mine, theirs) = (configuration, other.configuration)
+        return mine.endpointIdentity == theirs.endpointIdentity && mine.credentials?.accessKeyID == theirs.credentials?.accessKeyID
+            && mine.credentials?.secretAccessKey == theirs.credentials?.secretAccessKey
+            && mine.credentials?.sessionToken == theirs.credentials?.sessionToken
+    }
+
     /// Copies `source` to `destination` on this client's endpoint, by the store: no byte of the
-    /// object passes through this process. Below the multipart threshold (the part size unless
-    /// `S3Options.multipartThreshold` says otherwise; at most 5 GiB) one `CopyObject`, which
-    /// keeps the source's content type and user metadata; above, `CreateMultipartUpload` with
-    /// the source's content type and metadata, up to `concurrency` `UploadPartCopy`s at once
-    /// (`x-amz-copy-source-range`), then `CompleteMultipartUpload`.
+    /// object passes through this process (`copy(_:from:to:progress:)` with no source client).
+    ///
+    /// - Throws: `S3Error`; `.source` when the source does not exist.
+    public func copy(
+        _ source: S3Location, to destination: S3Location, progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> S3CopyResult {
+        try await copy(source, from: nil, to: destination, progress: progress)
+    }
+
+    /// Copies `source` to `destination` on this client's endpoint, by the store. Below the
+    /// multipart threshold (the part size unless `S3Options.multipartThreshold` says otherwise;
+    /// at most 5 GiB) one `CopyObject`, which keeps the source's content type and user
+    /// metadata unless the directive is `.replace`; above, `CreateMultipartUpload` with the
+    /// attributes `S3ObjectOptions.copied(from:key:)` decides, up to `concurrency`
+    /// `UploadPartCopy`s at once (`x-amz-copy-source-range`), then `CompleteMultipartUpload`.
     ///
     /// Every request is pinned to the source as `HeadObject` found it
     /// (`x-amz-copy-source-if-match` with its ETag): a source changed meanwhile fails with
     /// `.sourceChanged`, never a mix of two versions. A failed multipart copy is aborted (it is
     /// not resumed yet: the next run copies again).
     ///
-    /// - Throws: `S3Error`; `.source` when the source does not exist.
-    public func copy(
-        _ source: S3Location, to destination: S3Location, progress: (@Sendable (UploadProgress) -> Void)? = nil
+    /// - Throws: `S3Error`; `.source` when the source does not exist; `S3CopyFailure` when the
+    ///   store refused to copy (`501 NotImplemented`) before anything was made.
+    private func copyByStore(
+        _ source: S3Location, to destination: S3Location, progress: (@Sendable (UploadProgress) -> Void)?
     ) async throws -> S3CopyResult {
         try checkBeforeAnyEffect()
         let (start, counters) = (ContinuousClock.now, S3Counters())
-        guard let head = try await sourceHead(source) else {
-            throw S3Error(.source, "\(source): no such object (HeadObject answered 404)")
-        }
+        let head = try await sourceHead(source, of: self)
         guard let length = head.length else {
             throw S3Error(.malformedResponse, "the server's HeadObject answer for \(source) has no Content-Length")
         }
@@ -56,17 +150,21 @@ extension S3Client {
         var result = S3CopyResult(
             source: source, location: destination, length: length, eTag: "", partCount: nil, uploadID: nil, retries: 0, elapsed: 0)
         if length < threshold || plan.partCount == 1 {
-            let call = S3Call(
-                method: "PUT", location: destination, headers: copySourceHeaders(source, pinnedTo: head.eTag) + options.object.headers(for: .putObject),
-                action: "CopyObject")
+            var headers = copySourceHeaders(source, pinnedTo: head.eTag)
+            switch options.object.effectiveMetadataDirective {
+            case .copy: headers += options.object.withoutAttributes.headers(for: .putObject)
+            case .replace:
+                headers.append(SigV4Header("x-amz-metadata-directive", "REPLACE"))
+                headers += options.object.copied(from: head, key: source.key).headers(for: .putObject)
+            }
+            let call = S3Call(method: "PUT", location: destination, headers: headers, action: "CopyObject")
             let answer = try await sendCopy(call, source: source, counters: counters)
             result.eTag = try S3CopiedObject(xml: answer.response.body, action: "CopyObject").eTag
             meter.update(engineBytes: length)
         } else {
-            var headers = createMultipartUploadHeaders
-            // As CopyObject does: the source's content type and user metadata, unless given.
-            if options.object.contentType == nil, let type = head.contentType { headers.append(SigV4Header("Content-Type", type)) }
-            if options.object.metadata.isEmpty { headers += head.metadata.map { SigV4Header("x-amz-meta-" + $0.name, $0.value) } }
+            var attributed = self
+            attributed.options.object = options.object.copied(from: head, key: source.key)
+            let headers = attributed.createMultipartUploadHeaders
             let create = S3Call(
                 method: "POST", location: destination, query: [SigV4QueryItem("uploads")], headers: headers, action: "CreateMultipartUpload")
             let uploadID = try S3CreatedUpload(xml: try await send(create, counters: counters).response.body).uploadID
@@ -87,12 +185,82 @@ extension S3Client {
         return result
     }
 
-    /// `HeadObject` of a copy's source (with the client's SSE-C key, as the copy would be).
-    private func sourceHead(_ source: S3Location) async throws -> S3ObjectHead? {
-        do { return try await headObject(source) } catch var error as S3Error {
+    /// Copies `source`, read by `sourceClient`, to `destination` through this process: its
+    /// ranges pinned by `If-Match` to the ETag `HeadObject` found, uploaded by this client.
+    private func copyStreamed(
+        _ source: S3Location, from sourceClient: S3Client, to destination: S3Location, progress: (@Sendable (UploadProgress) -> Void)?
+    ) async throws -> S3CopyResult {
+        let start = ContinuousClock.now
+        let head = try await sourceHead(source, of: sourceClient)
+        var remote = RemoteSourceOptions()
+        remote.stallTimeout = sourceClient.options.transfer.stallTimeout
+        remote.connectTimeout = sourceClient.options.transfer.connectTimeout
+        remote.caFile = sourceClient.options.transfer.caFile
+        remote.insecure = sourceClient.options.transfer.insecure
+        remote.retry = sourceClient.options.retryPolicy
+        let bytes: RemoteByteSource
+        do { bytes = try await sourceClient.remoteSource(of: source, options: remote) } catch let error as S3Error {
+            throw error
+        } catch {
+            throw S3Error(.source, "the source \(source): \(error)", underlying: error)
+        }
+        defer { bytes.close() }
+        // The ranges are pinned to what the source's own HEAD found; that must be the version
+        // whose attributes are copied.
+        guard case .entityTag(let tag)? = bytes.validator, S3ObjectHead.unquoted(tag) == S3ObjectHead.unquoted(head.eTag) else {
+            throw S3Error(.sourceChanged, "\(source) changed since the copy began (its ETag is not the one HeadObject found): nothing was stored")
+        }
+        var client = self
+        client.options.object = options.object.copied(from: head, key: source.key)
+        client.options.object.guessesContentType = false
+        let identity = "s3:\(sourceClient.configuration.endpointIdentity)/\(source.bucket)/\(source.key) \(head.eTag)"
+        let uploaded: S3UploadResult
+        do {
+            uploaded = try await client.upload(
+                S3Source(bytes, identity: identity, fingerprint: S3SourceFingerprint(size: bytes.length)), to: destination, progress: progress)
+        } catch var error as S3Error {
+            if let changed = Self.remoteSourceError(in: error), changed.code == .changed || changed.status == 412 {
+                error.code = .sourceChanged
+                error.message = "\(source) changed during the copy (\(changed.message)): nothing of two versions was stored"
+            }
+            throw error
+        }
+        var result = S3CopyResult(
+            source: source, location: destination, length: uploaded.length, eTag: uploaded.eTag,
+            partCount: uploaded.uploadID == nil ? nil : uploaded.partCount, uploadID: uploaded.uploadID, retries: uploaded.retries,
+            elapsed: (ContinuousClock.now - start) / .seconds(1))
+        result.route = .streamed
+        result.bytesSent = uploaded.bytesSent
+        result.partsSkipped = uploaded.partsSkipped
+        return result
+    }
+
+    /// The remote source's own error somewhere in `error`'s chain of causes.
+    private static func remoteSourceError(in error: any Error) -> RemoteSourceError? {
+        var cause: (any Error)? = error
+        for _ in 0..<8 {
+            switch cause {
+            case let remote as RemoteSourceError: return remote
+            case let s3 as S3Error: cause = s3.underlying
+            case let upload as UploadError: cause = upload.underlying
+            case let part as PartFailure: cause = part.cause
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    /// `HeadObject` of a copy's source by `client` (with its SSE-C key, as the copy would be).
+    ///
+    /// - Throws: `S3Error(.source)` when there is no such object, or it has no length.
+    private func sourceHead(_ source: S3Location, of client: S3Client) async throws -> S3ObjectHead {
+        let head: S3ObjectHead?
+        do { head = try await client.headObject(source) } catch var error as S3Error {
             error.message = "the source \(source): \(error.message)"
             throw error
         }
+        guard let head else { throw S3Error(.source, "\(source): no such object (HeadObject answered 404)") }
+        return head
     }
 
     /// `x-amz-copy-source` naming `source` (its key percent-encoded as a path, as botocore does),
@@ -105,7 +273,9 @@ extension S3Client {
 
     /// Sends a copy request; a 412 for the pinned source is `.sourceChanged`.
     private func sendCopy(_ call: S3Call, source: S3Location, counters: S3Counters) async throws -> S3Answer {
-        do { return try await send(call, counters: counters) } catch var error as S3Error where error.status == 412 {
+        do { return try await send(call, counters: counters) } catch let error as S3Error where S3CopyRefusal(error, action: call.action) != nil {
+            throw S3CopyFailure(refusal: S3CopyRefusal(error, action: call.action)!, error: error)
+        } catch var error as S3Error where error.status == 412 {
             error.code = .sourceChanged
             error.message = "\(source) changed since the copy began (\(call.action) answered 412 to its ETag): nothing of two versions was stored"
             throw error
@@ -153,6 +323,12 @@ extension S3Client {
             return parts.sorted { $0.partNumber < $1.partNumber }
         }
     }
+}
+
+/// The store's refusal to copy, thrown inside `copyByStore` for `copy` to stream instead.
+private struct S3CopyFailure: Error {
+    var refusal: S3CopyRefusal
+    var error: S3Error
 }
 
 /// `CopyObjectResult` / `CopyPartResult`: the ETag of what the store made, and the checksums it

@@ -35,6 +35,10 @@ public struct S3ObjectHead: Sendable, Equatable {
     /// The user metadata (`x-amz-meta-NAME: value`), names lowercased as HTTP gives them, in
     /// the answer's order.
     public var metadata: [(name: String, value: String)] = []
+    /// `Cache-Control`, `Content-Disposition`, `Content-Encoding`, `Content-Language` and
+    /// `Expires` (read as an HTTP date; nil when it is not one), as the server sent them: what a
+    /// copy keeps with the content type and metadata (`S3ObjectOptions.copied(from:key:)`).
+    public var attributes = S3ObjectAttributes()
 
     /// The longest header value read as a checksum (SHA-256 with `-10000`).
     package static let checksumValueLimit = 64
@@ -48,6 +52,10 @@ public struct S3ObjectHead: Sendable, Equatable {
             let name = header.name.lowercased()
             return name.hasPrefix("x-amz-meta-") ? (String(name.dropFirst("x-amz-meta-".count)), header.value) : nil
         }
+        attributes = S3ObjectAttributes(
+            cacheControl: response.header("Cache-Control"), contentDisposition: response.header("Content-Disposition"),
+            contentEncoding: response.header("Content-Encoding"), contentLanguage: response.header("Content-Language"),
+            expires: response.header("Expires").flatMap(S3ObjectOptions.httpDate(parsing:)))
         partsCount = response.header("x-amz-mp-parts-count").flatMap { Int($0) }.flatMap { (1...10_000).contains($0) ? $0 : nil }
         let encryption = response.header("x-amz-server-side-encryption")?.lowercased() ?? ""
         eTagIsNotMD5 = encryption.hasPrefix("aws:kms") || response.header("x-amz-server-side-encryption-customer-algorithm") != nil
@@ -90,7 +98,33 @@ public struct S3ObjectHead: Sendable, Equatable {
             && lhs.compositeChecksum?.checksum == rhs.compositeChecksum?.checksum
             && lhs.compositeChecksum?.partCount == rhs.compositeChecksum?.partCount && lhs.partsCount == rhs.partsCount
             && lhs.eTagIsNotMD5 == rhs.eTagIsNotMD5 && lhs.checksumType == rhs.checksumType && lhs.contentType == rhs.contentType
-            && lhs.metadata.elementsEqual(rhs.metadata) { $0.name == $1.name && $0.value == $1.value }
+            && lhs.metadata.elementsEqual(rhs.metadata) { $0.name == $1.name && $0.value == $1.value } && lhs.attributes == rhs.attributes
+    }
+}
+
+/// The attributes of an object a HeadObject answer names besides its type and metadata.
+public struct S3ObjectAttributes: Sendable, Equatable {
+    /// `Cache-Control`.
+    public var cacheControl: String?
+    /// `Content-Disposition`.
+    public var contentDisposition: String?
+    /// `Content-Encoding`.
+    public var contentEncoding: String?
+    /// `Content-Language`.
+    public var contentLanguage: String?
+    /// `Expires`.
+    public var expires: Date?
+
+    /// Attributes as given; nil for those the object does not carry.
+    public init(
+        cacheControl: String? = nil, contentDisposition: String? = nil, contentEncoding: String? = nil, contentLanguage: String? = nil,
+        expires: Date? = nil
+    ) {
+        self.cacheControl = cacheControl
+        self.contentDisposition = contentDisposition
+        self.contentEncoding = contentEncoding
+        self.contentLanguage = contentLanguage
+        self.expires = expires
     }
 }
 

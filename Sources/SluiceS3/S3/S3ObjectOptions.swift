@@ -49,6 +49,13 @@ public struct S3ObjectOptions: Sendable, Equatable {
     public var objectLockLegalHold: Bool?
     /// The condition the object is written under (`PutObject`, `CompleteMultipartUpload`).
     public var condition: S3WriteCondition?
+    /// With an object as the source (`S3Client.copy`): whether the copy takes the source's
+    /// content type, `Cache-Control`, `Content-Disposition`, `Content-Encoding`,
+    /// `Content-Language`, `Expires` and user metadata (`.copy`) or these options' (`.replace`).
+    /// Nil: `.replace` when `metadata` is given, else `.copy` (the AWS CLI's rule for
+    /// `--metadata`). Encryption, storage class, tags, ACL and object lock are these options'
+    /// either way.
+    public var metadataDirective: S3MetadataDirective?
 
     /// Options with every property at its default (given with each property).
     public init() {}
@@ -60,6 +67,45 @@ public struct S3ObjectOptions: Sendable, Equatable {
         guard contentType == nil, guessesContentType else { return self }
         var options = self
         options.contentType = MediaTypeTable.system.contentType(forPath: path)
+        return options
+    }
+
+    /// The directive a copy follows: `metadataDirective`, else the AWS CLI's default.
+    public var effectiveMetadataDirective: S3MetadataDirective {
+        metadataDirective ?? (metadata.isEmpty ? .copy : .replace)
+    }
+
+    /// The options of an object copied from the one `head` describes, whose key is `key`: with
+    /// `.copy`, its content type, other attributes and user metadata in place of these
+    /// options'; with `.replace`, these options, the content type guessed from `key` when none
+    /// is given and `guessesContentType` is set (as the AWS CLI guesses it from the source's
+    /// key). The one place a copy's attributes are decided (a `CopyObject` with `.copy` sends
+    /// none and is told to copy them).
+    public func copied(from head: S3ObjectHead, key: String) -> S3ObjectOptions {
+        guard effectiveMetadataDirective == .copy else { return forFile(atPath: key) }
+        var options = withoutAttributes
+        options.contentType = head.contentType
+        options.cacheControl = head.attributes.cacheControl
+        options.contentDisposition = head.attributes.contentDisposition
+        options.contentEncoding = head.attributes.contentEncoding
+        options.contentLanguage = head.attributes.contentLanguage
+        options.expires = head.attributes.expires
+        options.metadata = head.metadata.map { S3Pair($0.name, $0.value) }
+        return options
+    }
+
+    /// These options without content type, attributes and metadata: what a `CopyObject` with
+    /// the `COPY` directive sends (the store keeps the source's).
+    package var withoutAttributes: S3ObjectOptions {
+        var options = self
+        options.contentType = nil
+        options.guessesContentType = false
+        options.cacheControl = nil
+        options.contentDisposition = nil
+        options.contentEncoding = nil
+        options.contentLanguage = nil
+        options.expires = nil
+        options.metadata = []
         return options
     }
 
@@ -210,6 +256,15 @@ public struct S3ObjectOptions: Sendable, Equatable {
         return formatter.string(from: date)
     }
 
+    /// The date an HTTP date names (`Thu, 01 Dec 2033 16:00:00 GMT`), or nil.
+    package static func httpDate(parsing text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.date(from: text)
+    }
+
     /// ISO 8601 in UTC (`2033-12-01T16:00:00Z`), as botocore sends the retain-until date.
     package static func isoDate(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
@@ -242,6 +297,14 @@ public struct S3ObjectOptions: Sendable, Equatable {
         default: return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
         }
     }
+}
+
+/// `x-amz-metadata-directive`: what an object copied from another takes (`S3ObjectOptions.metadataDirective`).
+public enum S3MetadataDirective: String, Sendable, Equatable, CaseIterable {
+    /// The source's content type, attributes and user metadata.
+    case copy = "COPY"
+    /// Those of the options given.
+    case replace = "REPLACE"
 }
 
 /// A key and its value (metadata, tags).

@@ -101,6 +101,8 @@ public struct S3ServerError: Error, Sendable, Equatable {
             "SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout", "RequestTimeTooSkewed",
             "Throttling", "ThrottlingException", "RequestLimitExceeded", "OperationAborted",
         ]
+        // A store that does not implement the call (501 NotImplemented) answers so again.
+        if code == "NotImplemented" { return false }
         return transientCodes.contains(code) || RetryPolicy.isTransient(status: status)
     }
 
