@@ -37,20 +37,44 @@ extension SourceSpecification {
         case .remote(let url):
             throw ByteSourceError.invalidSpecification("\(RemoteSourceError.shown(url)): an http(s) source is read by upload, tus and s3 cp, not here")
         case .object(let location):
-            throw ByteSourceError.invalidSpecification("\(location): an s3:// source is read by s3 cp only")
+            throw ByteSourceError.invalidSpecification("\(location): an s3:// source is read by upload, tus and s3 cp, not here")
         }
     }
 }
 
 extension SourceSpecification {
     /// Opens the source; an http(s) SOURCE is asked once (HEAD) for its length and validator,
-    /// and a source without a validator is said once on stderr.
+    /// and a source without a validator is said once on stderr; an s3:// SOURCE is read with
+    /// `store`'s configuration (`S3Client.remoteSource(of:)`: ranges pinned to its ETag).
     ///
-    /// - Throws: `ByteSourceError`, or `RemoteSourceError` for an http(s) source.
-    func open(remote options: RemoteSourceOptions) async throws -> Opened {
-        guard case .remote(let url) = self else { return try open() }
-        let source = try await Self.openRemote(url, options: options)
+    /// - Throws: `ByteSourceError`, `RemoteSourceError` for an http(s) source, `S3Error` for
+    ///   an s3:// one.
+    func open(remote options: RemoteSourceOptions, store: SourceStore = SourceStore()) async throws -> Opened {
+        let source: RemoteByteSource
+        switch self {
+        case .remote(let url): source = try await Self.openRemote(url, options: options)
+        case .object(let location): source = try await Self.openObject(location, store: store, options: options)
+        default: return try open()
+        }
         return Opened(body: .bytes(source), source: source, sequential: nil, close: { source.close() })
+    }
+
+    /// Opens an s3:// source with `store`'s configuration (else the environment's and the
+    /// default profile's, as an `s3` command).
+    static func openObject(_ location: S3Location, store: SourceStore, options: RemoteSourceOptions) async throws -> RemoteByteSource {
+        let configuration: S3Configuration
+        do { configuration = try S3Configuration.resolve(store.overrides(over: S3ConfigurationOverrides())) } catch var error as S3Error {
+            error.message = "the source's configuration: \(error.message)"
+            throw error
+        }
+        let client = S3Client(configuration: configuration)
+        do {
+            guard try await client.headObject(location) != nil else { throw S3Error(.source, "\(location): no such object (HeadObject answered 404)") }
+        } catch var error as S3Error where error.code != .source {
+            error.message = "the source \(location): \(error.message)"
+            throw error
+        }
+        return try await client.remoteSource(of: location, options: options)
     }
 
     /// Opens an http(s) source, saying once when it names no validator.

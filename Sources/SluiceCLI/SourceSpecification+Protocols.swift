@@ -14,10 +14,20 @@ extension TusClient {
     /// Uploads what SOURCE names (a path, `synthetic:SIZE[:SEED]` or an http(s) URL) to the
     /// creation endpoint, resuming a stored upload of the same source when there is one.
     func upload(
-        source: String, to endpoint: URL, remote: RemoteSourceOptions = RemoteSourceOptions(),
+        source: String, to endpoint: URL, remote: RemoteSourceOptions = RemoteSourceOptions(), store: SourceStore = SourceStore(),
         progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> TusUploadResult {
         let specification = try SourceSpecification(parsing: source, orThrow: { TusError(.source, "\($0)", underlying: $0) })
+        if case .object(let location) = specification {
+            let bytes: RemoteByteSource
+            do { bytes = try await SourceSpecification.openObject(location, store: store, options: remote) } catch {
+                throw TusError(.source, "\(error)", underlying: error)
+            }
+            defer { bytes.close() }
+            let opened = TusSource(
+                bytes, identity: SourceSpecification.remoteIdentity(bytes), name: location.key.split(separator: "/").last.map(String.init))
+            return try await upload(opened, to: endpoint, progress: progress)
+        }
         if case .remote(let url) = specification {
             let bytes: RemoteByteSource
             do { bytes = try await SourceSpecification.openRemote(url, options: remote) } catch {
@@ -47,7 +57,7 @@ extension TusSource {
     static func open(_ specification: SourceSpecification) throws -> TusSource {
         switch specification {
         case .object(let location):
-            throw TusError(.source, "\(location): an s3:// source is read by s3 cp only")
+            throw TusError(.source, "\(location): an s3:// source is opened by TusClient.upload(source:)")
         case .remote(let url):
             throw TusError(.source, "\(RemoteSourceError.shown(url)): an http(s) source is opened by TusClient.upload(source:)")
         case .standardInput:

@@ -28,6 +28,8 @@ struct TusCommand: Subcommand {
     var transport = TransportKind.platformDefault
     var progress = ProgressPrinter.Style.auto
     var remote = RemoteSourceOptions()
+    /// Where an s3:// SOURCE is read.
+    var sourceStore = SourceStore()
 
     /// What the options set.
     struct Settings {
@@ -36,6 +38,7 @@ struct TusCommand: Subcommand {
         var progress = ProgressPrinter.Style.auto
         var delete: String?
         var source = RemoteSourceOptions()
+        var sourceStore = SourceStore()
     }
 
     /// Every option of `tus`, declared once: shown by `--help`, the man page and the
@@ -79,7 +82,7 @@ struct TusCommand: Subcommand {
             .stallTimeout(\.options.transfer),
             .limitRate(\.options.transfer),
             .sourceHeader(\.source),
-        ]
+        ] + SourceStore.options(\.sourceStore)
     }
 
     init(arguments: [String]) throws {
@@ -93,7 +96,11 @@ struct TusCommand: Subcommand {
             action = .delete(url: try UploadRequest(url: delete).url)
         } else {
             guard scanner.positionals.count == 2 else { throw UsageError("tus needs SOURCE and ENDPOINT") }
-            _ = try SourceSpecification(parsing: scanner.positionals[0])
+            let parsed = try SourceSpecification(parsing: scanner.positionals[0])
+            if settings.sourceStore.isGiven, case .object = parsed {
+            } else if settings.sourceStore.isGiven {
+                throw UsageError("--source-endpoint-url, --source-region and --source-profile go with an s3:// SOURCE")
+            }
             action = .upload(source: scanner.positionals[0], endpoint: try UploadRequest(url: scanner.positionals[1]).url)
         }
         try options.transfer.validate()
@@ -101,6 +108,7 @@ struct TusCommand: Subcommand {
         self.transport = transport
         self.progress = progress
         remote = settings.source.adopting(options.transfer, retry: RetryPolicy(retries: options.retries))
+        sourceStore = settings.sourceStore
     }
 
     func run() async -> Int32 {
@@ -117,9 +125,9 @@ struct TusCommand: Subcommand {
             }
         case .upload(let source, let endpoint):
             let client = TusClient(transport: transport, options: options)
-            let remote = self.remote
+            let (remote, store) = (self.remote, sourceStore)
             let result = await ProgressPrinter.run(style: progress) { report in
-                try await client.upload(source: source, to: endpoint, remote: remote, progress: report)
+                try await client.upload(source: source, to: endpoint, remote: remote, store: store, progress: report)
             }
             switch result {
             case .success(let upload):

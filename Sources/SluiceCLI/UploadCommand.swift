@@ -32,6 +32,7 @@ struct UploadCommand {
         var progress = ProgressPrinter.Style.auto
         var form: [MultipartPart] = []
         var source = RemoteSourceOptions()
+        var sourceStore = SourceStore()
     }
 
     /// Every option of `upload`, declared once: shown by `--help`, the man page and the
@@ -72,7 +73,7 @@ struct UploadCommand {
             .stallTimeout(\.options),
             .limitRate(\.options),
             .sourceHeader(\.source),
-        ]
+        ] + SourceStore.options(\.sourceStore)
     }
 
     var payload: Payload
@@ -81,6 +82,8 @@ struct UploadCommand {
     var transport = TransportKind.platformDefault
     var progress = ProgressPrinter.Style.auto
     var remote = RemoteSourceOptions()
+    /// Where an s3:// SOURCE is read.
+    var sourceStore = SourceStore()
 
     init(arguments: [String]) throws {
         var scanner = Arguments(arguments)
@@ -118,7 +121,12 @@ struct UploadCommand {
         } else if !settings.source.headers.isEmpty {
             throw UsageError("--source-header goes with an http(s) SOURCE")
         }
+        if settings.sourceStore.isGiven, case .source(.object) = payload {
+        } else if settings.sourceStore.isGiven {
+            throw UsageError("--source-endpoint-url, --source-region and --source-profile go with an s3:// SOURCE")
+        }
         remote = settings.source.adopting(options)
+        sourceStore = settings.sourceStore
     }
 
     func run() async -> Int32 {
@@ -126,7 +134,7 @@ struct UploadCommand {
         case .source(let source):
             let opened: SourceSpecification.Opened
             do {
-                opened = try await source.open(remote: remote)
+                opened = try await source.open(remote: remote, store: sourceStore)
             } catch {
                 let hint = if case .isDirectory = error as? ByteSourceError { " (upload sends one file; s3 cp --recursive and s3 sync send a directory)" } else { "" }
                 Terminal.error("sluice: \(error)\(hint)")

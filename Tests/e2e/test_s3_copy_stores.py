@@ -1,0 +1,257 @@
+"""`sluice s3 cp s3://A/K s3://B/K2` between two stores (issue 38, items 3, 4 and 6): SeaweedFS and
+moto (PyPI moto[server]) as two endpoints with different credentials, the source read with
+`--source-profile` (its credentials and endpoint from an AWS CLI profile only) or
+`--source-endpoint-url`. The object is streamed through sluice (ranged GETs pinned by If-Match
+into a multipart upload) byte-exact (SHA-256 read back at the destination) with its content
+type and metadata; and the faults, through Tests/Peers/s3_proxy.py's FaultProxy where a real
+server will not show them: a source changed mid-copy, x-amz-copy-source-if-match refused, the
+source's 403 mid-copy, a missing source, a destination that does not implement UploadPartCopy
+(streamed instead, said once), and --metadata-directive beside the AWS CLI's answer."""
+
+import hashlib
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from conftest import REPO
+from test_s3_cli import BUCKET, MIB, env, moto_s3, s3, sluice, weed  # noqa: F401 (fixtures)
+
+sys.path.insert(0, os.path.join(REPO, "Tests", "Peers"))
+from s3_proxy import FaultProxy  # noqa: E402
+
+MOTO_BUCKET = "copies"
+
+
+@pytest.fixture(scope="module")
+def moto(moto_s3):
+    url, client = moto_s3
+    client.create_bucket(Bucket=MOTO_BUCKET)
+    return url, client
+
+
+def name(prefix):
+    return "%s-%s.bin" % (prefix, uuid.uuid4().hex[:8])
+
+
+def sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def one_line(err):
+    return err.startswith("sluice: ") and err.count("\n") == 1
+
+
+def profile_env(env, tmp_path, weed, moto_url):
+    """The destination is moto (its keys in the environment, --endpoint-url); the source's
+    endpoint and keys are only in the profile `src` of the config file."""
+    url, _, access, secret = weed
+    config = tmp_path / "aws-config"
+    config.write_text("[profile src]\nendpoint_url = %s\naws_access_key_id = %s\naws_secret_access_key = %s\nregion = us-east-1\n"
+                      % (url, access, secret))
+    environment = {k: v for k, v in env.items() if k != "AWS_ENDPOINT_URL"}
+    environment.update(AWS_CONFIG_FILE=str(config), AWS_ACCESS_KEY_ID="AKIDMOTO", AWS_SECRET_ACCESS_KEY="moto")
+    return environment
+
+
+@pytest.mark.parametrize("size,parts", [(1 * MIB, None), (40 * MIB, 5)], ids=["1MiB", "40MiB"])
+def test_an_object_is_streamed_from_seaweedfs_to_moto_with_a_source_profile(s3, moto, env, tmp_path, weed, size, parts):
+    url, client = moto
+    data = os.urandom(size)
+    source = name("cross-src")
+    s3.put_object(Bucket=BUCKET, Key=source, Body=data, ContentType="image/png", Metadata={"owner": "ada", "n": "1"},
+                  CacheControl="max-age=60")
+    status, out, err = sluice(profile_env(env, tmp_path, weed, url), "s3", "cp", "s3://%s/%s" % (BUCKET, source),
+                              "s3://%s/%s" % (MOTO_BUCKET, source), "--endpoint-url", url, "--source-profile", "src",
+                              "--part-size", "8MiB", "--progress", "none", timeout=300)
+    assert status == 0, err
+    assert out == "copy: s3://%s/%s to s3://%s/%s\n" % (BUCKET, source, MOTO_BUCKET, source), out
+    assert ("streamed in %d parts" % parts if parts else "streamed in one PutObject") in err, err
+    body = client.get_object(Bucket=MOTO_BUCKET, Key=source)["Body"].read()
+    assert sha(body) == sha(data)
+    head = client.head_object(Bucket=MOTO_BUCKET, Key=source)
+    assert (head["ContentType"], head["Metadata"], head["CacheControl"]) == ("image/png", {"owner": "ada", "n": "1"}, "max-age=60"), head
+
+
+def test_an_object_is_streamed_from_moto_to_seaweedfs_with_a_source_endpoint(s3, moto, env):
+    url, client = moto
+    data = os.urandom(11 * MIB + 5)
+    source = name("back-src")
+    client.put_object(Bucket=MOTO_BUCKET, Key=source, Body=data, ContentType="text/csv", Metadata={"from": "moto"})
+    status, out, err = sluice(env, "s3", "cp", "s3://%s/%s" % (MOTO_BUCKET, source), "s3://%s/%s" % (BUCKET, source),
+                              "--source-endpoint-url", url, "--part-size", "5MiB", "--progress", "none", timeout=300)
+    assert status == 0, err
+    assert "streamed in 3 parts" in err, err
+    assert sha(s3.get_object(Bucket=BUCKET, Key=source)["Body"].read()) == sha(data)
+    head = s3.head_object(Bucket=BUCKET, Key=source)
+    assert (head["ContentType"], head["Metadata"]) == ("text/csv", {"from": "moto"}), head
+
+
+def test_a_missing_source_on_another_store_is_one_line(moto, env):
+    url, _ = moto
+    status, out, err = sluice(env, "s3", "cp", "s3://%s/%s" % (MOTO_BUCKET, name("none")), "s3://%s/%s" % (BUCKET, name("none")),
+                              "--source-endpoint-url", url, timeout=120)
+    assert status == 1 and out == "" and one_line(err) and "no such object" in err, (status, out, err)
+
+
+def test_source_options_without_an_s3_source_are_a_usage_error(env, tmp_path):
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"x")
+    for args in (["s3", "cp", str(path), "s3://%s/k" % BUCKET, "--source-region", "eu-west-1"],
+                 ["s3", "cp", str(path), "s3://%s/k" % BUCKET, "--metadata-directive", "REPLACE"],
+                 ["upload", str(path), "http://127.0.0.1:1/", "--source-profile", "p"]):
+        status, out, err = sluice(env, *args, timeout=60)
+        assert status == 2 and one_line(err) and "s3:// SOURCE" in err, (args, status, err)
+
+
+def first_range_past_zero(action, headers):
+    asked = headers.get("range", "")
+    return action == "other" and asked.startswith("bytes=") and not asked.startswith("bytes=0-")
+
+
+def test_a_source_changed_mid_copy_is_refused_and_nothing_is_stored(s3, moto, env, weed):
+    url, client = moto
+    source = name("changing")
+    s3.put_object(Bucket=BUCKET, Key=source, Body=os.urandom(20 * MIB))
+    proxy = FaultProxy(weed[1])
+    changed = []
+
+    def change_it(action, headers):
+        # The first range past byte 0: the source is replaced before its GET reaches the store.
+        if not changed and first_range_past_zero(action, headers):
+            s3.put_object(Bucket=BUCKET, Key=source, Body=os.urandom(20 * MIB))
+            changed.append(headers["range"])
+        return None
+
+    proxy.policy = change_it
+    try:
+        status, out, err = sluice(env, "s3", "cp", "s3://%s/%s" % (BUCKET, source), "s3://%s/%s" % (MOTO_BUCKET, source), "--endpoint-url", url,
+                                  "--source-endpoint-url", "http://127.0.0.1:%d" % proxy.port, "--part-size", "5MiB",
+                                  "--concurrency", "1", "--progress", "none", "--state", str(env["HOME"]) + "/state", timeout=300)
+    finally:
+        proxy.close()
+    assert changed, "no ranged GET past byte 0 went through the proxy"
+    assert status == 1 and one_line(err) and "changed" in err, (status, err)
+    with pytest.raises(Exception):
+        client.head_object(Bucket=MOTO_BUCKET, Key=source)
+
+
+def test_the_source_s_403_mid_copy_is_one_line(s3, moto, env, weed):
+    url, client = moto
+    source = name("denied")
+    s3.put_object(Bucket=BUCKET, Key=source, Body=os.urandom(12 * MIB))
+    proxy = FaultProxy(weed[1])
+    proxy.policy = lambda action, headers: (403, "AccessDenied", "Access Denied") if first_range_past_zero(action, headers) else None
+    try:
+        status, out, err = sluice(env, "s3", "cp", "s3://%s/%s" % (BUCKET, source), "s3://%s/%s" % (MOTO_BUCKET, source), "--endpoint-url", url,
+                                  "--source-endpoint-url", "http://127.0.0.1:%d" % proxy.port, "--part-size", "5MiB",
+                                  "--concurrency", "1", "--progress", "none", timeout=300)
+    finally:
+        proxy.close()
+    assert "other" in proxy.refused, (proxy.refused, proxy.requests, err)
+    assert status == 1 and one_line(err) and "403" in err, (status, err)
+    with pytest.raises(Exception):
+        client.head_object(Bucket=MOTO_BUCKET, Key=source)
+
+
+def copy_through_proxy(env, weed, source, target, policy):
+    """`s3 cp` of SeaweedFS's `source` to `target` on the same store, through a FaultProxy
+    answering as `policy` says: (the proxy, (status, stdout, stderr))."""
+    proxy = FaultProxy(weed[1])
+    proxy.policy = policy
+    try:
+        return proxy, sluice(dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:%d" % proxy.port), "s3", "cp",
+                             "s3://%s/%s" % (BUCKET, source), "s3://%s/%s" % (BUCKET, target), "--part-size", "8MiB",
+                             "--progress", "none", timeout=300)
+    finally:
+        proxy.close()
+
+
+@pytest.mark.parametrize("size", [100_000, 20 * MIB], ids=["CopyObject", "UploadPartCopy"])
+def test_copy_source_if_match_refused_is_one_line(s3, env, weed, size):
+    source = name("pinned")
+    s3.put_object(Bucket=BUCKET, Key=source, Body=os.urandom(size))
+    target = name("pinned-copy")
+    proxy, (status, out, err) = copy_through_proxy(
+        env, weed, source, target, lambda action, headers: (
+            (412, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold")
+            if "x-amz-copy-source-if-match" in headers else None))
+    assert status == 1 and out == "" and one_line(err) and "changed" in err and "412" in err, (status, out, err)
+    with pytest.raises(Exception):
+        s3.head_object(Bucket=BUCKET, Key=target)
+
+
+@pytest.mark.parametrize("size,parts", [(100_000, None), (20 * MIB, 3)], ids=["CopyObject", "UploadPartCopy"])
+def test_a_destination_that_does_not_copy_gets_the_object_streamed_said_once(s3, env, weed, size, parts):
+    source = name("no-copy")
+    data = os.urandom(size)
+    s3.put_object(Bucket=BUCKET, Key=source, Body=data, ContentType="image/gif", Metadata={"kept": "yes"})
+    target = name("streamed-copy")
+    proxy, (status, out, err) = copy_through_proxy(
+        env, weed, source, target, lambda action, headers: (
+            (501, "NotImplemented", "A header you provided implies functionality that is not implemented")
+            if "x-amz-copy-source" in headers else None))
+    assert status == 0, err
+    # A 501 is not retried: one CopyObject refused, or at most one UploadPartCopy a part
+    # (those already in flight when the first refusal came).
+    assert proxy.refused.count("put") == (1 if parts is None else 0), proxy.refused
+    assert 1 <= proxy.refused.count("part") <= (parts or 0) or parts is None, proxy.refused
+    assert err.count("does not copy objects itself") == 1 and "501 NotImplemented" in err, err
+    assert ("streamed in %d parts" % parts if parts else "streamed in one PutObject") in err, err
+    assert sha(s3.get_object(Bucket=BUCKET, Key=target)["Body"].read()) == sha(data)
+    head = s3.head_object(Bucket=BUCKET, Key=target)
+    assert (head["ContentType"], head["Metadata"]) == ("image/gif", {"kept": "yes"}), head
+
+
+def aws_cp(env, *args):
+    proc = subprocess.run([sys.executable, "-m", "awscli", "s3", "cp", *args, "--no-progress", "--endpoint-url", env["AWS_ENDPOINT_URL"]],
+                          env=env, capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
+DIRECTIVES = {
+    # options: what the copy carries (content type, metadata) when the source is image/png, old=0
+    "replace": (["--metadata-directive", "REPLACE", "--content-type", "text/plain", "--metadata", "new=1"], ("text/plain", {"new": "1"})),
+    "metadata-implies-replace": (["--metadata", "new=1"], (None, {"new": "1"})),
+    "type-without-replace": (["--content-type", "text/plain"], ("image/png", {"old": "0"})),
+    "copy": (["--metadata-directive", "COPY", "--content-type", "text/plain"], ("image/png", {"old": "0"})),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DIRECTIVES))
+def test_metadata_directive_of_a_copy_object_as_the_aws_cli(s3, env, case):
+    """What the object carries after sluice and after `aws s3 cp` with the same options (one
+    CopyObject: aws-cli 1.x's multipart copy drops the source's metadata, sluice keeps it as
+    aws-cli 2's default --copy-props does)."""
+    options = DIRECTIVES[case][0]
+    source = name("directive")
+    s3.put_object(Bucket=BUCKET, Key=source, Body=os.urandom(100_000), ContentType="image/png", Metadata={"old": "0"})
+    heads = {}
+    for tool in ("aws", "sluice"):
+        target = name("directive-" + tool)
+        args = ["s3://%s/%s" % (BUCKET, source), "s3://%s/%s" % (BUCKET, target), *options]
+        if tool == "aws":
+            aws_cp(env, *args)
+        else:
+            status, _, err = sluice(env, "s3", "cp", *args, "--progress", "none", timeout=300)
+            assert status == 0, err
+        head = s3.head_object(Bucket=BUCKET, Key=target)
+        heads[tool] = (head["ContentType"], head["Metadata"])
+    assert heads["sluice"] == heads["aws"], heads
+
+
+@pytest.mark.parametrize("case", sorted(DIRECTIVES))
+def test_metadata_directive_of_a_multipart_copy(s3, env, case):
+    options, (content_type, metadata) = DIRECTIVES[case]
+    source = name("directive-parts")
+    s3.put_object(Bucket=BUCKET, Key=source, Body=os.urandom(20 * MIB), ContentType="image/png", Metadata={"old": "0"})
+    target = name("directive-parts-copy")
+    status, _, err = sluice(env, "s3", "cp", "s3://%s/%s" % (BUCKET, source), "s3://%s/%s" % (BUCKET, target), *options,
+                            "--part-size", "8MiB", "--progress", "none", timeout=300)
+    assert status == 0 and "UploadPartCopy" in err, err
+    head = s3.head_object(Bucket=BUCKET, Key=target)
+    assert head["Metadata"] == metadata, head
+    if content_type:
+        assert head["ContentType"] == content_type, head
