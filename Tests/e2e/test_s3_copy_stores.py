@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, need_env, nginx, sha256_file  # noqa: F401 (fixtures)
 from test_s3_cli import BUCKET, MIB, env, moto_s3, s3, sluice, weed  # noqa: F401 (fixtures)
 
 sys.path.insert(0, os.path.join(REPO, "Tests", "Peers"))
@@ -104,6 +104,29 @@ def test_source_options_without_an_s3_source_are_a_usage_error(env, tmp_path):
                  ["upload", str(path), "http://127.0.0.1:1/", "--source-profile", "p"]):
         status, out, err = sluice(env, *args, timeout=60)
         assert status == 2 and one_line(err) and "s3:// SOURCE" in err, (args, status, err)
+
+
+def test_upload_and_tus_read_an_s3_source_from_a_source_profile(s3, moto, env, tmp_path, weed, nginx):
+    """`upload s3://…` to nginx's dav and `tus s3://…` to the tus server, the object's keys and
+    endpoint from a profile only: byte-exact at the server."""
+    data = os.urandom(9 * MIB + 17)
+    source = name("to-http")
+    s3.put_object(Bucket=BUCKET, Key=source, Body=data)
+    environment = profile_env(env, tmp_path, weed, moto[0])
+    target = nginx[0] + "/dav/" + source
+    status, _, err = sluice(environment, "upload", "s3://%s/%s" % (BUCKET, source), target, "-X", "PUT", "--source-profile", "src",
+                            "--progress", "none", timeout=300)
+    assert status == 0, err
+    assert sha256_file(os.path.join(nginx[1], "dav", source)) == sha(data)
+    endpoint, store = need_env("SLUICE_TUS_URL"), need_env("SLUICE_TUS_STORE")
+    status, out, err = sluice(environment, "tus", "s3://%s/%s" % (BUCKET, source), endpoint, "--source-profile", "src",
+                              "--state", str(tmp_path / "tus"), "--progress", "none", timeout=300)
+    assert status == 0, err
+    assert sha256_file(os.path.join(store, out.strip().rstrip("/").rsplit("/", 1)[-1])) == sha(data)
+    # Without the profile the source is read with the environment's (moto's) keys at no endpoint of theirs: one line.
+    status, _, err = sluice(dict(environment, AWS_ENDPOINT_URL=weed[0]), "upload", "s3://%s/%s" % (BUCKET, source), target,
+                            "-X", "PUT", "--progress", "none", timeout=300)
+    assert status == 1 and one_line(err) and "403" in err, (status, err)
 
 
 def first_range_past_zero(action, headers):
