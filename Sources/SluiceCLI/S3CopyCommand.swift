@@ -367,10 +367,15 @@ extension S3CopyCommand {
         case .failure(let error):
             let error = error as? S3Error ?? S3Error(.transport, "\(error)")
             if error.code == .cancelled {
-                Terminal.error("sluice: s3 cp: interrupted; nothing of \(location) was stored")
+                let kept = error.uploadID.map { "; upload \($0) is kept: run the same command again to resume" } ?? ""
+                Terminal.error("sluice: s3 cp: interrupted; nothing of \(location) was stored\(kept)")
                 return 130
             }
-            Terminal.error("sluice: s3 cp: \(error.message)")
+            // A streamed copy's multipart upload resumes as an upload's does.
+            let kept =
+                error.uploadID.map { "; upload \($0) is kept: run the same command to resume, or `sluice s3 abort \(location) --upload-id \($0)`" }
+                ?? ""
+            Terminal.error("sluice: s3 cp: \(error.message)\(kept)")
             return error.exitStatus
         }
     }

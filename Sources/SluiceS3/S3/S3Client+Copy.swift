@@ -177,7 +177,9 @@ extension S3Client {
             } catch {
                 // Not resumed: nothing of it is left billed at the server.
                 _ = try? await abortMultipartUpload(destination, uploadID: uploadID)
-                throw error
+                guard var failure = error as? S3Error else { throw error }
+                failure.uploadID = nil
+                throw failure
             }
         }
         result.retries = counters.retries
@@ -222,6 +224,9 @@ extension S3Client {
             if let changed = Self.remoteSourceError(in: error), changed.code == .changed || changed.status == 412 {
                 error.code = .sourceChanged
                 error.message = "\(source) changed during the copy (\(changed.message)): nothing of two versions was stored"
+                // Its parts are of a version no later run will ask for (its record is keyed by
+                // the ETag): nothing of it is left billed.
+                if let uploadID = error.uploadID, (try? await client.abort(destination, uploadID: uploadID)) != nil { error.uploadID = nil }
             }
             throw error
         }

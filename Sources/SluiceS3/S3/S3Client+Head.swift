@@ -52,10 +52,7 @@ public struct S3ObjectHead: Sendable, Equatable {
             let name = header.name.lowercased()
             return name.hasPrefix("x-amz-meta-") ? (String(name.dropFirst("x-amz-meta-".count)), header.value) : nil
         }
-        attributes = S3ObjectAttributes(
-            cacheControl: response.header("Cache-Control"), contentDisposition: response.header("Content-Disposition"),
-            contentEncoding: response.header("Content-Encoding"), contentLanguage: response.header("Content-Language"),
-            expires: response.header("Expires").flatMap(S3ObjectOptions.httpDate(parsing:)))
+        attributes = S3ObjectAttributes(response)
         partsCount = response.header("x-amz-mp-parts-count").flatMap { Int($0) }.flatMap { (1...10_000).contains($0) ? $0 : nil }
         let encryption = response.header("x-amz-server-side-encryption")?.lowercased() ?? ""
         eTagIsNotMD5 = encryption.hasPrefix("aws:kms") || response.header("x-amz-server-side-encryption-customer-algorithm") != nil
@@ -115,16 +112,16 @@ public struct S3ObjectAttributes: Sendable, Equatable {
     /// `Expires`.
     public var expires: Date?
 
-    /// Attributes as given; nil for those the object does not carry.
-    public init(
-        cacheControl: String? = nil, contentDisposition: String? = nil, contentEncoding: String? = nil, contentLanguage: String? = nil,
-        expires: Date? = nil
-    ) {
-        self.cacheControl = cacheControl
-        self.contentDisposition = contentDisposition
-        self.contentEncoding = contentEncoding
-        self.contentLanguage = contentLanguage
-        self.expires = expires
+    /// No attributes.
+    public init() {}
+
+    /// The attributes an answer's headers name.
+    package init(_ response: UploadResponse) {
+        cacheControl = response.header("Cache-Control")
+        contentDisposition = response.header("Content-Disposition")
+        contentEncoding = response.header("Content-Encoding")
+        contentLanguage = response.header("Content-Language")
+        expires = response.header("Expires").flatMap(S3ObjectOptions.httpDate(parsing:))
     }
 }
 
