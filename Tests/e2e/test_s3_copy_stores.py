@@ -21,6 +21,7 @@ from test_s3_cli import BUCKET, MIB, env, moto_s3, s3, sluice, weed  # noqa: F40
 
 sys.path.insert(0, os.path.join(REPO, "Tests", "Peers"))
 from s3_proxy import FaultProxy  # noqa: E402
+from test_remote_source import kill_once_parts_are_held  # noqa: E402
 
 MOTO_BUCKET = "copies"
 
@@ -87,6 +88,26 @@ def test_an_object_is_streamed_from_moto_to_seaweedfs_with_a_source_endpoint(s3,
     assert sha(s3.get_object(Bucket=BUCKET, Key=source)["Body"].read()) == sha(data)
     head = s3.head_object(Bucket=BUCKET, Key=source)
     assert (head["ContentType"], head["Metadata"]) == ("text/csv", {"from": "moto"}), head
+
+
+def test_a_streamed_copy_killed_mid_way_resumes_without_sending_it_all_again(s3, env, weed):
+    """The source read through another endpoint name of the same SeaweedFS (`localhost`: another
+    store to sluice, so streamed), killed with SIGKILL once the destination holds a part; the
+    same command sends only the rest."""
+    data = os.urandom(48 * MIB + 7)
+    source = name("resume-src")
+    s3.put_object(Bucket=BUCKET, Key=source, Body=data)
+    target = name("resume-copy")
+    args = ["s3", "cp", "s3://%s/%s" % (BUCKET, source), "s3://%s/%s" % (BUCKET, target), "--source-endpoint-url",
+            weed[0].replace("127.0.0.1", "localhost"), "--part-size", "8MiB", "--concurrency", "2", "--limit-rate", "8M",
+            "--progress", "none"]
+    kill_once_parts_are_held(s3, env, args, target)
+    status, _, err = sluice(env, *args[:-4], "--progress", "none", timeout=300)
+    assert status == 0, err
+    assert "already at the server" in err and "streamed in 7 parts" in err, err
+    sent = int(err.split(" sent, ")[0].rsplit(" ", 1)[1])
+    assert sent < len(data), err
+    assert sha(s3.get_object(Bucket=BUCKET, Key=target)["Body"].read()) == sha(data)
 
 
 def test_a_missing_source_on_another_store_is_one_line(moto, env):
