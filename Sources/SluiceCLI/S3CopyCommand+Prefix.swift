@@ -20,6 +20,14 @@ extension S3CopyCommand {
             return 2
         }
         var copy = S3PrefixCopy(from: source)
+        do { copy.sourceClient = sourceStore.isGiven ? try sourceStore.client(over: common.overrides, destination: client, transport: transport) : nil } catch {
+            Terminal.error("sluice: \(command): \(error)")
+            return 2
+        }
+        if let reader = copy.sourceClient, reader.sharesStore(with: client), let overlap = S3PrefixCopy.OverlappingPrefixes.check(source, location) {
+            Terminal.error("sluice: \(command): \(overlap)")
+            return 2
+        }
         copy.comparison = comparison
         copy.deletes = deletes
         copy.maximumDeletes = maximumDeletes
@@ -88,7 +96,10 @@ extension S3CopyCommand {
             summary += "; compared by ETag \(done.comparedByContent), by size and time only \(done.comparedBySizeAndTime)"
         }
         if !dryRun || !done.failures.isEmpty { summary += ", \(done.failures.count) failed" }
-        if !dryRun { summary += "; \(done.bytesCopied) bytes copied by the store in \(String(format: "%.2f", done.elapsed)) s" }
+        if !dryRun {
+            let how = done.streamed == 0 ? "by the store" : done.streamed == done.copied ? "streamed through sluice" : "(\(done.streamed) streamed through sluice)"
+            summary += "; \(done.bytesCopied) bytes copied \(how) in \(String(format: "%.2f", done.elapsed)) s"
+        }
         if lines.showsSummary || failed { Terminal.error("sluice: \(dryRun ? "\(command) --dryrun: " : "")\(summary)") }
         return failed ? 1 : 0
     }

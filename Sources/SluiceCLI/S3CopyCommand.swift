@@ -219,12 +219,11 @@ struct S3CopyCommand {
         if source.hasPrefix("s3://"), walk.recursive {
             // A prefix below a prefix, each object copied by the store (`S3PrefixCopy`).
             guard walk.followsSymlinks else { throw UsageError("--no-follow-symlinks goes with a directory; s3://… has no symlinks") }
-            // Not wired to the prefix copy yet: refused rather than ignored.
-            guard !settings.sourceStore.isGiven else {
-                throw UsageError("--source-endpoint-url, --source-region and --source-profile go with one object; a prefix is copied on one store")
-            }
             prefixSource = try S3Arguments.location(source)
-            if let overlap = S3PrefixCopy.OverlappingPrefixes.check(prefixSource!, location) { throw UsageError("\(overlap)") }
+            // On one store (no source option: the destination's); another is checked once its client is made.
+            if !settings.sourceStore.isGiven, let overlap = S3PrefixCopy.OverlappingPrefixes.check(prefixSource!, location) {
+                throw UsageError("\(overlap)")
+            }
         } else if source.hasPrefix("s3://") {
             // An object to an object, copied by the store (`S3Client.copy`).
             guard !walk.isSet else {

@@ -305,3 +305,38 @@ def test_metadata_directive_of_a_multipart_copy(s3, env, case):
     assert head["Metadata"] == metadata, head
     if content_type:
         assert head["ContentType"] == content_type, head
+
+
+def test_a_prefix_is_copied_and_synced_from_seaweedfs_to_moto_with_a_source_profile(s3, moto, env, tmp_path, weed):
+    """`s3 cp -r` and `s3 sync --delete` of a prefix from another store: each object streamed
+    (one multipart), byte-exact with its type; the sync copies only the changed one and
+    deletes the object with no source."""
+    url, client = moto
+    prefix = name("cross-prefix") + "/"
+    objects = {"a": os.urandom(100), "d/b": os.urandom(12 * MIB + 3), "d/c d": os.urandom(7)}
+    for key, data in objects.items():
+        s3.put_object(Bucket=BUCKET, Key=prefix + key, Body=data, ContentType="text/plain")
+    environment = profile_env(env, tmp_path, weed, url)
+
+    def run(*args):
+        return sluice(environment, "s3", *args, "s3://%s/%s" % (BUCKET, prefix), "s3://%s/%s" % (MOTO_BUCKET, prefix),
+                      "--endpoint-url", url, "--source-profile", "src", "--part-size", "5MiB", "--progress", "none", timeout=300)
+
+    def stored():
+        found = {}
+        for item in client.list_objects_v2(Bucket=MOTO_BUCKET, Prefix=prefix).get("Contents", []):
+            found[item["Key"][len(prefix):]] = sha(client.get_object(Bucket=MOTO_BUCKET, Key=item["Key"])["Body"].read())
+        return found
+
+    status, out, err = run("cp", "-r")
+    assert status == 0 and "3 objects copied" in err and "streamed through sluice" in err, err
+    assert stored() == {key: sha(data) for key, data in objects.items()}
+    assert client.head_object(Bucket=MOTO_BUCKET, Key=prefix + "d/b")["ContentType"] == "text/plain"
+    objects["a"] = os.urandom(101)
+    s3.put_object(Bucket=BUCKET, Key=prefix + "a", Body=objects["a"])
+    client.put_object(Bucket=MOTO_BUCKET, Key=prefix + "orphan", Body=b"o")
+    status, out, err = run("sync", "--delete")
+    assert status == 0 and "1 object copied, 2 unchanged, 1 deleted" in err, err
+    assert sorted(out.splitlines()) == ["copy: s3://%s/%sa to s3://%s/%sa" % (BUCKET, prefix, MOTO_BUCKET, prefix),
+                                        "delete: s3://%s/%sorphan" % (MOTO_BUCKET, prefix)], out
+    assert stored() == {key: sha(data) for key, data in objects.items()}

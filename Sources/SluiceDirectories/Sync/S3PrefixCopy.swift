@@ -5,7 +5,8 @@ import SluiceS3
 
 /// `s3 cp -r s3://A/P/ s3://B/Q/` and `s3 sync s3://A/P/ s3://B/Q/`: the objects under a
 /// prefix copied below another prefix by the store (`S3Client.copy`: no byte of an object
-/// passes through this process), as the AWS CLI copies them between buckets.
+/// passes through this process), as the AWS CLI copies them between buckets; from another store
+/// (`sourceClient`), each streamed through this process.
 ///
 /// - The source prefix's listing and, for a sync or `deletes`, the destination's are
 ///   merge-joined in one pass, a page of each at a time: memory does not grow with the number
@@ -26,6 +27,11 @@ import SluiceS3
 public struct S3PrefixCopy: Sendable {
     /// The bucket and prefix copied (the key is made a prefix: empty, or ending in `/`).
     public var source: S3Location
+    /// The client the source is listed and read with; nil: the destination's. A client of
+    /// another store (another endpoint or other credentials, `S3Client.sharesStore(with:)`)
+    /// gets each object streamed through this process (`S3Client.copy(_:from:to:progress:)`:
+    /// ranges pinned to the object's ETag, parts in parallel, resumable).
+    public var sourceClient: S3Client?
     /// When an object is copied over its copy; nil: every object is copied (`cp -r`).
     public var comparison: SyncComparison?
     /// Delete objects under the destination prefix that have no source (after the filter).
@@ -123,8 +129,11 @@ public struct S3PrefixCopy: Sendable {
         public var unchanged = 0
         /// Objects not copied, and keys of the list with no object.
         public var failures: [Failure] = []
-        /// Bytes of the objects copied (by the store).
+        /// Bytes of the objects copied.
         public var bytesCopied: Int64 = 0
+        /// Of the objects copied, those streamed through this process (from another store, or
+        /// to a destination that does not copy by itself).
+        public var streamed = 0
         /// With `.checksum`: objects of their copy's size compared by ETag.
         public var comparedByContent = 0
         /// With `.checksum`: objects of their copy's size whose ETags say nothing (a multipart
@@ -156,7 +165,7 @@ public struct S3PrefixCopy: Sendable {
     /// - Parameters:
     ///   - destination: The bucket and prefix the objects are copied below (the key is made a
     ///     prefix).
-    ///   - client: The client of both buckets; every request goes through it.
+    ///   - client: The destination's client (and the source's, without `sourceClient`).
     ///   - dryRun: Decide and tell, copy and delete nothing.
     ///   - told: Each copy once made (a dry run: once the join ended), each deletion once its
     ///     request answered; from the calling task.
@@ -170,7 +179,9 @@ public struct S3PrefixCopy: Sendable {
         progress: (@Sendable (UploadJobProgress) -> Void)? = nil
     ) async throws -> Result {
         if deletes, keys != nil { throw DeletesNeedAListing() }
-        if let overlap = OverlappingPrefixes.check(source, destination) { throw overlap }
+        if sourceClient.map({ $0.sharesStore(with: client) }) ?? true, let overlap = OverlappingPrefixes.check(source, destination) {
+            throw overlap
+        }
         try client.checkBeforeAnyEffect()
         var client = client
         if client.options.requestBudget == nil { client.options.requestBudget = RequestBudget(limit: client.options.concurrency) }
@@ -196,7 +207,7 @@ public struct S3PrefixCopy: Sendable {
 
     /// What a copy task ended with.
     private enum Outcome: Sendable {
-        case copied(source: S3Location, destination: S3Location, reason: SyncComparison.Reason?, length: Int64)
+        case copied(source: S3Location, destination: S3Location, reason: SyncComparison.Reason?, length: Int64, streamed: Bool)
         case failed(Failure)
     }
 
@@ -211,7 +222,8 @@ public struct S3PrefixCopy: Sendable {
         let tracker = UploadJobTracker(report: progress)
         let sourceRoot = "/\(source.bucket)/\(source.key)"
         let destinationRoot = "/\(destination.bucket)/\(destination.key)"
-        var sources = client.listObjects(bucket: source.bucket, prefix: source.key, order: order)
+        let reader = sourceClient
+        var sources = (reader ?? client).listObjects(bucket: source.bucket, prefix: source.key, order: order)
         let joins = comparison != nil || deletes
         var targets = joins ? client.listObjects(bucket: destination.bucket, prefix: destination.key, order: order) : nil
         var listed = try keys.map { list throws(PathListError) in
@@ -283,8 +295,9 @@ public struct S3PrefixCopy: Sendable {
 
         func collect(_ outcome: Outcome) throws {
             switch outcome {
-            case .copied(let from, let to, let reason, let length):
+            case .copied(let from, let to, let reason, let length, let streamed):
                 result.copied += 1
+                if streamed { result.streamed += 1 }
                 result.bytesCopied += length
                 told(.copy(source: from, destination: to, reason: reason))
                 let relative = from.key.utf8.dropFirst(source.key.utf8.count)
@@ -371,9 +384,9 @@ public struct S3PrefixCopy: Sendable {
                     group.addTask {
                         let slot = tracker.started()
                         do {
-                            let copied = try await client.copy(from, to: to) { tracker.update(slot, $0.bytesSent) }
+                            let copied = try await client.copy(from, from: reader, to: to) { tracker.update(slot, $0.bytesSent) }
                             tracker.finished(slot, copied.length)
-                            return .copied(source: from, destination: to, reason: reason, length: copied.length)
+                            return .copied(source: from, destination: to, reason: reason, length: copied.length, streamed: copied.route == .streamed)
                         } catch {
                             tracker.finished(slot, nil)
                             if Task.isCancelled || error is CancellationError {
