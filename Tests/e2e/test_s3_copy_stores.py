@@ -124,10 +124,13 @@ def test_source_options_without_an_s3_source_are_a_usage_error(env, tmp_path):
                  ["s3", "cp", str(path), "s3://%s/k" % BUCKET, "--metadata-directive", "REPLACE"],
                  ["upload", str(path), "http://127.0.0.1:1/", "--source-profile", "p"],
                  ["tus", str(path), "http://127.0.0.1:1/", "--source-endpoint-url", "http://127.0.0.1:2"],
-                 # Not wired to a prefix copy yet: refused, not ignored.
-                 ["s3", "cp", "-r", "s3://%s/p/" % BUCKET, "s3://%s/q/" % BUCKET, "--source-profile", "p"]):
+                 ["s3", "sync", str(tmp_path), "s3://%s/q/" % BUCKET, "--source-region", "eu-west-1"]):
         status, out, err = sluice(env, *args, timeout=60)
-        assert status == 2 and one_line(err) and ("s3:// SOURCE" in err or "go with one object" in err), (args, status, err)
+        assert status == 2 and one_line(err) and "s3:// SOURCE" in err, (args, status, err)
+    # A prefix copy takes them (test_a_prefix_is_copied_and_synced_…): a profile that is not
+    # there is one line before any request.
+    status, out, err = sluice(env, "s3", "cp", "-r", "s3://%s/p/" % BUCKET, "s3://%s/q/" % BUCKET, "--source-profile", "nope", timeout=60)
+    assert status == 2 and one_line(err) and "the source's configuration" in err and "'nope'" in err, (status, err)
 
 
 def test_upload_and_tus_read_an_s3_source_from_a_source_profile(s3, moto, env, tmp_path, weed, nginx):

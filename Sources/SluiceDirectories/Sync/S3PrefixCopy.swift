@@ -384,7 +384,7 @@ public struct S3PrefixCopy: Sendable {
                     group.addTask {
                         let slot = tracker.started()
                         do {
-                            let copied = try await client.copy(from, from: reader, to: to) { tracker.update(slot, $0.bytesSent) }
+                            let copied = try await client.copy(from, listed: object, from: reader, to: to) { tracker.update(slot, $0.bytesSent) }
                             tracker.finished(slot, copied.length)
                             return .copied(source: from, destination: to, reason: reason, length: copied.length, streamed: copied.route == .streamed)
                         } catch {

@@ -91,8 +91,19 @@ extension S3Client {
         _ source: S3Location, from sourceClient: S3Client? = nil, to destination: S3Location,
         progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> S3CopyResult {
+        try await copy(source, listed: nil, from: sourceClient, to: destination, progress: progress)
+    }
+
+    /// `copy(_:from:to:progress:)` of an object a listing showed (`listed`: its size and ETag):
+    /// on one store, below the multipart threshold and with the `COPY` directive, one
+    /// `CopyObject` pinned to the listed ETag, without a `HeadObject` first (a prefix copy of
+    /// many small objects sends one request an object, as `aws s3 cp --recursive` does).
+    package func copy(
+        _ source: S3Location, listed: S3ListedObject?, from sourceClient: S3Client?, to destination: S3Location,
+        progress: (@Sendable (UploadProgress) -> Void)?
+    ) async throws -> S3CopyResult {
         guard let sourceClient, !sharesStore(with: sourceClient) else {
-            do { return try await copyByStore(source, to: destination, progress: progress) } catch let failure as S3CopyFailure {
+            do { return try await copyByStore(source, listed: listed, to: destination, progress: progress) } catch let failure as S3CopyFailure {
                 var result = try await copyStreamed(source, from: self, to: destination, progress: progress)
                 result.storeRefusal = failure.refusal
                 return result
@@ -135,27 +146,48 @@ extension S3Client {
     /// - Throws: `S3Error`; `.source` when the source does not exist; `S3CopyFailure` when the
     ///   store refused to copy (`501 NotImplemented`) before anything was made.
     private func copyByStore(
-        _ source: S3Location, to destination: S3Location, progress: (@Sendable (UploadProgress) -> Void)?
+        _ source: S3Location, listed: S3ListedObject?, to destination: S3Location, progress: (@Sendable (UploadProgress) -> Void)?
     ) async throws -> S3CopyResult {
         try checkBeforeAnyEffect()
         let (start, counters) = (ContinuousClock.now, S3Counters())
-        let head = try await sourceHead(source, of: self)
-        guard let length = head.length else {
-            throw S3Error(.malformedResponse, "the server's HeadObject answer for \(source) has no Content-Length")
+        func isOneCopy(_ length: Int64, _ plan: S3PartPlan) -> Bool {
+            length < min(options.multipartThreshold ?? plan.partSize, S3PartPlan.maximumPartSize) || plan.partCount == 1
+        }
+        // A listed object copied whole with its own attributes needs nothing HeadObject says.
+        var known: (length: Int64, eTag: String)?
+        if let listed, !listed.eTag.isEmpty, options.object.effectiveMetadataDirective == .copy,
+            isOneCopy(listed.size, try S3PartPlan(length: listed.size, partSize: options.partSize))
+        {
+            known = (listed.size, listed.eTag)
+        }
+        var head: S3ObjectHead?
+        if known == nil {
+            let found = try await sourceHead(source, of: self)
+            guard let length = found.length else {
+                throw S3Error(.malformedResponse, "the server's HeadObject answer for \(source) has no Content-Length")
+            }
+            (head, known) = (found, (length, found.eTag))
+        }
+        guard let (length, eTag) = known else { preconditionFailure("a copy's length and ETag are known or read") }
+        /// What HeadObject says of the source, asked once (only when attributes are to be decided).
+        func described() async throws -> S3ObjectHead {
+            if let head { return head }
+            let found = try await sourceHead(source, of: self)
+            head = found
+            return found
         }
         let plan = try S3PartPlan(length: length, partSize: options.partSize)
-        let threshold = min(options.multipartThreshold ?? plan.partSize, S3PartPlan.maximumPartSize)
         let meter = S3PartProgress(total: length, interval: options.transfer.progressInterval, report: progress)
         defer { meter.end() }
         var result = S3CopyResult(
             source: source, location: destination, length: length, eTag: "", partCount: nil, uploadID: nil, retries: 0, elapsed: 0)
-        if length < threshold || plan.partCount == 1 {
-            var headers = copySourceHeaders(source, pinnedTo: head.eTag)
+        if isOneCopy(length, plan) {
+            var headers = copySourceHeaders(source, pinnedTo: eTag)
             switch options.object.effectiveMetadataDirective {
             case .copy: headers += options.object.withoutAttributes.headers(for: .putObject)
             case .replace:
                 headers.append(SigV4Header("x-amz-metadata-directive", "REPLACE"))
-                headers += options.object.copied(from: head, key: source.key).headers(for: .putObject)
+                headers += options.object.copied(from: try await described(), key: source.key).headers(for: .putObject)
             }
             let call = S3Call(method: "PUT", location: destination, headers: headers, action: "CopyObject")
             let answer = try await sendCopy(call, source: source, counters: counters)
@@ -163,13 +195,13 @@ extension S3Client {
             meter.update(engineBytes: length)
         } else {
             var attributed = self
-            attributed.options.object = options.object.copied(from: head, key: source.key)
+            attributed.options.object = options.object.copied(from: try await described(), key: source.key)
             let headers = attributed.createMultipartUploadHeaders
             let create = S3Call(
                 method: "POST", location: destination, query: [SigV4QueryItem("uploads")], headers: headers, action: "CreateMultipartUpload")
             let uploadID = try S3CreatedUpload(xml: try await send(create, counters: counters).response.body).uploadID
             do {
-                let parts = try await copyParts(of: source, pinnedTo: head.eTag, plan: plan, to: destination, uploadID: uploadID, counters: counters, meter: meter)
+                let parts = try await copyParts(of: source, pinnedTo: eTag, plan: plan, to: destination, uploadID: uploadID, counters: counters, meter: meter)
                 let lengths = (1...parts.count).map { Int64(plan.range(ofPart: $0).count) }
                 let completed = try await completeMultipartUpload(destination, uploadID: uploadID, parts: parts, lengths: lengths, counters: counters)
                 result.eTag = S3ObjectHead.unquoted(completed.eTag)
