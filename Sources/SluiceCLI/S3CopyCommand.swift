@@ -254,6 +254,10 @@ struct S3CopyCommand {
         given = parsed.given
         self.transport = transport
         self.options = options
+        // A copy by the store asks it for a checksum only when one was named.
+        if source.hasPrefix("s3://"), !parsed.given.isDisjoint(with: ["--checksum-algorithm", "--checksum"]) {
+            self.options.storeCopyChecksum = options.checksum
+        }
         self.progress = progress
         self.walk = walk
         remote = settings.source.adopting(options.transfer, retry: options.retryPolicy)

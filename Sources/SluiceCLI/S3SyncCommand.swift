@@ -90,6 +90,8 @@ struct S3SyncCommand {
         if !parsed.positionals[0].hasPrefix("s3://") { try S3CopyCommand.checkDirectory(parsed.positionals[0], command: "s3 sync") }
         settings.walk.recursive = true
         copy = try S3CopyCommand(settings: settings, parsed: parsed)
+        // sync's --checksum compares; only --checksum-algorithm asks the store for one.
+        if !parsed.given.contains("--checksum-algorithm") { copy.options.storeCopyChecksum = nil }
         self.deletes = deletes
         self.maximumDeletes = maximumDeletes
         self.comparison = comparison

@@ -196,6 +196,9 @@ extension S3Client {
         } else {
             var attributed = self
             attributed.options.object = options.object.copied(from: try await described(), key: source.key)
+            // The store computes a checksum of what it copies only when asked to.
+            attributed.options.checksum = options.storeCopyChecksum
+            if options.storeCopyChecksum == nil { attributed.options.checksumType = nil }
             let headers = attributed.createMultipartUploadHeaders
             let create = S3Call(
                 method: "POST", location: destination, query: [SigV4QueryItem("uploads")], headers: headers, action: "CreateMultipartUpload")
@@ -203,7 +206,8 @@ extension S3Client {
             do {
                 let parts = try await copyParts(of: source, pinnedTo: eTag, plan: plan, to: destination, uploadID: uploadID, counters: counters, meter: meter)
                 let lengths = (1...parts.count).map { Int64(plan.range(ofPart: $0).count) }
-                let completed = try await completeMultipartUpload(destination, uploadID: uploadID, parts: parts, lengths: lengths, counters: counters)
+                let completed = try await attributed.completeMultipartUpload(
+                    destination, uploadID: uploadID, parts: parts, lengths: lengths, counters: counters)
                 result.eTag = S3ObjectHead.unquoted(completed.eTag)
                 (result.partCount, result.uploadID) = (parts.count, uploadID)
             } catch {

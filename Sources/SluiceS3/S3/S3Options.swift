@@ -38,6 +38,12 @@ public struct S3Options: Sendable {
     public var requestBudget: RequestBudget?
     /// The checksum sent with every part and object; nil for none.
     public var checksum: ChecksumAlgorithm? = .crc32c
+    /// The checksum a copy by the store asks the store to compute for the object it makes in
+    /// parts (`x-amz-checksum-algorithm` on its `CreateMultipartUpload`); nil (the default) for
+    /// none, as `aws s3 cp` copies: no byte passes through this process for a checksum to
+    /// prove, and a store that computes one for each `UploadPartCopy` copies at half speed
+    /// (SeaweedFS: 512 MiB in 16 MiB parts x 8, 3.1 s with CRC32C, 1.5 s without).
+    public var storeCopyChecksum: ChecksumAlgorithm?
     /// How a multipart object's checksum is formed (`x-amz-checksum-type`); nil for the
     /// algorithm's own: FULL_OBJECT for CRC64NVME (the only one S3 has for it), COMPOSITE for
     /// the others (what S3 does when no type is sent).

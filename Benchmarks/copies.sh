@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Copy benchmark, by the store (issue 38): `sluice s3 cp s3://… s3://…` and `sluice s3 cp -r` of a
 # prefix against `aws s3 cp`, `s5cmd cp` and `rclone copyto`/`copy` on the same SeaweedFS
-# (Benchmarks/copy.py does the runs and prints the tables; each run timed by /usr/bin/time:
+# (Benchmarks/copies.py does the runs and prints the tables; each run timed by /usr/bin/time:
 # wall, user+sys CPU, peak RSS).
 #
 #   (o) one object of --size (default 1GiB) copied within the bucket, part size 16 MiB x 8
 #       (UploadPartCopy; the server copies, no byte through the client).
 #   (p) a prefix of --objects objects of --object-size (default 1,000 of 16 KiB) copied below
 #       another prefix.
+#   (x) the object of (o) streamed between two endpoint names of the SeaweedFS (127.0.0.1 and
+#       localhost: two stores to each tool, so the bytes go through it), against `rclone copyto`.
 #   Interleaved runs (--runs, default 3), medians, sluice's ratios to each peer's.
 #
-#   bash Benchmarks/copy.sh [--only o,p] [--size 1GiB] [--objects 1000] [--object-size 16384] [--runs 3]
+#   bash Benchmarks/copies.sh [--only o,p,x] [--size 1GiB] [--objects 1000] [--object-size 16384] [--runs 3]
 #                           [--tools s5cmd,aws-cli,rclone] [--concurrency 8]
 #
 # Builds sluice in release mode; starts SeaweedFS (unless SLUICE_S3_URL names one) and stops it
@@ -34,5 +36,5 @@ if [[ -n ${SLUICE_S3_URL:-} ]]; then
 else
     sluice_start_weed "$TMP/weed" >&2
 fi
-python3 "$REPO/Benchmarks/copy.py" --sluice "$BIN/sluice" --workdir "$TMP" "$@"
+python3 "$REPO/Benchmarks/copies.py" --sluice "$BIN/sluice" --workdir "$TMP" "$@"
 echo "uptime after: $(uptime)"

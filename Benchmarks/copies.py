@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the copy benchmark for Benchmarks/copy.sh: objects copied by the store on one SeaweedFS,
+"""Runs the copy benchmark for Benchmarks/copies.sh: objects copied by the store on one SeaweedFS,
 `sluice s3 cp` against `aws s3 cp`, `s5cmd cp` and `rclone copyto`/`copy`.
 
 (o) one object of --size copied within the bucket (16 MiB parts x --concurrency);
@@ -7,7 +7,7 @@
 Each run's copy is checked (its size, or the count of objects listed back) and deleted before
 the next; interleaved runs, medians, sluice's wall and CPU as ratios to each peer's.
 
-Environment (from copy.sh): SLUICE_S3_URL, SLUICE_S3_ACCESS_KEY, SLUICE_S3_SECRET_KEY,
+Environment (from copies.sh): SLUICE_S3_URL, SLUICE_S3_ACCESS_KEY, SLUICE_S3_SECRET_KEY,
 SLUICE_S3_BUCKET."""
 import argparse
 import os
@@ -72,6 +72,23 @@ class Tools:
                     "--config", "/dev/null"]
         raise ValueError(name)
 
+    def streamed(self, name, source, destination):
+        """One object copied between two endpoint names of one SeaweedFS (127.0.0.1 and
+        localhost): two stores to each tool, so the bytes go through it."""
+        other = self.endpoint.replace("127.0.0.1", "localhost")
+        c = str(self.args.concurrency)
+        if name == "sluice":
+            return [self.args.sluice, "s3", "cp", "s3://%s/%s" % (self.bucket, source), "s3://%s/%s" % (self.bucket, destination),
+                    "--endpoint-url", other, "--source-endpoint-url", self.endpoint, "--progress", "none", "--concurrency", c,
+                    "--part-size", "16MiB", "--state", os.path.join(self.args.workdir, "state-x")]
+        if name == "rclone":
+            return [self.rclone, "copyto", ":s3,endpoint='%s':%s/%s" % (self.endpoint, self.bucket, source),
+                    ":s3,endpoint='%s':%s/%s" % (other, self.bucket, destination), "--s3-provider", "Other",
+                    "--s3-access-key-id", self.key_id, "--s3-secret-access-key", self.secret, "--s3-force-path-style=true",
+                    "--s3-no-check-bucket", "--s3-chunk-size", "16M", "--s3-upload-cutoff", "16M", "--s3-upload-concurrency", c,
+                    "--multi-thread-streams", "0", "-q", "--config", "/dev/null"]
+        return None
+
     def keys(self, prefix):
         found = []
         for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
@@ -84,14 +101,15 @@ class Tools:
             self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in keys[start:start + 1000]], "Quiet": True})
 
 
-def run(args, tools, title, source, recursive, expected):
-    names = tools.names()
+def run(args, tools, title, source, recursive, expected, streamed=False):
+    names = [name for name in tools.names() if not streamed or tools.streamed(name, "s", "d")]
     results = {name: [] for name in names}
     for _ in range(args.runs):
         for name in names:
             destination = "copy-%s-%s/" % (name, uuid.uuid4().hex[:8])
             target = destination if recursive else destination + "object"
-            wall, cpu, rss, status, tail = timed(tools.command(name, source, target, recursive), tools.env, args.timeout)
+            command = tools.streamed(name, source, target) if streamed else tools.command(name, source, target, recursive)
+            wall, cpu, rss, status, tail = timed(command, tools.env, args.timeout)
             copied = tools.keys(destination)
             ok = status == 0 and (len(copied), sum(size for _, size in copied)) == expected
             if not ok:
@@ -121,7 +139,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sluice", required=True)
     parser.add_argument("--workdir", required=True)
-    parser.add_argument("--only", default="o,p")
+    parser.add_argument("--only", default="o,p,x")
     parser.add_argument("--size", default="1GiB")
     parser.add_argument("--objects", type=int, default=1000)
     parser.add_argument("--object-size", default="16384")
@@ -132,7 +150,7 @@ def main():
     args = parser.parse_args()
     tools = Tools(args)
     only = set(args.only.split(","))
-    if "o" in only:
+    if "o" in only or "x" in only:
         size = parse_size(args.size)
         key = "copy-bench-source-%s" % uuid.uuid4().hex[:8]
         subprocess.run([args.sluice, "s3", "cp", "synthetic:%d" % size, "s3://%s/%s" % (tools.bucket, key), "--endpoint-url",
@@ -140,6 +158,9 @@ def main():
                        stdout=subprocess.DEVNULL)
         run(args, tools, "(o) one object of %d MiB copied by the store (16 MiB parts x %d)" % (size // MIB, args.concurrency),
             key, False, (1, size))
+        if "x" in only:
+            run(args, tools, "(x) the same object streamed between two endpoints (16 MiB parts x %d)" % args.concurrency,
+                key, False, (1, size), streamed=True)
         tools.s3.delete_object(Bucket=tools.bucket, Key=key)
     if "p" in only:
         size = parse_size(args.object_size)
