@@ -31,9 +31,7 @@ cleanup() { sluice_stop_peers; rm -rf "$TMP"; }
 trap cleanup EXIT
 
 echo "uptime before: $(uptime)"
-sluice_peers_install >&2
-swift build -c release --product sluice >&2
-BIN=$(swift build -c release --show-bin-path)
+BIN=$(sluice_bench_build)
 ONLY=m,s
 SERVERS=listing,weed
 for ((i = 1; i <= $#; i++)); do
@@ -45,12 +43,7 @@ for ((i = 1; i <= $#; i++)); do
     esac
 done
 if [[ $ONLY == *s* && $SERVERS == *weed* ]]; then
-    if [[ -n ${SLUICE_S3_URL:-} ]]; then
-        echo "using the SeaweedFS at $SLUICE_S3_URL (bucket ${SLUICE_S3_BUCKET:?})"
-        sluice_wait_weed_bucket
-    else
-        sluice_start_weed "$TMP/weed" >&2
-    fi
+    sluice_bench_weed "$TMP/weed"
 fi
 python3 "$REPO/Benchmarks/sync.py" --sluice "$BIN/sluice" --workdir "$TMP" "$@"
 echo "uptime after: $(uptime)"

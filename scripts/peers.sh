@@ -295,6 +295,25 @@ sluice_launch_weed() {
 }
 
 # Waits until bucket $SLUICE_S3_BUCKET answers a signed request (weed creates it after the port opens).
+# The benchmarks' SeaweedFS: the one SLUICE_S3_URL names (its bucket waited for), else one
+# started under DIR (stopped by sluice_stop_peers).
+sluice_bench_weed() {
+    if [[ -n ${SLUICE_S3_URL:-} ]]; then
+        echo "using the SeaweedFS at $SLUICE_S3_URL (bucket ${SLUICE_S3_BUCKET:?})"
+        sluice_wait_weed_bucket
+    else
+        sluice_start_weed "$1" >&2
+    fi
+}
+
+# The benchmarks' build: the peers installed, sluice built in release mode; prints the
+# directory of the binary.
+sluice_bench_build() {
+    sluice_peers_install >&2
+    swift build -c release --product sluice >&2
+    swift build -c release --show-bin-path
+}
+
 sluice_wait_weed_bucket() {
     "$SLUICE_PYTHON" - <<'PY'
 import os, sys, time
