@@ -24,10 +24,6 @@ extension S3CopyCommand {
             Terminal.error("sluice: \(command): \(error)")
             return 2
         }
-        if let reader = copy.sourceClient, reader.sharesStore(with: client), let overlap = S3PrefixCopy.OverlappingPrefixes.check(source, location) {
-            Terminal.error("sluice: \(command): \(overlap)")
-            return 2
-        }
         copy.comparison = comparison
         copy.deletes = deletes
         copy.maximumDeletes = maximumDeletes
@@ -61,6 +57,9 @@ extension S3CopyCommand {
                 return 130
             }
             Terminal.error("sluice: \(command): \(error)")
+            // Refused before any request (a source client of the same store whose prefix
+            // overlaps): as the same refusal is at parsing.
+            if error is S3PrefixCopy.OverlappingPrefixes { return 2 }
             return (error as? S3Error)?.exitStatus ?? 1
         }
     }

@@ -260,8 +260,10 @@ def test_files_from_names_keys_below_the_prefix(s3, env):
     (["cp", "-r", "{src}", "{src}sub/"], "lies within the source"),
     (["sync", "{src}sub", "{src}", "--delete"], "holds the source"),
     (["sync", "{src}", "{src}"], "is the source"),
+    # A source option naming the same store: refused by the library before any request.
+    (["cp", "-r", "{src}", "{src}sub/", "--source-region", "us-east-1"], "lies within the source"),
 ], ids=["no source bucket", "no destination bucket", "no symlinks", "filter without -r", "destination within", "destination holds",
-        "destination is"])
+        "destination is", "same store by a source option"])
 def test_a_refusal_is_one_line_and_copies_nothing(s3, env, args, expected):
     prefix = source(s3, {"a": 1}, marker=False)
     destination = fresh("refused")

@@ -229,7 +229,7 @@ public struct S3PrefixCopy: Sendable {
         var listed = try keys.map { list throws(PathListError) in
             do throws(SpoolError) { return try list.keys(in: order) } catch { throw PathListError(problem: .spool(error), count: 1) }
         }
-        var copiedEarlier = copiedBefore?.merged()
+        var copiedEarlierKeys = copiedBefore?.merged()
         let spool = deletes ? try KeySpool() : nil
         let held = dryRun ? try KeySpool() : nil
         defer {
@@ -243,18 +243,17 @@ public struct S3PrefixCopy: Sendable {
             await targets?.close()
         }
 
-        // The destination's next object not yet joined.
-        var target: S3ListedObject?
-        var targetRead = false
+        // Each stream joined with the source's listing, read one ahead: the destination's
+        // listing, the list of keys, the keys the first pass copied.
+        var target = Lookahead<S3ListedObject>()
         func peekTarget() async throws -> S3ListedObject? {
-            if !targetRead, targets != nil {
-                do { target = try await targets!.next() } catch var error as S3Error {
+            try await target.peek {
+                guard targets != nil else { return nil }
+                do { return try await targets!.next() } catch var error as S3Error {
                     error.message = "the destination \(destination): \(error.message)"
                     throw error
                 }
-                targetRead = true
             }
-            return target
         }
         func nextSource() async throws -> S3ListedObject? {
             do { return try await sources.next() } catch var error as S3Error {
@@ -268,25 +267,15 @@ public struct S3PrefixCopy: Sendable {
             guard filter.includes(relative, root: destinationRoot) else { return }
             try spool.append(object.key)
         }
-        // The list's next key not yet joined.
-        var listHead: String?
-        var listRead = false
-        func peekList() throws -> String? {
-            if !listRead, listed != nil {
-                do throws(SpoolError) { listHead = try listed!.next() } catch { throw PathListError(problem: .spool(error), count: 1) }
-                listRead = true
+        var listHead = Lookahead<String>()
+        func peekList() async throws -> String? {
+            try await listHead.peek {
+                do throws(SpoolError) { return try listed?.next() } catch { throw PathListError(problem: .spool(error), count: 1) }
             }
-            return listHead
         }
-        // The first pass's next key copied not yet joined.
-        var earlierHead: [UInt8]?
-        var earlierRead = false
-        func peekEarlier() throws -> [UInt8]? {
-            if !earlierRead, copiedEarlier != nil {
-                earlierHead = try copiedEarlier!.next()?.key
-                earlierRead = true
-            }
-            return earlierHead
+        var earlier = Lookahead<[UInt8]>()
+        func peekEarlier() async throws -> [UInt8]? {
+            try await earlier.peek { try copiedEarlierKeys?.next()?.key }
         }
         func notListed(_ key: String) throws {
             let location = try S3Location(bucket: source.bucket, key: source.key + key)
@@ -319,30 +308,30 @@ public struct S3PrefixCopy: Sendable {
                     let relative = String(decoding: object.key.utf8.dropFirst(source.key.utf8.count), as: UTF8.self)
                     guard filter.includes(relative, root: sourceRoot) else { continue }
                     if listed != nil {
-                        while let key = try peekList(), order.precedes(key.utf8, relative.utf8) {
+                        while let key = try await peekList(), order.precedes(key.utf8, relative.utf8) {
                             try notListed(key)
-                            listRead = false
+                            listHead.advance()
                         }
-                        guard let key = try peekList(), key.utf8.elementsEqual(relative.utf8) else { continue }
-                        listRead = false
+                        guard let key = try await peekList(), key.utf8.elementsEqual(relative.utf8) else { continue }
+                        listHead.advance()
                     }
                     var match: S3ListedObject?
                     while let other = try await peekTarget() {
                         let otherRelative = other.key.utf8.dropFirst(destination.key.utf8.count)
                         if order.precedes(otherRelative, relative.utf8) {
                             try passOver(other)
-                            targetRead = false
+                            target.advance()
                             continue
                         }
                         if otherRelative.elementsEqual(relative.utf8) {
                             match = other
-                            targetRead = false
+                            target.advance()
                         }
                         break
                     }
                     var copiedInFirstPass = false
-                    while let key = try peekEarlier(), order.precedes(key, relative.utf8) { earlierRead = false }
-                    if let key = try peekEarlier(), key.elementsEqual(relative.utf8) { copiedInFirstPass = true }
+                    while let key = try await peekEarlier(), order.precedes(key, relative.utf8) { earlier.advance() }
+                    if let key = try await peekEarlier(), key.elementsEqual(relative.utf8) { copiedInFirstPass = true }
                     tracker.found(object.size)
                     // Copied by the first pass: at the destination now, and counted so.
                     if copiedInFirstPass {
@@ -398,13 +387,13 @@ public struct S3PrefixCopy: Sendable {
                     }
                 }
                 tracker.walkEnded()
-                while let key = try peekList() {
+                while let key = try await peekList() {
                     try notListed(key)
-                    listRead = false
+                    listHead.advance()
                 }
                 while let other = try await peekTarget() {
                     try passOver(other)
-                    targetRead = false
+                    target.advance()
                 }
                 while let outcome = try await group.next() { try collect(outcome) }
             }
@@ -534,5 +523,27 @@ extension S3Client {
         sync.comparison = .sizeAndTime
         sync.deletes = deletes
         return try await sync.runWhole(to: destination, client: self, progress: progress)
+    }
+}
+
+/// The next element of a stream read one ahead: `peek` reads it once, `advance` has the next
+/// `peek` read the one after.
+private struct Lookahead<Element> {
+    private var head: Element?
+    private var read = false
+
+    /// The element not yet taken, read with `next` when it was not read yet (nil at the end).
+    mutating func peek(_ next: () async throws -> Element?) async rethrows -> Element? {
+        if !read {
+            head = try await next()
+            read = true
+        }
+        return head
+    }
+
+    /// Takes the element `peek` gave.
+    mutating func advance() {
+        head = nil
+        read = false
     }
 }
