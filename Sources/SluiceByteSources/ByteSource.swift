@@ -23,9 +23,17 @@ public protocol ByteSource: Sendable {
     /// - Returns: The number of bytes written into `buffer`.
     /// - Throws: `ByteSourceError` (or the source's own error) when the bytes cannot be read.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int
+
+    /// Whether every read gives the bytes of one version or fails: a remote source whose ranges
+    /// are pinned to its validator, a synthetic source. What one run learned of its bytes (a
+    /// part's checksum) then holds for a later run of the same source, which need not read them
+    /// again. False by default: a file can be rewritten in place.
+    var isPinned: Bool { get }
 }
 
 extension ByteSource {
+    public var isPinned: Bool { false }
+
     /// Fills `buffer` completely from `offset`, looping over short reads.
     ///
     /// - Returns: The bytes read; fewer than `buffer.count` only when the source ended.

@@ -7,6 +7,8 @@ import SluicePrimitives
 /// GB/s and costs no memory.
 public struct SyntheticByteSource: ByteSource {
     public let length: Int64
+    /// Always: its bytes are a function of its length and seed.
+    public var isPinned: Bool { true }
     /// The splitmix64 seed: the same seed and offset give the same bytes.
     public let seed: UInt64
 

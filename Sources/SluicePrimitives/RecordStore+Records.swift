@@ -85,10 +85,24 @@ extension RecordStore where Record: StoredRecord {
     ///
     /// - Returns: Whether a record was removed.
     @discardableResult
-    public func remove(key: [String]) -> Bool { remove(at: path(key)) }
+    public func remove(key: [String]) -> Bool {
+        removeCompanions(key: key)
+        return remove(at: path(key))
+    }
 
     /// Removes `record`, if it is stored.
-    public func remove(_ record: Record) { remove(at: path(of: record)) }
+    public func remove(_ record: Record) { remove(key: record.storeKey) }
+
+    private func removeCompanions(key: [String]) {
+        for name in Record.companionExtensions { unlink(path(key, extension: name)) }
+    }
+
+    /// The file kept beside the record for `key` with extension `name` (one of
+    /// `Record.companionExtensions`), removed with the record.
+    package func companionPath(key: [String], extension name: String) -> String {
+        precondition(Record.companionExtensions.contains(name), "\(name) is not a companion of \(Record.storeName) records")
+        return path(key, extension: name)
+    }
 
     /// Every record in the directory that can be read and that `isIncluded`.
     public func records(where isIncluded: (Record) -> Bool) -> [Record] {
@@ -100,7 +114,11 @@ extension RecordStore where Record: StoredRecord {
     /// - Returns: How many records were removed.
     @discardableResult
     public func removeAll(where isIncluded: (Record) -> Bool) -> Int {
-        all().filter { isIncluded($0.record) && remove(at: $0.path) }.count
+        all().filter { entry in
+            guard isIncluded(entry.record) else { return false }
+            removeCompanions(key: entry.record.storeKey)
+            return remove(at: entry.path)
+        }.count
     }
 
     private func failure(

@@ -26,9 +26,15 @@ public protocol StoredRecord: Codable, Sendable {
 
     /// The protocol's error for a failure of the store: made once, here, from its typed account.
     static func storeFailure(_ failure: RecordStoreFailure<Self>) -> StoreFailure
+
+    /// The extensions of files kept beside a record under its name (`RecordStore.path(_:extension:)`:
+    /// a journal of its parts), removed with it. By default none.
+    static var companionExtensions: [String] { get }
 }
 
 extension StoredRecord {
+    public static var companionExtensions: [String] { [] }
+
     public func problem(forKey key: [String]) -> String? { nil }
 }
 

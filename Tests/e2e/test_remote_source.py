@@ -183,6 +183,41 @@ def test_an_http_source_resumes_after_kill_9_and_a_replaced_one_is_sent_whole(ng
     assert hashlib.sha256(body).hexdigest() == sha256_file(path)
 
 
+def test_a_resumed_pinned_source_reads_only_the_parts_the_server_does_not_hold(fault_url, s3, env):  # noqa: F811
+    """After kill -9, the held parts' checksums come from the parts journal beside the record
+    (SeaweedFS's ListParts lists none): the source is asked only for the ranges of missing parts."""
+    part, size = 8 * MIB, 40 * MIB  # 8 MiB parts: each part's range is one window, one GET
+    name = "resume-%s" % uuid.uuid4().hex[:8]
+    source = "%s/source/%s?size=%d&seed=21" % (fault_url, name, size)
+    key = "remote/%s.bin" % name
+    args = ["s3", "cp", source, "s3://%s/%s" % (BUCKET, key), "--part-size", "8MiB", "--concurrency", "1", "--progress", "none"]
+    kill_once_parts_are_held(s3, env, args + ["--limit-rate", "8M"], key)
+    uploads = [u for u in s3.list_multipart_uploads(Bucket=BUCKET, Prefix=key).get("Uploads", []) if u["Key"] == key]
+    assert len(uploads) == 1, uploads
+    held = {p["PartNumber"] for p in s3.list_parts(Bucket=BUCKET, Key=key, UploadId=uploads[0]["UploadId"]).get("Parts", [])}
+    assert held and len(held) < size // part, held
+    before = len(fault_requests(fault_url))
+    status, out, err = sluice(env, *args)
+    assert status == 0, err
+    assert "already at the server" in err, err
+    body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    assert hashlib.sha256(body).hexdigest() == source_sha(21, size)
+    asked = []
+    for entry in fault_requests(fault_url)[before:]:
+        if entry["path"] == "/source/" + name and entry["method"] == "GET":
+            first, _, last = entry["headers"]["range"][len("bytes="):].partition("-")
+            asked.append((int(first), int(last)))
+    assert asked, "the second run read nothing"
+    # No range of a held part was asked for again: each GET lies within a part that was missing.
+    for first, last in asked:
+        number = first // part + 1
+        assert number not in held and last < number * part, (first, last, sorted(held))
+    assert sum(last - first + 1 for first, last in asked) <= size - len(held) * part
+    # The journal went with the record when the upload completed.
+    state = os.path.join(env["XDG_CACHE_HOME"], "sluice", "s3")
+    assert not [n for n in os.listdir(state) if n.endswith((".parts", ".json", ".lock"))], os.listdir(state)
+
+
 def test_an_s3_object_is_copied_by_pinned_ranges_to_another_key(s3, env):  # noqa: F811
     data = random.Random(11).randbytes(21 * MIB + 3)
     source_key = "remote/s3-src-%s.bin" % uuid.uuid4().hex[:8]

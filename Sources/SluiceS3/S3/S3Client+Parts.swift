@@ -16,16 +16,18 @@ extension S3Client {
     /// - Throws: `S3Error`.
     package func sendParts(
         _ numbers: [Int], of source: any ByteSource, plan: S3PartPlan, to location: S3Location, uploadID: String,
-        counters: S3Counters, meter: S3PartProgress
+        counters: S3Counters, meter: S3PartProgress, accepted: ((S3CompletedPart) -> Void)? = nil
     ) async throws -> [S3CompletedPart] {
         guard !numbers.isEmpty else { return [] }
         let parts = numbers.map { number in
             let range = plan.range(ofPart: number)
             return UploadPart(number: number, offset: range.lowerBound, length: Int64(range.count))
         }
-        return try await scheduleParts(.list(parts), to: location, uploadID: uploadID, counters: counters, meter: meter) { part in
-            try SliceByteSource(source, range: part.range)
-        }.map(\.part)
+        return try await scheduleParts(
+            .list(parts), to: location, uploadID: uploadID, counters: counters, meter: meter,
+            body: { part in try SliceByteSource(source, range: part.range) },
+            completed: { _, made in if let made { accepted?(made) } }
+        ).map(\.part)
     }
 
     /// Sends the parts of `feed` as `UploadPart`s of `uploadID` on the part scheduler.
@@ -33,13 +35,13 @@ extension S3Client {
     /// - Parameters:
     ///   - body: A part's bytes, asked for before each attempt.
     ///   - completed: Called on the calling task with each accepted part once nothing reads its
-    ///     bytes any more.
+    ///     bytes any more, and what S3's answer made of it (nil when it was judged without one).
     /// - Returns: Each part's ETag and checksum, with its length, in part-number order.
     /// - Throws: `S3Error` (the failing part's, with the server's error as its fields); what
     ///   the producer of `feed` throws.
     package func scheduleParts(
         _ feed: PartFeed, to location: S3Location, uploadID: String, counters: S3Counters, meter: S3PartProgress,
-        body: @escaping @Sendable (UploadPart) throws -> any ByteSource, completed: ((UploadPart) -> Void)? = nil
+        body: @escaping @Sendable (UploadPart) throws -> any ByteSource, completed: ((UploadPart, S3CompletedPart?) -> Void)? = nil
     ) async throws -> [(part: S3CompletedPart, length: Int64)] {
         // Each attempt carries its own verdict: it reads the checksum of the bytes sent from
         // the attempt's request and hands the part's ETag and checksum on in its result; the
@@ -78,7 +80,7 @@ extension S3Client {
                 progress: { progress in
                     retries.store(progress.retries, ordering: .relaxed)
                     meter.update(engineBytes: progress.bytesSent)
-                }, completed: { completed?($0.part) })
+                }, completed: { completed?($0.part, $0.made as? S3CompletedPart) })
         } catch {
             throw Self.partsError(error, uploadID: uploadID)
         }

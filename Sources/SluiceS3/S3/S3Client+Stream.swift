@@ -124,7 +124,7 @@ extension S3Client {
                     throw S3Error(.state, "part \(part.number)'s buffer is not in the pool", uploadID: uploadID, partNumber: part.number)
                 }
                 return buffer
-            }, completed: { part in pool.withLock { $0.ended(part.number) } })
+            }, completed: { part, _ in pool.withLock { $0.ended(part.number) } })
     }
 
     /// Fills `buffer` on a thread of its own: a read of stdin may block for as long as the

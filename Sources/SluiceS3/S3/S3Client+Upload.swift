@@ -196,6 +196,10 @@ extension S3Client {
         let plan = record.plan
         let count = plan.partCount ?? 1
         let algorithm = options.checksum
+        // A pinned source's parts are journaled as S3 accepts them: a later run takes their
+        // checksums from there instead of reading the parts again.
+        let journal = source.bytes.isPinned ? try await BlockingPool.shared.run { S3PartsJournal(store: store, record: record) } : nil
+        defer { journal?.close() }
         var done: [Int: S3CompletedPart] = [:]
         for number in 1...count {
             guard let part = listed[number], part.size == Int64(plan.range(ofPart: number).count) else { continue }
@@ -203,9 +207,14 @@ extension S3Client {
             if let algorithm {
                 // The part was sent with this checksum; Complete must name it for every part.
                 // Where the server lists it, a different value means a different part: send it again.
-                let ours = try ChecksumHasher.checksum(algorithm, of: SliceByteSource(source.bytes, range: plan.range(ofPart: number)))
-                if let theirs = part.checksums[algorithm], theirs != ours.base64 { continue }
-                completed.checksums[algorithm] = ours.base64
+                let ours: String
+                if let recorded = journal?.checksum(ofPart: number, eTag: part.eTag, algorithm: algorithm) {
+                    ours = recorded
+                } else {
+                    ours = try ChecksumHasher.checksum(algorithm, of: SliceByteSource(source.bytes, range: plan.range(ofPart: number))).base64
+                }
+                if let theirs = part.checksums[algorithm], theirs != ours { continue }
+                completed.checksums[algorithm] = ours
             }
             done[number] = completed
             meter.finish(part: number, length: Int64(plan.range(ofPart: number).count))
@@ -215,7 +224,7 @@ extension S3Client {
         let uploadID = record.uploadID
         let sent = try await sendParts(
             missing, of: source.bytes, plan: plan, to: location, uploadID: uploadID,
-            counters: counters, meter: meter)
+            counters: counters, meter: meter, accepted: journal.map { journal in { journal.accepted($0, algorithm: algorithm) } })
         for part in sent { done[part.partNumber] = part }
         let parts = (1...count).map { done[$0]! }
         try Task.checkCancellation()

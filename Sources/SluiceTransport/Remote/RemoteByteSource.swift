@@ -33,6 +33,8 @@ public final class RemoteByteSource: ByteSource {
     public let length: Int64
     /// What pins every range; nil when the source named none (read unpinned, not resumable).
     public let validator: RemoteValidator?
+    /// Whether its ranges are pinned to one version: it has a `validator`.
+    public var isPinned: Bool { validator != nil }
     /// How ranges are asked for.
     public let options: RemoteSourceOptions
     /// Where the first answer came from (after redirects), and whether `headers` go there.
