@@ -386,7 +386,9 @@ extension S3CopyCommand {
     /// How a copy went, for its summary: by the store in one call or in parts, or streamed.
     static func how(_ copied: S3CopyResult) -> String {
         switch copied.route {
-        case .store: return copied.partCount.map { "in \(counted($0, "part")) (UploadPartCopy)" } ?? "in one CopyObject"
+        case .store:
+            let skipped = copied.partsSkipped > 0 ? ", \(copied.partsSkipped) already at the server" : ""
+            return copied.partCount.map { "in \(counted($0, "part")) (UploadPartCopy\(skipped))" } ?? "in one CopyObject"
         case .streamed:
             let parts = copied.partCount.map { "in \(counted($0, "part"))" } ?? "in one PutObject"
             let skipped = copied.partsSkipped > 0 ? " (\(copied.partsSkipped) already at the server)" : ""

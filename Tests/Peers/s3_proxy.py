@@ -159,6 +159,7 @@ class FaultProxy(_LoopbackProxy):
         self.actions = []
         self.requests = []
         self.injected = 0
+        self.received = 0  # every byte read from the client: request lines, headers, bodies
         self.rewrite = {}
         self.policy = None
         self.refused = []
@@ -250,6 +251,7 @@ class FaultProxy(_LoopbackProxy):
                         break
                     name, value = header.decode("latin-1").split(":", 1)
                     headers.append((name.strip(), value.strip()))
+                self._count(None, len(line) + sum(len(n) + len(v) + 4 for n, v in headers) + 2)
                 lowered = {name.lower(): value for name, value in headers}
                 query = urllib.parse.parse_qs(urllib.parse.urlsplit(target).query, keep_blank_values=True)
                 action = self._action(method, query)
@@ -336,8 +338,9 @@ class FaultProxy(_LoopbackProxy):
                 self._idle.notify_all()
 
     def _count(self, number, count):
-        if number is not None:
-            with self.lock:
+        with self.lock:
+            self.received += count
+            if number is not None:
                 self.part_bytes[number] = self.part_bytes.get(number, 0) + count
 
     @staticmethod

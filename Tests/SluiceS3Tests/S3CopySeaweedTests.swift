@@ -50,4 +50,50 @@ struct S3CopySeaweedTests {
             _ = try await client.copy(missing, from: reader, to: target)
         } throws: { ($0 as? S3Error)?.code == .source }
     }
+
+    /// A multipart copy by the store interrupted at its third part (the transport cancels it
+    /// there, as a signal would) keeps its upload and record; the next run lists the two parts
+    /// the store holds and copies only the other three. With a checksum asked of the store,
+    /// which SeaweedFS's `ListParts` does not list, the held parts' checksums come from the
+    /// parts journal beside the record.
+    @Test(arguments: [nil, ChecksumAlgorithm.crc32c])
+    func anInterruptedCopyByTheStoreResumesWithThePartsTheStoreHolds(checksum: ChecksumAlgorithm?) async throws {
+        let configure = { (options: inout S3Options) in
+            options.partSize = 5 << 20
+            options.concurrency = 1
+            options.storeCopyChecksum = checksum
+        }
+        let client = try peer.client(state: "s3-copy-resume", configure)
+        let source = try peer.location("copy-resume/")
+        _ = try await client.upload(S3Source.synthetic(length: (21 << 20) + 5, seed: 12), to: source)
+        let want = try await peer.stored(key: source.key)
+        let target = try peer.location("copy-resume/to-")
+        let partCopies = Lock<[String]>([])
+        let counting: @Sendable (UploadRequest) -> Void = { request in
+            guard request.header("x-amz-copy-source") != nil, let query = request.url.query, query.contains("partNumber=") else { return }
+            partCopies.withLock { $0.append(query) }
+        }
+        let failing = InterceptingTransport(inner: CurlTransport()) { request in
+            counting(request)
+            if request.header("x-amz-copy-source") != nil, request.url.query?.contains("partNumber=3&") == true {
+                throw UploadError(.cancelled, "the test's interruption at part 3")
+            }
+        }
+        let interrupted = S3Client(configuration: client.configuration, options: client.options, transport: failing)
+        let failure = await #expect(throws: S3Error.self) { _ = try await interrupted.copy(source, to: target) }
+        let uploadID = try #require(failure?.uploadID)
+        #expect(S3StateStore(directory: client.options.stateDirectory).records { $0.uploadID == uploadID }.count == 1)
+        #expect(partCopies.withLock { $0.count } == 3)
+
+        partCopies.withLock { $0 = [] }
+        let resuming = S3Client(
+            configuration: client.configuration, options: client.options, transport: InterceptingTransport(inner: CurlTransport()) { counting($0) })
+        let copied = try await resuming.copy(source, to: target)
+        #expect(copied.route == .store && copied.uploadID == uploadID && copied.partCount == 5 && copied.partsSkipped == 2)
+        #expect(partCopies.withLock { $0.count } == 3)
+        #expect(try await peer.stored(key: target.key).sha256 == want.sha256)
+        #expect(S3StateStore(directory: client.options.stateDirectory).records { _ in true }.isEmpty)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: try #require(client.options.stateDirectory))
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
 }

@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from conftest import sluice_bin
-from test_s3_cli import BUCKET, env, s3, weed  # noqa: F401 (fixtures)
+from test_s3_cli import BUCKET, env, fault_proxy, s3, weed  # noqa: F401 (fixtures)
 
 MIB = 1 << 20
 
@@ -40,6 +40,36 @@ def test_a_copy_is_the_source_with_its_type_and_metadata(s3, env, size, parts):
     assert head["ContentLength"] == size and head["ContentType"] == "image/png", head
     assert head["Metadata"] == {"owner": "ada", "n": "1"}, head
     assert head["ETag"].strip('"').endswith("-%d" % parts) if parts else "-" not in head["ETag"]
+
+
+def stored_sha256(s3, key):
+    digest = hashlib.sha256()
+    for chunk in s3.get_object(Bucket=BUCKET, Key=key)["Body"].iter_chunks(1 << 20):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("size,parts", [(MIB, None), (320 * MIB, 40)], ids=["1MiB", "320MiB"])
+def test_the_store_copies_with_under_2_mib_sent_by_sluice(s3, fault_proxy, tmp_path, size, parts):
+    """Issue 38's done-when: every byte sluice sends to the store (request lines, headers, XML
+    bodies), counted by a proxy in front of SeaweedFS, stays under 2 MiB for a 320 MiB object."""
+    proxy, env = fault_proxy
+    path = tmp_path / "src.bin"
+    with open(path, "wb") as handle:
+        for _ in range(size // MIB):
+            handle.write(os.urandom(MIB))
+    source = "copy-big-%s" % uuid.uuid4().hex[:8]
+    s3.upload_file(str(path), BUCKET, source, ExtraArgs={"ContentType": "video/mp4", "Metadata": {"owner": "ada"}})
+    destination = source + "-copy"
+    before = proxy.received
+    status, out, err = run(env, "s3://%s/%s" % (BUCKET, source), "s3://%s/%s" % (BUCKET, destination), "--progress", "none")
+    assert status == 0, err
+    sent = proxy.received - before
+    assert 0 < sent < 2 * MIB, sent
+    assert ("in %d parts (UploadPartCopy)" % parts if parts else "in one CopyObject") in err, err
+    assert stored_sha256(s3, destination) == hashlib.sha256(path.read_bytes()).hexdigest()
+    head = s3.head_object(Bucket=BUCKET, Key=destination)
+    assert (head["ContentLength"], head["ContentType"], head["Metadata"]) == (size, "video/mp4", {"owner": "ada"}), head
 
 
 def test_a_prefix_destination_takes_the_key_s_name_as_the_aws_cli_does(s3, env, tmp_path):

@@ -140,8 +140,8 @@ extension S3Client {
     ///
     /// Every request is pinned to the source as `HeadObject` found it
     /// (`x-amz-copy-source-if-match` with its ETag): a source changed meanwhile fails with
-    /// `.sourceChanged`, never a mix of two versions. A failed multipart copy is aborted (it is
-    /// not resumed yet: the next run copies again).
+    /// `.sourceChanged`, never a mix of two versions. A failed multipart copy is kept for the
+    /// next run, which copies only the parts the store lacks (`copyInParts`).
     ///
     /// - Throws: `S3Error`; `.source` when the source does not exist; `S3CopyFailure` when the
     ///   store refused to copy (`501 NotImplemented`) before anything was made.
@@ -199,24 +199,10 @@ extension S3Client {
             // The store computes a checksum of what it copies only when asked to.
             attributed.options.checksum = options.storeCopyChecksum
             if options.storeCopyChecksum == nil { attributed.options.checksumType = nil }
-            let headers = attributed.createMultipartUploadHeaders
-            let create = S3Call(
-                method: "POST", location: destination, query: [SigV4QueryItem("uploads")], headers: headers, action: "CreateMultipartUpload")
-            let uploadID = try S3CreatedUpload(xml: try await send(create, counters: counters).response.body).uploadID
-            do {
-                let parts = try await copyParts(of: source, pinnedTo: eTag, plan: plan, to: destination, uploadID: uploadID, counters: counters, meter: meter)
-                let lengths = (1...parts.count).map { Int64(plan.range(ofPart: $0).count) }
-                let completed = try await attributed.completeMultipartUpload(
-                    destination, uploadID: uploadID, parts: parts, lengths: lengths, counters: counters)
-                result.eTag = S3ObjectHead.unquoted(completed.eTag)
-                (result.partCount, result.uploadID) = (parts.count, uploadID)
-            } catch {
-                // Not resumed: nothing of it is left billed at the server.
-                _ = try? await abortMultipartUpload(destination, uploadID: uploadID)
-                guard var failure = error as? S3Error else { throw error }
-                failure.uploadID = nil
-                throw failure
-            }
+            let made = try await attributed.copyInParts(
+                source, pinnedTo: eTag, length: length, plan: plan, to: destination, counters: counters, meter: meter)
+            result.eTag = S3ObjectHead.unquoted(made.completed.eTag)
+            (result.partCount, result.uploadID, result.partsSkipped) = (plan.partCount ?? 1, made.uploadID, made.skipped)
         }
         result.retries = counters.retries
         result.elapsed = (ContinuousClock.now - start) / .seconds(1)
@@ -323,19 +309,133 @@ extension S3Client {
         }
     }
 
-    /// Parts `1...plan.partCount` copied with `UploadPartCopy`, up to `concurrency` at once,
-    /// each with the client's retries; in part-number order.
-    private func copyParts(
-        of source: S3Location, pinnedTo eTag: String, plan: S3PartPlan, to destination: S3Location, uploadID: String,
+    /// A multipart copy by the store, resumable from the same records as an upload: the record
+    /// (keyed by the destination and the source's endpoint, bucket, key and ETag) is written
+    /// before the first part; a run that finds one lists the parts the store holds and copies only
+    /// the others (their checksums, when the copy asks for one, from `S3PartsJournal` or the
+    /// listing; a part known by neither is copied again). A source changed since (its ETag)
+    /// names another record; `restart` aborts a stored one and starts again. A failed copy is
+    /// kept for a rerun (the error names its upload), except when the source changed (that
+    /// version is never asked for again) or the store refused to copy (`S3CopyFailure`): those
+    /// are aborted.
+    ///
+    /// - Returns: Complete's answer, the upload's id and the parts found at the store.
+    private func copyInParts(
+        _ source: S3Location, pinnedTo eTag: String, length: Int64, plan: S3PartPlan, to destination: S3Location,
         counters: S3Counters, meter: S3PartProgress
+    ) async throws -> (completed: S3CompletedUpload, uploadID: String, skipped: Int) {
+        let store = S3StateStore(directory: options.stateDirectory)
+        try store.prepare()
+        let endpoint = configuration.endpointIdentity
+        let identity = "copy:s3:\(endpoint)/\(source.bucket)/\(source.key) \(S3ObjectHead.unquoted(eTag))"
+        let lock = try store.lock(endpoint: endpoint, bucket: destination.bucket, key: destination.key, source: identity)
+        defer { lock.release() }
+        var record: S3UploadRecord?
+        do {
+            record = try await BlockingPool.shared.run {
+                try store.load(endpoint: endpoint, bucket: destination.bucket, key: destination.key, source: identity)
+            }
+        } catch let error as S3Error where error.code == .state && options.restart {
+            store.removeRecord(endpoint: endpoint, bucket: destination.bucket, key: destination.key, source: identity)
+        }
+        var listed: [Int: S3ListedPart] = [:]
+        if let stored = record {
+            if options.restart {
+                _ = try await abortMultipartUpload(destination, uploadID: stored.uploadID, counters: counters)
+                store.remove(stored)
+                record = nil
+            } else if let difference = settingsDiffer(from: stored, fresh: plan) {
+                let advice = "give those to resume it, or restart the copy to start again with these"
+                throw S3Error(
+                    .state, "copy \(stored.uploadID) of \(source) to \(destination) was started with \(difference): \(advice)", uploadID: stored.uploadID)
+            } else if let held = try await heldParts(of: stored, at: destination, store: store, counters: counters) {
+                listed = held
+            } else {
+                record = nil
+            }
+        }
+        if record == nil {
+            let create = S3Call(
+                method: "POST", location: destination, query: [SigV4QueryItem("uploads")], headers: createMultipartUploadHeaders,
+                action: "CreateMultipartUpload")
+            let uploadID = try S3CreatedUpload(xml: try await send(create, counters: counters).response.body).uploadID
+            var created = S3UploadRecord(
+                endpoint: endpoint, bucket: destination.bucket, key: destination.key, uploadID: uploadID, source: identity,
+                fingerprint: S3SourceFingerprint(size: length), plan: plan, checksum: options.checksum, createdAt: Date().timeIntervalSince1970)
+            created.checksumType = options.effectiveChecksumType
+            created.customerKeyFingerprint = options.object.customerKey?.fingerprint
+            do { try await BlockingPool.shared.run(ignoringCancellation: true) { [created] in try store.save(created) } } catch var error as S3Error {
+                if (try? await abortMultipartUpload(destination, uploadID: uploadID, counters: counters)) != nil {
+                    error.message += "; upload \(uploadID) was aborted"
+                }
+                throw error
+            }
+            record = created
+        }
+        let stored = record!
+        let uploadID = stored.uploadID
+        let algorithm = options.checksum
+        let journal = algorithm == nil ? nil : try await BlockingPool.shared.run { S3PartsJournal(store: store, record: stored) }
+        defer { journal?.close() }
+        let count = plan.partCount ?? 1
+        var done: [Int: S3CompletedPart] = [:]
+        for number in 1...count {
+            guard let part = listed[number], part.size == Int64(plan.range(ofPart: number).count) else { continue }
+            var completed = S3CompletedPart(partNumber: number, eTag: part.eTag)
+            if let algorithm {
+                guard let checksum = part.checksums[algorithm] ?? journal?.checksum(ofPart: number, eTag: part.eTag, algorithm: algorithm) else { continue }
+                completed.checksums[algorithm] = checksum
+            }
+            done[number] = completed
+            meter.finish(part: number, length: Int64(plan.range(ofPart: number).count))
+        }
+        let skipped = done.count
+        do {
+            let missing = (1...count).filter { done[$0] == nil }
+            let copied = try await copyParts(missing, of: source, pinnedTo: eTag, plan: plan, to: destination, uploadID: uploadID, counters: counters, meter: meter) {
+                journal?.accepted($0, algorithm: algorithm)
+            }
+            for part in copied { done[part.partNumber] = part }
+            let lengths = (1...count).map { Int64(plan.range(ofPart: $0).count) }
+            let completed = try await completeMultipartUpload(
+                destination, uploadID: uploadID, parts: (1...count).map { done[$0]! }, lengths: lengths, counters: counters)
+            store.remove(stored)
+            return (completed, uploadID, skipped)
+        } catch {
+            // The store will not copy (the copy streams instead), or that version of the
+            // source is never asked for again: nothing of it is left billed.
+            let ends = { () async in
+                _ = try? await self.abortMultipartUpload(destination, uploadID: uploadID)
+                store.remove(stored)
+            }
+            if error is S3CopyFailure {
+                await ends()
+                throw error
+            }
+            guard var failure = error as? S3Error else { throw error }
+            if [.sourceChanged, .objectExists, .conditionFailed].contains(failure.code) {
+                await ends()
+                failure.uploadID = nil
+            } else {
+                failure.uploadID = failure.uploadID ?? uploadID
+            }
+            throw failure
+        }
+    }
+
+    /// Parts `numbers` copied with `UploadPartCopy`, up to `concurrency` at once, each with the
+    /// client's retries; `accepted` called with each as the store answers; in part-number order.
+    private func copyParts(
+        _ numbers: [Int], of source: S3Location, pinnedTo eTag: String, plan: S3PartPlan, to destination: S3Location, uploadID: String,
+        counters: S3Counters, meter: S3PartProgress, accepted: (S3CompletedPart) -> Void
     ) async throws -> [S3CompletedPart] {
-        let count = plan.partCount ?? 0
+        let count = numbers.count
         let copied = Lock<Int64>(0)
         return try await withThrowingTaskGroup(of: S3CompletedPart.self) { group in
             var parts: [S3CompletedPart] = []
             var next = 1
             func start() {
-                let number = next
+                let number = numbers[next - 1]
                 next += 1
                 let range = plan.range(ofPart: number)
                 let headers =
@@ -358,6 +458,7 @@ extension S3Client {
             }
             while next <= min(count, max(1, options.concurrency)) { start() }
             while let part = try await group.next() {
+                accepted(part)
                 parts.append(part)
                 if next <= count { start() }
             }

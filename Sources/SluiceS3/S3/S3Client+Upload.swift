@@ -127,16 +127,11 @@ extension S3Client {
                 throw S3Error(
                     .state, "upload \(stored.uploadID) of \(location) was started with \(difference): give those to resume it, or restart the upload to start again with these",
                     uploadID: stored.uploadID)
+            } else if let held = try await heldParts(of: stored, at: location, store: store, counters: counters) {
+                listed = held
+                resumed = true
             } else {
-                do {
-                    let held = try await listParts(location, uploadID: stored.uploadID, counters: counters)
-                    listed = S3ListedPart.latest(held).compactMapValues(\.last)
-                    resumed = true
-                } catch let error as S3Error where error.serverCode == "NoSuchUpload" {
-                    // Completed or aborted elsewhere: forget it and start again.
-                    store.remove(stored)
-                    record = nil
-                }
+                record = nil
             }
         }
         if record == nil, small {
@@ -185,6 +180,19 @@ extension S3Client {
             throw Self.changedSource(error, source) {
                 "upload \(stored.uploadID) of \(location) was not completed; restart the upload to send it again"
             }
+        }
+    }
+
+    /// The parts the server holds of `stored`'s upload, by number (the latest of each); nil when
+    /// the upload is gone (completed or aborted elsewhere): its record is forgotten then.
+    package func heldParts(
+        of stored: S3UploadRecord, at location: S3Location, store: S3StateStore, counters: S3Counters
+    ) async throws -> [Int: S3ListedPart]? {
+        do {
+            return S3ListedPart.latest(try await listParts(location, uploadID: stored.uploadID, counters: counters)).compactMapValues(\.last)
+        } catch let error as S3Error where error.serverCode == "NoSuchUpload" {
+            store.remove(stored)
+            return nil
         }
     }
 
