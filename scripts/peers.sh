@@ -151,7 +151,7 @@ pid $dir/nginx.pid;
 error_log $dir/logs/error.log warn;
 events { worker_connections 256; }
 http {
-    log_format sluice '\$request \$status rl=\$request_length cl=\$content_length te=\$http_transfer_encoding rt=\$request_time';
+    log_format sluice '\$request \$status rl=\$request_length cl=\$content_length te=\$http_transfer_encoding rt=\$request_time bs=\$body_bytes_sent range=\$http_range run=\$http_x_sluice_run';
     access_log $dir/logs/access.log sluice;
     client_body_temp_path $dir/body;
     proxy_temp_path $dir/body;

@@ -8,6 +8,7 @@ import json
 import os
 import random
 import subprocess
+import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -146,17 +147,17 @@ def test_an_http_source_goes_over_tus_byte_exact(nginx, tmp_path):
     assert sha256_file(os.path.join(store, upload_url.rstrip("/").rsplit("/", 1)[-1])) == sha256_file(path)
 
 
-def held_parts(s3, key):
-    uploads = [u for u in s3.list_multipart_uploads(Bucket=BUCKET, Prefix=key).get("Uploads", []) if u["Key"] == key]
-    return sum(len(s3.list_parts(Bucket=BUCKET, Key=key, UploadId=u["UploadId"]).get("Parts", [])) for u in uploads)
+def held_parts(s3, key, bucket=BUCKET):
+    uploads = [u for u in s3.list_multipart_uploads(Bucket=bucket, Prefix=key).get("Uploads", []) if u["Key"] == key]
+    return sum(len(s3.list_parts(Bucket=bucket, Key=key, UploadId=u["UploadId"]).get("Parts", [])) for u in uploads)
 
 
-def kill_once_parts_are_held(s3, env, args, key):  # noqa: F811
+def kill_once_parts_are_held(s3, env, args, key, bucket=BUCKET):  # noqa: F811
     """Starts `sluice ARGS`, waits (a gate, bounded) until the server holds a part, kills it with SIGKILL."""
     proc = subprocess.Popen([sluice_bin(), *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while held_parts(s3, key) == 0 and proc.poll() is None and time.monotonic() < deadline:
+        while held_parts(s3, key, bucket) == 0 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert proc.poll() is None, "the copy ended before a part was held"
     finally:
@@ -216,6 +217,64 @@ def test_a_resumed_pinned_source_reads_only_the_parts_the_server_does_not_hold(f
     # The journal went with the record when the upload completed.
     state = os.path.join(env["XDG_CACHE_HOME"], "sluice", "s3")
     assert not [n for n in os.listdir(state) if n.endswith((".parts", ".json", ".lock"))], os.listdir(state)
+
+
+def peak_rss_run(env, args):
+    """(exit status, stderr, peak RSS in MiB) of `sluice ARGS` under /usr/bin/time (a small process
+    that forks sluice, so the peak is sluice's own, not this Python process's)."""
+    with tempfile.NamedTemporaryFile("r") as usage:
+        proc = subprocess.run(["/usr/bin/time", "-o", usage.name, "-f", "%M", sluice_bin(), *args], env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=900)
+        return proc.returncode, proc.stderr.decode("utf-8", "replace"), int(usage.read().split()[-1]) / 1024
+
+
+def nginx_bytes_served(root, name, run):
+    """Body bytes nginx sent for GETs of /dav/NAME that carried `X-Sluice-Run: RUN`, by its access
+    log (`bs=`, `run=`)."""
+    with open(os.path.join(os.path.dirname(root), "logs", "access.log")) as log:
+        return [int(line.split(" bs=")[1].split()[0]) for line in log
+                if line.startswith("GET /dav/%s " % name) and line.rstrip("\n").endswith(" run=%s" % run)]
+
+
+def test_a_1_gib_http_source_in_flat_memory_resumed_reading_only_what_is_missing(nginx, s3, env):  # noqa: F811
+    """Issue 38's done-when: nginx -> SeaweedFS, 1 GiB byte-exact at 16 MiB parts x 8 under 64 MiB
+    peak RSS; killed with SIGKILL once a part is held, the same command has nginx send only the
+    parts SeaweedFS does not hold (its access log's body bytes)."""
+    url, root = nginx
+    size, part = (1 << 30) + 7, 16 * MIB
+    name = "big-%s.bin" % uuid.uuid4().hex[:8]
+    os.makedirs(os.path.join(root, "dav"), exist_ok=True)
+    digest = hashlib.sha256()
+    with open(os.path.join(root, "dav", name), "wb") as handle:
+        for _ in range(size // MIB):
+            chunk = os.urandom(MIB)
+            digest.update(chunk)
+            handle.write(chunk)
+        tail = os.urandom(size % MIB)
+        digest.update(tail)
+        handle.write(tail)
+    key = "remote/%s" % name
+    args = ["s3", "cp", url + "/dav/" + name, "s3://%s/%s" % (BUCKET, key), "--part-size", "16MiB", "--concurrency", "8",
+            "--progress", "none"]
+    kill_once_parts_are_held(s3, env, args + ["--limit-rate", "32M"], key)
+    uploads = [u for u in s3.list_multipart_uploads(Bucket=BUCKET, Prefix=key).get("Uploads", []) if u["Key"] == key]
+    held = s3.list_parts(Bucket=BUCKET, Key=key, UploadId=uploads[0]["UploadId"]).get("Parts", [])
+    run = uuid.uuid4().hex[:8]
+    status, err, peak = peak_rss_run(env, args + ["--source-header", "X-Sluice-Run: " + run])
+    assert status == 0, err
+    assert "already at the server" in err, err
+    assert peak < 64, "peak RSS %.1f MiB" % peak
+    missing = size - sum(p["Size"] for p in held)
+    again = sum(nginx_bytes_served(root, name, run))
+    # A last part under 64 KiB is read twice (its SHA-256 is signed in the header: a first pass).
+    assert 0 < again <= missing + size % part, (again, missing, len(held))
+    body = s3.get_object(Bucket=BUCKET, Key=key)["Body"]
+    copied = hashlib.sha256()
+    for chunk in body.iter_chunks(4 * MIB):
+        copied.update(chunk)
+    assert copied.hexdigest() == digest.hexdigest()
+    s3.delete_object(Bucket=BUCKET, Key=key)
+    os.unlink(os.path.join(root, "dav", name))
 
 
 def test_an_s3_object_is_copied_by_pinned_ranges_to_another_key(s3, env):  # noqa: F811

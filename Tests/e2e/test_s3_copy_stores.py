@@ -21,7 +21,7 @@ from test_s3_cli import BUCKET, MIB, env, moto_s3, s3, sluice, weed  # noqa: F40
 
 sys.path.insert(0, os.path.join(REPO, "Tests", "Peers"))
 from s3_proxy import FaultProxy  # noqa: E402
-from test_remote_source import kill_once_parts_are_held  # noqa: E402
+from test_remote_source import held_parts, kill_once_parts_are_held, peak_rss_run  # noqa: E402
 
 MOTO_BUCKET = "copies"
 
@@ -108,6 +108,40 @@ def test_a_streamed_copy_killed_mid_way_resumes_without_sending_it_all_again(s3,
     sent = int(err.split(" sent, ")[0].rsplit(" ", 1)[1])
     assert sent < len(data), err
     assert sha(s3.get_object(Bucket=BUCKET, Key=target)["Body"].read()) == sha(data)
+
+
+def test_256_mib_from_seaweedfs_to_moto_by_a_source_profile_in_flat_memory_resumed_after_kill_9(s3, moto, env, tmp_path, weed):
+    """Issue 38's done-when: SeaweedFS -> moto, the source's endpoint and keys from a profile only,
+    256 MiB byte-exact under 64 MiB peak RSS at 16 MiB parts x 8; killed with SIGKILL once moto
+    holds a part, the same command sends only the parts moto does not hold."""
+    url, client = moto
+    size = 256 * MIB
+    source = name("cross-big")
+    path = tmp_path / "src.bin"
+    digest = hashlib.sha256()
+    with open(path, "wb") as handle:
+        for _ in range(size // MIB):
+            chunk = os.urandom(MIB)
+            digest.update(chunk)
+            handle.write(chunk)
+    s3.upload_file(str(path), BUCKET, source)
+    path.unlink()
+    environment = profile_env(env, tmp_path, weed, url)
+    args = ["s3", "cp", "s3://%s/%s" % (BUCKET, source), "s3://%s/%s" % (MOTO_BUCKET, source), "--endpoint-url", url,
+            "--source-profile", "src", "--part-size", "16MiB", "--concurrency", "8", "--progress", "none"]
+    kill_once_parts_are_held(client, environment, args + ["--limit-rate", "32M"], source, bucket=MOTO_BUCKET)
+    held = held_parts(client, source, bucket=MOTO_BUCKET)
+    status, err, peak = peak_rss_run(environment, args)
+    assert status == 0, err
+    assert "already at the server" in err and "streamed in 16 parts" in err, err
+    assert peak < 64, "peak RSS %.1f MiB" % peak
+    sent = int(err.split(" sent, ")[0].rsplit(" ", 1)[1])
+    assert sent < size - (held - 1) * 16 * MIB, (sent, held, err)
+    copied = hashlib.sha256()
+    for chunk in client.get_object(Bucket=MOTO_BUCKET, Key=source)["Body"].iter_chunks(4 * MIB):
+        copied.update(chunk)
+    assert copied.hexdigest() == digest.hexdigest()
+    client.delete_object(Bucket=MOTO_BUCKET, Key=source)
 
 
 def test_a_missing_source_on_another_store_is_one_line(moto, env):
