@@ -52,9 +52,11 @@ is answered with `100 Continue` before the body is read (except where noted).
                       with Content-Range, 412 when If-Match names another ETag. After ?after= GETs
                       of NAME (0), ?mode= misbehaves: 412 (the source changed: ETag "v2", other
                       bytes, If-Match honoured), etag (other bytes and ETag "v2", If-Match
-                      ignored), 200 (the whole object to a Range), short (half the range, said by
+                      ignored), 200 (the whole object to a Range; first200: to the first GET only), short (half the range, said by
                       Content-Length), reset (once: half the range, then a reset); noetag (no
-                      ETag nor Last-Modified), redirect (302 to ?to=, a URL). Every request to
+                      ETag nor Last-Modified), redirect (302 to ?to=, a URL). ?head=STATUS
+                      answers HEAD with that status (405, 403, 501: a source that refuses HEAD);
+                      ?total=* names no length in Content-Range (`bytes 0-0/*`). Every request to
                       /source/ is logged with its headers
   GET /requests       JSON list of every request seen so far (path, method, bytes, sha256,
                       outcome), for tests that count attempts
@@ -387,6 +389,9 @@ class Handler(socketserver.StreamRequestHandler):
         data = source_data(seed + (1 if changed else 0), size)
         tag = '"v2"' if changed else '"v1"'
         validators = () if mode == "noetag" else (("ETag", tag), ("Last-Modified", "Mon, 07 Dec 2026 00:00:00 GMT"))
+        if self.method == "HEAD" and self.param("head", ""):
+            self.send(int(self.param("head", "")), "Refused", b"")
+            return
         if self.method == "HEAD":
             self.wfile.write(("HTTP/1.1 200 OK\r\nContent-Length: %d\r\nAccept-Ranges: bytes\r\n%sConnection: close\r\n\r\n"
                               % (size, "".join("%s: %s\r\n" % pair for pair in validators))).encode("latin-1"))
@@ -401,11 +406,11 @@ class Handler(socketserver.StreamRequestHandler):
         if asked.startswith("bytes="):
             a, _, b = asked[6:].partition("-")
             first, last = int(a), min(int(b) if b else size - 1, size - 1)
-        if misbehaves and mode == "200" or not asked:
+        if misbehaves and mode == "200" or not asked or mode == "first200" and count == 1:
             self.send(200, "OK", data, validators)
             return
         piece = data[first:last + 1]
-        headers = validators + (("Content-Range", "bytes %d-%d/%d" % (first, last, size)),)
+        headers = validators + (("Content-Range", "bytes %d-%d/%s" % (first, last, self.param("total", str(size)))),)
         if misbehaves and mode == "short":
             self.send(206, "Partial Content", piece[:len(piece) // 2], headers)
             return

@@ -133,6 +133,32 @@ def test_a_source_without_a_validator_is_copied_and_said_once(fault_url):
     assert err.count("names no strong ETag or Last-Modified") == 1, err
 
 
+@pytest.mark.parametrize("refusal", [405, 403, 501])
+def test_a_source_that_refuses_head_is_sized_by_a_get_of_its_first_byte(fault_url, refusal):
+    name, status, out, err = copy_to_sink(fault_url, "ok", "&head=%d" % refusal)
+    assert status == 0, err
+    assert json.loads(out)["sha256"] == source_sha()
+    asked = [entry for entry in fault_requests(fault_url) if entry["path"] == "/source/" + name]
+    assert [entry["method"] for entry in asked[:2]] == ["HEAD", "GET"], asked
+    assert asked[1]["headers"]["range"] == "bytes=0-0"
+    # The ranges are pinned by the ETag the ranged answer named.
+    assert len(asked) == 5 and all(entry["headers"].get("if-match") == '"v1"' for entry in asked[2:]), asked
+
+
+def test_a_source_that_refuses_head_and_answers_200_is_sized_by_its_content_length(fault_url):
+    name, status, out, err = copy_to_sink(fault_url, "first200", "&head=405")
+    assert status == 0, err
+    assert json.loads(out)["sha256"] == source_sha()
+
+
+def test_a_source_that_refuses_head_and_names_no_length_is_one_line(fault_url):
+    name, status, out, err = copy_to_sink(fault_url, "ok", "&head=405&total=*")
+    assert status == 1, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "names no length (Content-Range: bytes 0-0/*)" in lines[0], err
+    assert not sink_entries(fault_url, name)
+
+
 def test_a_source_header_with_a_line_break_is_refused(fault_url):
     status, out, err = run("upload", fault_url + "/source/x", fault_url + "/sink/x", "--source-header", "X-A: b\r\nEvil: 1")
     assert status == 2 and len(err.strip().splitlines()) == 1 and "--source-header" in err, err

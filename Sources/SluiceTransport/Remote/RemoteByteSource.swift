@@ -8,8 +8,8 @@ import SluiceRequests
 /// The bytes of an http(s) URL, read by range: a `ByteSource`, so every upload, tus, S3 and
 /// job path takes it as it takes a file.
 ///
-/// `open` asks once (HEAD) for the length and a validator: a strong `ETag`, else
-/// `Last-Modified`. Every range is then a GET with `Range`, pinned by `If-Match` (or
+/// `open` asks once (HEAD, or a GET of byte 0 when HEAD is refused) for the length and a
+/// validator: a strong `ETag`, else `Last-Modified`. Every range is then a GET with `Range`, pinned by `If-Match` (or
 /// `If-Unmodified-Since`), so an answer of another version (412, another validator or length,
 /// a 200 where a 206 was asked for, a short range) fails the read with a `RemoteSourceError`:
 /// never a mixed object. A source with no validator is read unpinned; `validator` is nil then
@@ -78,7 +78,8 @@ public final class RemoteByteSource: ByteSource {
     }
 
     /// Opens the source: one HEAD (redirects followed, transient failures retried) learns its
-    /// length and validator.
+    /// length and validator; a source that refuses HEAD (405, 403, 501: some presigned GET URLs
+    /// and object servers) is asked one ranged GET of its first byte instead.
     ///
     /// - Parameters:
     ///   - url: An http or https URL.
@@ -88,6 +89,9 @@ public final class RemoteByteSource: ByteSource {
     public static func open(_ url: URL, options: RemoteSourceOptions = RemoteSourceOptions()) async throws -> RemoteByteSource {
         try await BlockingPool.shared.run { try RemoteByteSource.probe(url, options: options) }
     }
+
+    /// The statuses to HEAD after which the first byte is asked for with a GET instead.
+    static let headRefusals: Set<Int> = [403, 405, 501]
 
     /// `open`, on the calling thread.
     package static func probe(_ url: URL, options: RemoteSourceOptions) throws -> RemoteByteSource {
@@ -99,6 +103,8 @@ public final class RemoteByteSource: ByteSource {
         var location = Location(url: url, sendsHeaders: true)
         var redirects = 0
         var failures = 0
+        // HEAD, else (refused) `Range: bytes=0-0` by GET, whose body is not read past its headers.
+        var probe = Probe.head
         var answer: (status: Int, fields: [String: String])?
         exchange.accept = { status, fields in
             answer = (status, fields)
@@ -110,13 +116,16 @@ public final class RemoteByteSource: ByteSource {
             answer = nil
             deadline.reset()
             let code = try exchange.perform(
-                easy, url: location.url, head: true, headers: headers(for: location, method: "HEAD", adding: [], options: options), options: options)
+                easy, url: location.url, head: probe == .head,
+                headers: headers(for: location, method: probe.method, adding: probe.headers, options: options), options: options)
             let failure: RemoteSourceError
             if let (status, fields) = answer {
                 switch status {
-                case 200..<300:
-                    guard let text = fields["content-length"], let length = Int64(text), length >= 0 else {
-                        throw RemoteSourceError(.noLength, "its answer to HEAD names no Content-Length; a source read by ranges needs its length", url: url, status: status)
+                case _ where (200..<300).contains(status) || (status == 416 && probe == .firstByte):
+                    let length: Int64
+                    do { length = try probe.length(status: status, fields: fields, url: url) } catch {
+                        easy.cleanup()
+                        throw error
                     }
                     let validator = RemoteValidator(fields: fields)
                     let source = RemoteByteSource(url: url, length: length, validator: validator, options: options, home: location)
@@ -126,8 +135,11 @@ public final class RemoteByteSource: ByteSource {
                     redirects += 1
                     location = try follow(from: location, fields: fields, redirects: redirects, original: url, options: options)
                     continue
+                case let refused where probe == .head && headRefusals.contains(refused):
+                    probe = .firstByte
+                    continue
                 default:
-                    failure = RemoteSourceError(.status, "answered \(status) to HEAD", url: url, status: status)
+                    failure = RemoteSourceError(.status, "answered \(status) to \(probe.asked)", url: url, status: status)
                 }
             } else if deadline.expired {
                 failure = RemoteSourceError(.stalled, "sent nothing for \(options.stallTimeout)", url: url)
@@ -145,6 +157,38 @@ public final class RemoteByteSource: ByteSource {
                 throw failure
             }
             Thread.sleep(forTimeInterval: options.retry.delay(attempt: failures).inSeconds)
+        }
+    }
+
+    /// How `probe` asks for the length: HEAD, or a GET of the first byte.
+    private enum Probe: Equatable {
+        case head
+        case firstByte
+
+        var method: String { self == .head ? "HEAD" : "GET" }
+        var headers: [HTTPHeader] { self == .head ? [] : [HTTPHeader(name: "Range", value: "bytes=0-0")] }
+        var asked: String { self == .head ? "HEAD" : "a GET of bytes 0-0 (after HEAD was refused)" }
+
+        /// The length an answer names: `Content-Length` of a HEAD or of a 200 (the whole
+        /// object, not read), the total of `Content-Range` of a 206 (`bytes 0-0/LEN`) or of a
+        /// 416 (`bytes */0`: an empty source).
+        func length(status: Int, fields: [String: String], url: URL) throws -> Int64 {
+            if self == .firstByte, status == 206 || status == 416 {
+                let text = fields["content-range"] ?? ""
+                if text.hasSuffix("/*") {
+                    throw RemoteSourceError(
+                        .noLength, "its answer to \(asked) names no length (Content-Range: \(text)); a source read by ranges needs its length", url: url, status: status)
+                }
+                let usable = status == 206 ? RemoteRangeStream.contentRange(text)?.2 : text.lowercased().hasPrefix("bytes */") ? Int64(text.dropFirst(8)) : nil
+                guard let length = usable, length >= 0 else {
+                    throw RemoteSourceError(.noLength, "answered \(status) to \(asked) without a usable Content-Range", url: url, status: status)
+                }
+                return length
+            }
+            guard let text = fields["content-length"], let length = Int64(text), length >= 0 else {
+                throw RemoteSourceError(.noLength, "its answer to \(asked) names no Content-Length; a source read by ranges needs its length", url: url, status: status)
+            }
+            return length
         }
     }
 
