@@ -107,9 +107,12 @@ extension SourceSpecification {
 }
 
 extension RemoteSourceOptions {
-    /// These options with the run's stall timeout, TLS settings and retry policy.
+    /// These options with the run's stall timeout, TLS settings, retry policy and
+    /// `--limit-rate` (a cap of the source's own, of the same value: the source's GETs and the
+    /// upload each keep to it, as curl's `--limit-rate` caps either way).
     func adopting(_ transfer: UploadOptions, retry: RetryPolicy = RetryPolicy()) -> RemoteSourceOptions {
         var options = self
+        options.rateLimit = transfer.rateLimit.flatMap { try? RateLimit(bytesPerSecond: $0.bytesPerSecond) }
         options.stallTimeout = transfer.stallTimeout
         options.connectTimeout = transfer.connectTimeout
         options.caFile = transfer.caFile

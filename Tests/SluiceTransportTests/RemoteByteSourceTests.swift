@@ -66,4 +66,29 @@ struct RemoteByteSourceTests {
         #expect(error?.code == .transport)
         #expect(error?.url == "http://127.0.0.1:1/x")
     }
+    /// `--limit-rate` reaches the source: every byte its GETs receive is drawn from the cap
+    /// (counted by the limiter; no clock asserted), over three GETs against the fault server's
+    /// /source/ (a cap of 4 MiB per second makes the GETs wait for grants).
+    @Test func theSourceGETsDrawEveryByteFromTheRateLimit() async throws {
+        let server = try TusPeerProcess(["python3", peersDirectory + "/fault_server.py", "--port", "0"], portPattern: #"^(\d+)\n"#)
+        defer { server.stop() }
+        let length: Int64 = (2 << 20) + 77
+        var options = RemoteSourceOptions()
+        options.window = 1 << 20
+        let limit = try RateLimit(bytesPerSecond: 4 << 20)
+        options.rateLimit = limit
+        let source = try await RemoteByteSource.open(URL(string: "http://127.0.0.1:\(server.port)/source/rated?size=\(length)")!, options: options)
+        defer { source.close() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 71 << 10, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < length {
+            let count = try source.read(into: buffer, at: offset)
+            #expect(count > 0)
+            if count == 0 { break }
+            offset += Int64(count)
+        }
+        #expect(offset == length)
+        #expect(limit.bytesTaken == length)
+    }
 }

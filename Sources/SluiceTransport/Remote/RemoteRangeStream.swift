@@ -139,6 +139,28 @@ package final class RemoteRangeStream: @unchecked Sendable {
         return true
     }
 
+    /// `deliver`, grant by grant of `RemoteSourceOptions.rateLimit` when there is one, waiting
+    /// while the cap holds none (a close ends the wait at once).
+    ///
+    /// - Returns: false when the stream was closed (the GET stops).
+    private func deliverPaced(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let limit = source.options.rateLimit else { return deliver(bytes) }
+        var done = 0
+        while done < bytes.count {
+            switch limit.take(upTo: bytes.count - done) {
+            case .send(let granted):
+                guard deliver(UnsafeRawBufferPointer(rebasing: bytes[done..<(done + granted)])) else {
+                    limit.giveBack(granted)
+                    return false
+                }
+                done += granted
+            case .wait(let delay):
+                if state.wait(timeout: delay.inSeconds, { $0.closed ? true : nil }) != nil { return false }
+            }
+        }
+        return true
+    }
+
     private func fail(_ error: RemoteSourceError) {
         state.withLockBroadcasting { if $0.failure == nil { $0.failure = error } }
     }
@@ -175,7 +197,7 @@ package final class RemoteRangeStream: @unchecked Sendable {
                         .shortRange, "sent more than the \(asked.count) bytes of range \(asked.lowerBound)-\(asked.upperBound)", url: self.source.url, offset: asked.lowerBound))
                 return false
             }
-            let delivered = self.deliver(bytes)
+            let delivered = self.deliverPaced(bytes)
             clock.reset()
             return delivered
         }

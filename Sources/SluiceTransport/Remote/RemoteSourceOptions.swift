@@ -25,6 +25,9 @@ public struct RemoteSourceOptions: Sendable {
     /// The most bytes one GET asks for; ranges end at multiples of it, so parts that are
     /// multiples of it (S3's 8 and 16 MiB) start each with a GET of their own.
     public var window: Int64 = 8 << 20
+    /// A cap on the bytes per second the source's GETs receive, drawn from by all of them
+    /// together (`--limit-rate`: a cap of its own, of the run's value); nil for none.
+    public var rateLimit: RateLimit?
     /// Signs each request to the source's own origin (an S3 object's SigV4), called for every
     /// attempt: given the method, the URL and the headers to send, returns the headers that go
     /// (those and its own). nil to send them as they are.
