@@ -24,6 +24,10 @@ extension S3CopyCommand {
             Terminal.error("sluice: \(command): \(error)")
             return 2
         }
+        if let refusal = unusedByStore(client: client, reader: copy.sourceClient) {
+            Terminal.error("sluice: \(command): \(refusal)")
+            return 2
+        }
         copy.comparison = comparison
         copy.deletes = deletes
         copy.maximumDeletes = maximumDeletes

@@ -339,15 +339,19 @@ extension S3CopyCommand {
     /// s3://B/K2` on stdout, as the AWS CLI tells it, the summary on stderr.
     func runCopy(from source: S3Location, with client: S3Client, lines: TransferLines) async -> Int32 {
         let told = "\(source) to \(location)"
-        if dryRun {
-            lines.copy(told)
-            return lines.outputError == nil ? 0 : 1
-        }
         let location = self.location
         let reader: S3Client?
         do { reader = sourceStore.isGiven ? try sourceStore.client(over: common.overrides, destination: client, transport: transport) : nil } catch {
             Terminal.error("sluice: s3 cp: \(error)")
             return 2
+        }
+        if let refusal = unusedByStore(client: client, reader: reader) {
+            Terminal.error("sluice: s3 cp: \(refusal)")
+            return 2
+        }
+        if dryRun {
+            lines.copy(told)
+            return lines.outputError == nil ? 0 : 1
         }
         let result = await ProgressPrinter.run(style: lines.progress(progress)) { report in
             try await client.copy(source, from: reader, to: location, progress: report)
@@ -381,6 +385,22 @@ extension S3CopyCommand {
             Terminal.error("sluice: s3 cp: \(error.message)\(kept)")
             return error.exitStatus
         }
+    }
+
+    /// The options given that only bytes passing through sluice use: a copy the store makes
+    /// (`CopyObject`, `UploadPartCopy`) sends none.
+    static let unusedByStoreCopies = ["--payload-signing", "--equal-parts", "--limit-rate"]
+
+    /// One line refusing the first of `unusedByStoreCopies` given when the store will copy: no
+    /// source client (`reader`), or one of the destination's store (`S3Client.sharesStore`);
+    /// nil when none was given or the copy is streamed. A store that turns out not to copy
+    /// (501, streamed instead) is known only after a request: its options are then used.
+    func unusedByStore(client: S3Client, reader: S3Client?) -> String? {
+        guard reader.map({ client.sharesStore(with: $0) }) ?? true, let option = Self.unusedByStoreCopies.first(where: given.contains) else {
+            return nil
+        }
+        return
+            "\(option) is not used by a copy the store makes (no byte of it passes through sluice): leave it out, or name another store with --source-endpoint-url or --source-profile to stream the copy"
     }
 
     /// How a copy went, for its summary: by the store in one call or in parts, or streamed.

@@ -243,6 +243,37 @@ def test_the_source_s_403_mid_copy_is_one_line(s3, moto, env, weed):
         client.head_object(Bucket=MOTO_BUCKET, Key=source)
 
 
+def test_options_a_copy_by_the_store_does_not_use_are_refused_before_any_request(tmp_path):
+    """Nothing listens at the endpoint: a refusal before any request is exit 2 and its line; an
+    accepted option goes on to the connection, which fails (exit 1)."""
+    environment = dict(os.environ, AWS_ACCESS_KEY_ID="AKID", AWS_SECRET_ACCESS_KEY="secret", AWS_REGION="us-east-1",
+                       AWS_ENDPOINT_URL="http://127.0.0.1:1", AWS_CONFIG_FILE=str(tmp_path / "none"),
+                       AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"))
+    state = str(tmp_path / "state")
+    one, prefix = ["cp", "s3://bkt/k", "s3://bkt/k2"], ["cp", "-r", "s3://bkt/p/", "s3://cbk/q/"]
+    refused = [
+        (one, "--limit-rate", "1M"), (one, "--payload-signing", "unsigned"), (one, "--equal-parts"),
+        (one + ["--dryrun"], "--limit-rate", "1M"), (prefix, "--payload-signing", "sha256"),
+        (["sync", "s3://bkt/p/", "s3://cbk/q/"], "--limit-rate", "1M"),
+        # A source option naming the destination's store (same endpoint, same keys): still the store's copy.
+        (one + ["--source-endpoint-url", "http://127.0.0.1:1"], "--limit-rate", "1M"),
+    ]
+    for args, option, *value in refused:
+        status, out, err = sluice(environment, "s3", *args, option, *value, "--retries", "0", timeout=60)
+        assert status == 2 and out == "" and one_line(err), (args, option, status, err)
+        assert "%s is not used by a copy the store makes" % option in err, (args, option, err)
+    # Streamed (another store), or a record of a store copy (--state, --restart): taken, so the
+    # command goes on to its first request.
+    accepted = [
+        (one + ["--source-endpoint-url", "http://127.0.0.1:2"], "--limit-rate", "1M"),
+        (prefix + ["--source-endpoint-url", "http://127.0.0.1:2"], "--payload-signing", "unsigned"),
+        (one, "--state", state), (one, "--restart"),
+    ]
+    for args, option, *value in accepted:
+        status, out, err = sluice(environment, "s3", *args, option, *value, "--retries", "0", timeout=60)
+        assert status == 1 and "is not used by a copy" not in err, (args, option, status, err)
+
+
 def copy_through_proxy(env, weed, source, target, policy):
     """`s3 cp` of SeaweedFS's `source` to `target` on the same store, through a FaultProxy
     answering as `policy` says: (the proxy, (status, stdout, stderr))."""
