@@ -408,3 +408,36 @@ def test_a_prefix_is_copied_and_synced_from_seaweedfs_to_moto_with_a_source_prof
     assert sorted(out.splitlines()) == ["copy: s3://%s/%sa to s3://%s/%sa" % (BUCKET, prefix, MOTO_BUCKET, prefix),
                                         "delete: s3://%s/%sorphan" % (MOTO_BUCKET, prefix)], out
     assert stored() == {key: sha(data) for key, data in objects.items()}
+
+
+def test_a_sync_between_stores_that_list_in_two_orders_is_refused_before_any_copy(s3, moto, env, tmp_path, weed):
+    """SeaweedFS lists `d/b` before `d-b` (a file system's order), moto after (S3's): a join of
+    the two listings (`s3 sync`, with or without --delete) is refused in one line, and nothing
+    is copied or deleted; a `cp -r` joins nothing and copies."""
+    url, client = moto
+    prefix = name("orders") + "/"
+    for key in ("d-b", "d/b"):
+        client.put_object(Bucket=MOTO_BUCKET, Key=prefix + key, Body=b"old")
+    client.put_object(Bucket=MOTO_BUCKET, Key=prefix + "orphan", Body=b"o")
+    objects = {"d-b": os.urandom(50), "d/b": os.urandom(60)}
+    for key, data in objects.items():  # newer and of another size: a sync would copy both
+        s3.put_object(Bucket=BUCKET, Key=prefix + key, Body=data)
+    environment = profile_env(env, tmp_path, weed, url)
+
+    def run(*args):
+        return sluice(environment, "s3", *args, "s3://%s/%s" % (BUCKET, prefix), "s3://%s/%s" % (MOTO_BUCKET, prefix),
+                      "--endpoint-url", url, "--source-profile", "src", "--progress", "none", timeout=300)
+
+    def stored():
+        return {item["Key"][len(prefix):]: client.get_object(Bucket=MOTO_BUCKET, Key=item["Key"])["Body"].read()
+                for item in client.list_objects_v2(Bucket=MOTO_BUCKET, Prefix=prefix).get("Contents", [])}
+
+    for args in (["sync"], ["sync", "--delete"], ["sync", "--size-only", "--dryrun"]):
+        status, out, err = run(*args)
+        assert status == 1 and out == "" and one_line(err), (args, status, out, err)
+        assert "listed in a file system's (a/b before a-b)" in err and "in S3's key order" in err, (args, err)
+        assert "cannot be joined" in err and "nothing was copied or deleted" in err, (args, err)
+        assert stored() == {"d-b": b"old", "d/b": b"old", "orphan": b"o"}, args
+    status, out, err = run("cp", "-r")
+    assert status == 0 and "2 objects copied" in err, err
+    assert stored() == dict(objects, orphan=b"o")

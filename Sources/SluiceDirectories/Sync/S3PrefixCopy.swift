@@ -23,7 +23,10 @@ import SluiceS3
 ///   back (`withheld`), as does `maximumDeletes`.
 /// - A server that lists keys as a file system does (SeaweedFS: `a/b` before `a-b`) is found
 ///   out when a listing shows two such keys: the run starts again in that order; what the first
-///   pass copied is counted copied, not unchanged.
+///   pass copied is counted copied, not unchanged. A join (a sync, `deletes`) between two stores
+///   learns both orders first, each listing read up to its first two keys the orders place
+///   differently (whole when none do), and refuses two orders (`ListingOrdersDiffer`) before
+///   any copy or deletion.
 public struct S3PrefixCopy: Sendable {
     /// The bucket and prefix copied (the key is made a prefix: empty, or ending in `/`).
     public var source: S3Location
@@ -172,6 +175,7 @@ public struct S3PrefixCopy: Sendable {
     ///   - progress: Objects and bytes found and copied.
     /// - Throws: `S3Error` when a listing or a deletion request fails (`NoSuchBucket`), or when
     ///   cancelled (`.cancelled`); `S3ListingOutOfOrder` for a listing in neither order;
+    ///   `ListingOrdersDiffer` for two stores listing in two orders (before any copy);
     ///   `DeletesNeedAListing`; `OverlappingPrefixes`; `PathListError` when the list cannot be
     ///   sorted again.
     public func run(
@@ -188,13 +192,15 @@ public struct S3PrefixCopy: Sendable {
         var destination = destination
         destination.key = Self.prefix(destination.key)
         let start = ContinuousClock.now
-        var copiedFirst = dryRun ? nil : try RecordSorter(order: .hierarchical)
+        // Two stores' listings: their orders are learnt first, and a join of two orders refused.
+        let known = try await joinOrder(destination, client: client)
+        var copiedFirst = dryRun || known != nil ? nil : try RecordSorter(order: .hierarchical)
         var result: Result
         do {
             result = try await pass(
-                to: destination, client: client, order: .s3, dryRun: dryRun, copiedFirst: &copiedFirst, copiedBefore: nil,
+                to: destination, client: client, order: known ?? .s3, dryRun: dryRun, copiedFirst: &copiedFirst, copiedBefore: nil,
                 told: told, progress: progress)
-        } catch let error as S3ListingOutOfOrder where error.fitsHierarchical {
+        } catch let error as S3ListingOutOfOrder where error.fitsHierarchical && known == nil {
             var none: RecordSorter?
             let before = try copiedFirst.map { sorter throws(SpoolError) in try sorter.finish() }
             result = try await pass(

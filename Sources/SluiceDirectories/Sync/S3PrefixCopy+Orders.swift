@@ -1,0 +1,77 @@
+import SluiceS3
+
+extension S3PrefixCopy {
+    /// A join between two stores whose listings come in different key orders (SeaweedFS lists
+    /// as a file system does, `a/b` before `a-b`; S3 and moto in UTF-8 byte order): a merge-join
+    /// of the two would take present objects for missing ones, so the run refuses it before any
+    /// copy or deletion.
+    public struct ListingOrdersDiffer: Error, Sendable, CustomStringConvertible {
+        /// The source prefix.
+        public var source: S3Location
+        /// The order the source's store lists in.
+        public var sourceOrder: KeyOrder
+        /// The destination prefix.
+        public var destination: S3Location
+        /// The order the destination's store lists in.
+        public var destinationOrder: KeyOrder
+
+        public var description: String {
+            "the source \(source) is listed in \(Self.named(sourceOrder)) and the destination \(destination) in \(Self.named(destinationOrder)): "
+                + "their listings cannot be joined (a sync or --delete compares them key by key); nothing was copied or deleted"
+        }
+
+        static func named(_ order: KeyOrder) -> String {
+            order == .s3 ? "S3's key order (a-b before a/b)" : "a file system's (a/b before a-b)"
+        }
+    }
+
+    /// The order a listing's keys come in, read up to the first two keys that the orders place
+    /// differently: `.s3` or `.hierarchical`, or nil when no two keys tell them apart (the
+    /// listing, read whole, fits both).
+    ///
+    /// - Throws: `S3Error` from the listing, named `whose` (`the source s3://A/P/`);
+    ///   `S3ListingOutOfOrder` for a listing in neither order.
+    static func order(of listing: S3ObjectListing, whose: String) async throws -> KeyOrder? {
+        var listing = listing
+        var previous: [UInt8]?
+        do {
+            while let object = try await listing.next() {
+                let key = Array(object.key.utf8)
+                // In S3's order (the listing checks it), and not in a file system's: S3's.
+                if let previous, !KeyOrder.hierarchical.precedes(previous, key) {
+                    await listing.close()
+                    return .s3
+                }
+                previous = key
+            }
+            return nil
+        } catch let error as S3ListingOutOfOrder where error.fitsHierarchical {
+            await listing.close()
+            return .hierarchical
+        } catch var error as S3Error {
+            await listing.close()
+            error.message = "\(whose): \(error.message)"
+            throw error
+        } catch {
+            await listing.close()
+            throw error
+        }
+    }
+
+    /// The order to join the source's and the destination's listings in when they are two
+    /// stores' (one store lists in one order: nil, the join finds it as it goes): each listing
+    /// read up to its first keys that tell the orders apart.
+    ///
+    /// - Throws: `ListingOrdersDiffer` when both tell and differ; what `order(of:whose:)` throws.
+    func joinOrder(_ destination: S3Location, client: S3Client) async throws -> KeyOrder? {
+        guard comparison != nil || deletes, let sourceClient, !sourceClient.sharesStore(with: client) else { return nil }
+        let from = try await Self.order(
+            of: sourceClient.listObjects(bucket: source.bucket, prefix: source.key), whose: "the source \(source)")
+        let to = try await Self.order(
+            of: client.listObjects(bucket: destination.bucket, prefix: destination.key), whose: "the destination \(destination)")
+        if let from, let to, from != to {
+            throw ListingOrdersDiffer(source: source, sourceOrder: from, destination: destination, destinationOrder: to)
+        }
+        return from ?? to
+    }
+}
