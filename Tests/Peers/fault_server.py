@@ -409,6 +409,9 @@ class Handler(socketserver.StreamRequestHandler):
         if misbehaves and mode == "200" or not asked or mode == "first200" and count == 1:
             self.send(200, "OK", data, validators)
             return
+        if first >= size:  # as nginx answers a range of an empty file
+            self.send(416, "Range Not Satisfiable", b"", (("Content-Range", "bytes */%d" % size),))
+            return
         piece = data[first:last + 1]
         headers = validators + (("Content-Range", "bytes %d-%d/%s" % (first, last, self.param("total", str(size)))),)
         if misbehaves and mode == "short":

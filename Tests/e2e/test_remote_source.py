@@ -151,6 +151,12 @@ def test_a_source_that_refuses_head_and_answers_200_is_sized_by_its_content_leng
     assert json.loads(out)["sha256"] == source_sha()
 
 
+def test_an_empty_source_that_refuses_head_is_sized_by_its_416(fault_url):
+    name, status, out, err = copy_to_sink(fault_url, "ok", "&head=405&size=0")
+    assert status == 0, err
+    assert json.loads(out)["sha256"] == hashlib.sha256(b"").hexdigest()
+
+
 def test_a_source_that_refuses_head_and_names_no_length_is_one_line(fault_url):
     name, status, out, err = copy_to_sink(fault_url, "ok", "&head=405&total=*")
     assert status == 1, err
