@@ -196,6 +196,8 @@ struct S3CopyCommand {
         mutating func finish(_ common: S3CommonOptions) throws {
             try S3ObjectArguments.finish(gathered, &options)
             options.transfer = common.transfer
+            // The source's reads keep to the same rate, from a cap of their own.
+            options.sourceRateLimit = common.transfer.rateLimit.flatMap { try? RateLimit(bytesPerSecond: $0.bytesPerSecond) }
         }
     }
 

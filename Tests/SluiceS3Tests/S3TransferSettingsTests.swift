@@ -58,6 +58,9 @@ struct S3TransferSettingsTests {
         let options = given.applying(settings, keeping: [.maximumConcurrentRequests])
         #expect(options.partSize == 16 << 20 && options.multipartThreshold == 64 << 20)
         #expect(options.concurrency == 20 && options.transfer.rateLimit != nil)
+        // A streamed copy's source reads keep to `max_bandwidth` too, from a cap of their own.
+        let sourceCap = try #require(options.sourceRateLimit)
+        #expect(sourceCap.bytesPerSecond == 1 << 20 && sourceCap !== options.transfer.rateLimit)
         #expect(S3Options().applying(S3TransferSettings()).partSize == nil)
     }
 

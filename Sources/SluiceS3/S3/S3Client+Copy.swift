@@ -222,8 +222,7 @@ extension S3Client {
         remote.caFile = sourceClient.options.transfer.caFile
         remote.insecure = sourceClient.options.transfer.insecure
         remote.retry = sourceClient.options.retryPolicy
-        // A cap of the source's own, of the run's value (`RemoteSourceOptions.rateLimit`).
-        remote.rateLimit = sourceClient.options.transfer.rateLimit.flatMap { try? RateLimit(bytesPerSecond: $0.bytesPerSecond) }
+        remote.rateLimit = options.sourceRateLimit
         let bytes: RemoteByteSource
         do { bytes = try await sourceClient.remoteSource(of: source, options: remote) } catch let error as S3Error {
             throw error

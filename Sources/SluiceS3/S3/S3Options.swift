@@ -88,6 +88,10 @@ public struct S3Options: Sendable {
     package var snapshot = SourceSnapshot()
     /// Buffers, timeouts and TLS of each request.
     public var transfer = UploadOptions()
+    /// A cap on the bytes per second the ranged reads of a streamed copy's source receive,
+    /// shared by every object a run streams (`--limit-rate`: a cap of its own of the run's
+    /// value, beside `transfer.rateLimit`, which the uploads draw from); nil for none.
+    public var sourceRateLimit: RateLimit?
 
     /// Options with every property at its default (given with each property).
     public init() {}

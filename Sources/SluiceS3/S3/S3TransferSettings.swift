@@ -135,6 +135,7 @@ extension S3Options {
         if !kept.contains(.maximumBandwidth), let rate = settings.maximumBandwidth {
             // Checked when the profile was read: 1 byte to 1 TiB per second.
             options.transfer.rateLimit = try? RateLimit(bytesPerSecond: rate)
+            options.sourceRateLimit = try? RateLimit(bytesPerSecond: rate)
         }
         return options
     }
