@@ -59,19 +59,38 @@ extension S3PrefixCopy {
     }
 
     /// The order to join the source's and the destination's listings in when they are two
-    /// stores' (one store lists in one order: nil, the join finds it as it goes): each listing
-    /// read up to its first keys that tell the orders apart.
+    /// stores' (one store lists in one order: nil, the join finds it as it goes). Both listings
+    /// are read at once, each up to its first keys that tell the orders apart; once one is read
+    /// whole and fits both, the other is not read further (nil: the join finds its order).
     ///
     /// - Throws: `ListingOrdersDiffer` when both tell and differ; what `order(of:whose:)` throws.
     func joinOrder(_ destination: S3Location, client: S3Client) async throws -> KeyOrder? {
         guard comparison != nil || deletes, let sourceClient, !sourceClient.sharesStore(with: client) else { return nil }
-        let from = try await Self.order(
-            of: sourceClient.listObjects(bucket: source.bucket, prefix: source.key), whose: "the source \(source)")
-        let to = try await Self.order(
-            of: client.listObjects(bucket: destination.bucket, prefix: destination.key), whose: "the destination \(destination)")
-        if let from, let to, from != to {
-            throw ListingOrdersDiffer(source: source, sourceOrder: from, destination: destination, destinationOrder: to)
+        let listings = (
+            sourceClient.listObjects(bucket: source.bucket, prefix: source.key),
+            client.listObjects(bucket: destination.bucket, prefix: destination.key)
+        )
+        let (source, whose) = (self.source, (from: "the source \(self.source)", to: "the destination \(destination)"))
+        return try await withThrowingTaskGroup(of: (isSource: Bool, order: KeyOrder?).self) { group in
+            group.addTask { (true, try await Self.order(of: listings.0, whose: whose.from)) }
+            group.addTask { (false, try await Self.order(of: listings.1, whose: whose.to)) }
+            var first: (isSource: Bool, order: KeyOrder)?
+            while let (isSource, order) = try await group.next() {
+                guard let order else {
+                    group.cancelAll()
+                    return first?.order
+                }
+                guard let (firstIsSource, firstOrder) = first else {
+                    first = (isSource, order)
+                    continue
+                }
+                guard order == firstOrder else {
+                    let (from, to) = firstIsSource ? (firstOrder, order) : (order, firstOrder)
+                    throw ListingOrdersDiffer(source: source, sourceOrder: from, destination: destination, destinationOrder: to)
+                }
+                return order
+            }
+            return first?.order
         }
-        return from ?? to
     }
 }
