@@ -48,14 +48,19 @@ class Tools:
 
     def names(self):
         have = {"aws-cli": True, "s5cmd": bool(self.s5cmd), "rclone": bool(self.rclone)}
-        return ["sluice"] + [t for t in self.args.tools.split(",") if have.get(t)]
+        base = ["sluice-base"] if self.args.base else []
+        return ["sluice"] + base + [t for t in self.args.tools.split(",") if have.get(t)]
+
+    def binary(self, name):
+        """sluice's binary, or with --base, the one of the build compared against (`sluice-base`)."""
+        return self.args.base if name == "sluice-base" else self.args.sluice
 
     def command(self, name, source, destination, recursive):
         """`source` and `destination`: keys (recursive: prefixes ending in /)."""
         c = str(self.args.concurrency)
         src, dst = "s3://%s/%s" % (self.bucket, source), "s3://%s/%s" % (self.bucket, destination)
-        if name == "sluice":
-            return ([self.args.sluice, "s3", "cp", src, dst, "--endpoint-url", self.endpoint, "--progress", "none",
+        if name in ("sluice", "sluice-base"):
+            return ([self.binary(name), "s3", "cp", src, dst, "--endpoint-url", self.endpoint, "--progress", "none",
                      "--concurrency", c, "--part-size", "16MiB"] + (["--recursive"] if recursive else []))
         if name == "aws-cli":
             return ([sys.executable, "-m", "awscli", "s3", "cp", src, dst, "--endpoint-url", self.endpoint, "--no-progress",
@@ -77,10 +82,10 @@ class Tools:
         localhost): two stores to each tool, so the bytes go through it."""
         other = self.endpoint.replace("127.0.0.1", "localhost")
         c = str(self.args.concurrency)
-        if name == "sluice":
-            return [self.args.sluice, "s3", "cp", "s3://%s/%s" % (self.bucket, source), "s3://%s/%s" % (self.bucket, destination),
+        if name in ("sluice", "sluice-base"):
+            return [self.binary(name), "s3", "cp", "s3://%s/%s" % (self.bucket, source), "s3://%s/%s" % (self.bucket, destination),
                     "--endpoint-url", other, "--source-endpoint-url", self.endpoint, "--progress", "none", "--concurrency", c,
-                    "--part-size", "16MiB", "--state", os.path.join(self.args.workdir, "state-x")]
+                    "--part-size", "16MiB", "--state", os.path.join(self.args.workdir, "state-x-" + name)]
         if name == "rclone":
             return [self.rclone, "copyto", ":s3,endpoint='%s':%s/%s" % (self.endpoint, self.bucket, source),
                     ":s3,endpoint='%s':%s/%s" % (other, self.bucket, destination), "--s3-provider", "Other",
@@ -118,7 +123,7 @@ def run(args, tools, title, source, recursive, expected, streamed=False):
             results[name].append((wall, cpu, rss) if ok else None)
             tools.delete(destination)
     print("\n%s" % title)
-    print("  %-8s %10s %10s %10s %12s %12s" % ("tool", "wall s", "CPU s", "peak MiB", "wall ratio", "CPU ratio"))
+    print("  %-11s %10s %10s %10s %12s %12s" % ("tool", "wall s", "CPU s", "peak MiB", "wall ratio", "CPU ratio"))
     medians = {}
     for name in names:
         good = [r for r in results[name] if r]
@@ -126,12 +131,12 @@ def run(args, tools, title, source, recursive, expected, streamed=False):
             medians[name] = tuple(statistics.median(r[i] for r in good) for i in range(3))
     for name in names:
         if name not in medians:
-            print("  %-8s failed" % name)
+            print("  %-11s failed" % name)
             continue
         wall, cpu, rss = medians[name]
         base = medians.get("sluice")
         ratios = ("%12s %12s" % ("", "")) if name == "sluice" or not base else "%12.2f %12.2f" % (base[0] / wall, base[1] / max(cpu, 1e-3))
-        print("  %-8s %10.2f %10.2f %10.1f %s" % (name, wall, cpu, rss, ratios))
+        print("  %-11s %10.2f %10.2f %10.1f %s" % (name, wall, cpu, rss, ratios))
     print("  (ratios: sluice's median over the tool's; below 1 sluice is faster or cheaper)")
 
 
@@ -147,6 +152,7 @@ def main():
     parser.add_argument("--tools", default="s5cmd,aws-cli,rclone")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--timeout", type=int, default=900)
+    parser.add_argument("--base", default=None, help="another sluice binary run beside it as sluice-base (a build to compare with)")
     args = parser.parse_args()
     tools = Tools(args)
     only = set(args.only.split(","))

@@ -13,8 +13,11 @@
 #   Interleaved runs (--runs, default 3), medians, sluice's ratios to each peer's.
 #
 #   bash Benchmarks/copies.sh [--only o,p,x] [--size 1GiB] [--objects 1000] [--object-size 16384] [--runs 3]
-#                           [--tools s5cmd,aws-cli,rclone] [--concurrency 8]
+#                           [--tools s5cmd,aws-cli,rclone] [--concurrency 8] [--base OTHER-SLUICE]
 #
+# --base runs another sluice binary (a release build of the commit a change started from) beside
+# this one as `sluice-base`, interleaved, so a change's rows are measured against its start in
+# the same run.
 # Builds sluice in release mode; starts SeaweedFS (unless SLUICE_S3_URL names one) and stops it
 # by PID on exit. Prints `uptime` before and after: other work on the machine skews time.
 set -euo pipefail
