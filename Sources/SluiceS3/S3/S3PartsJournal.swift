@@ -54,10 +54,12 @@ package final class S3PartsJournal: Sendable {
         return part.checksum.flatMap { Checksum(algorithm: algorithm, base64: $0) != nil ? $0 : nil }
     }
 
-    /// Records `part`, accepted by S3, with its checksum under `algorithm`. A line that cannot
-    /// be written is dropped: the part is read again by a later run.
+    /// Records `part`, accepted by S3, with its checksum under `algorithm`: one `write(2)` to the
+    /// page cache, synced when the run ends (`close`), not as it goes. A line that cannot be
+    /// written, or is lost to a power cut, is dropped: the part is read again by a later run.
     package func accepted(_ part: S3CompletedPart, algorithm: ChecksumAlgorithm?) {
-        try? journal?.append(S3PartETag(partNumber: part.partNumber, eTag: part.eTag, checksum: algorithm.flatMap { part.checksums[$0] }))
+        _ = try? journal?.appendLeavingSync(
+            S3PartETag(partNumber: part.partNumber, eTag: part.eTag, checksum: algorithm.flatMap { part.checksums[$0] }))
     }
 
     /// Syncs what was appended and releases the journal's lock.
