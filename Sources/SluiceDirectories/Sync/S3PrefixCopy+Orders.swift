@@ -17,7 +17,7 @@ extension S3PrefixCopy {
 
         public var description: String {
             "the source \(source) is listed in \(Self.named(sourceOrder)) and the destination \(destination) in \(Self.named(destinationOrder)): "
-                + "their listings cannot be joined (a sync or --delete compares them key by key); nothing was copied or deleted"
+                + "their listings cannot be joined (a sync, or a copy that deletes, compares them key by key); nothing was copied or deleted"
         }
 
         static func named(_ order: KeyOrder) -> String {
