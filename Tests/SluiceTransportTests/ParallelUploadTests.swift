@@ -14,7 +14,7 @@ struct ParallelUploadTests {
     }
 
     /// Every part arrived byte-exact: its ETag is the SHA-256 of its range.
-    static func verify(_ results: [PartResult], _ source: any ByteSource) throws {
+    static func verify<Made>(_ results: [PartResultOf<Made>], _ source: any ByteSource) throws {
         for result in results {
             let expected = try Digest.sha256(of: SliceByteSource(source, range: result.part.range))
             #expect(result.response.header("ETag") == "\"\(expected)\"", "\(result.part)")

@@ -149,14 +149,18 @@ struct PartSchedulerTests {
         let base = peer.url("")
         let source = SyntheticByteSource(length: 5 << 20 | 777, seed: 67)
         let attempts = Lock<[Int: Int]>([:])
-        var upload = ParallelUpload(parts: UploadPart.plan(length: source.length, partSize: 1 << 20)) { part in
+        // The upload's verdict is never asked: each attempt carries its own.
+        let unasked: @Sendable (UploadPart, UploadResponse) -> PartVerdictOf<Made> = { _, _ in
+            .fail("the upload's verdict was asked instead of the attempt's")
+        }
+        var upload = ParallelUploadOf(parts: UploadPart.plan(length: source.length, partSize: 1 << 20), verdict: unasked) { part in
             // Part 3 is answered 503 once: its second attempt's own verdict is the one asked.
             let attempt = attempts.withLock { counts -> Int in
                 counts[part.number, default: 0] += 1
                 return counts[part.number, default: 0]
             }
             let path = part.number == 3 ? "/flaky/3" : "/part/\(part.number)"
-            return PartRequest(
+            return PartRequestOf<Made>(
                 request: try UploadRequest(url: base + path, method: "PUT"), body: .bytes(try SliceByteSource(source, range: part.range)),
                 verdict: { response in
                     guard (200..<300).contains(response.status) else { return .retry("the server answered \(response.status)") }
@@ -164,13 +168,12 @@ struct PartSchedulerTests {
                 })
         }
         upload.retryDelay = .milliseconds(10)
-        upload.verdict = { _, _ in .fail("the upload's verdict was asked instead of the attempt's") }
         let results = try await upload.send(over: transport.makeTransport())
         try ParallelUploadTests.verify(results, source)
-        let made = results.map { $0.made as? Made }
-        #expect(made.map { $0?.part } == Array(1...6))
-        #expect(made.map { $0?.attempt } == [1, 1, 2, 1, 1, 1])
-        #expect(zip(made, results).allSatisfy { $0?.eTag == $1.response.header("ETag") && !($0?.eTag.isEmpty ?? true) })
+        let made = results.map(\.made)
+        #expect(made.map(\.part) == Array(1...6))
+        #expect(made.map(\.attempt) == [1, 1, 2, 1, 1, 1])
+        #expect(zip(made, results).allSatisfy { $0.eTag == $1.response.header("ETag") && !$0.eTag.isEmpty })
     }
 }
 #endif

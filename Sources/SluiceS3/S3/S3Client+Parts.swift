@@ -26,7 +26,7 @@ extension S3Client {
         return try await scheduleParts(
             .list(parts), to: location, uploadID: uploadID, counters: counters, meter: meter,
             body: { part in try SliceByteSource(source, range: part.range) },
-            completed: { _, made in if let made { accepted?(made) } }
+            completed: { _, made in accepted?(made) }
         ).map(\.part)
     }
 
@@ -35,19 +35,23 @@ extension S3Client {
     /// - Parameters:
     ///   - body: A part's bytes, asked for before each attempt.
     ///   - completed: Called on the calling task with each accepted part once nothing reads its
-    ///     bytes any more, and what S3's answer made of it (nil when it was judged without one).
+    ///     bytes any more, and what S3's answer made of it.
     /// - Returns: Each part's ETag and checksum, with its length, in part-number order.
     /// - Throws: `S3Error` (the failing part's, with the server's error as its fields); what
     ///   the producer of `feed` throws.
     package func scheduleParts(
         _ feed: PartFeed, to location: S3Location, uploadID: String, counters: S3Counters, meter: S3PartProgress,
-        body: @escaping @Sendable (UploadPart) throws -> any ByteSource, completed: ((UploadPart, S3CompletedPart?) -> Void)? = nil
+        body: @escaping @Sendable (UploadPart) throws -> any ByteSource, completed: ((UploadPart, S3CompletedPart) -> Void)? = nil
     ) async throws -> [(part: S3CompletedPart, length: Int64)] {
         // Each attempt carries its own verdict: it reads the checksum of the bytes sent from
         // the attempt's request and hands the part's ETag and checksum on in its result; the
         // request (with its aws-chunked body and read-ahead buffers) ends with the attempt, so
         // memory does not grow with the part count.
-        var upload = ParallelUpload(parts: []) { part in
+        // The upload's verdict is never asked: each attempt carries its own.
+        let unjudged: @Sendable (UploadPart, UploadResponse) -> PartVerdictOf<S3CompletedPart> = { part, _ in
+            .fail("part \(part.number) was prepared with no verdict of its own")
+        }
+        var upload = ParallelUploadOf(parts: [], verdict: unjudged) { part in
             let call = S3Call(
                 method: "PUT", location: location,
                 query: [SigV4QueryItem("partNumber", "\(part.number)"), SigV4QueryItem("uploadId", uploadID)],
@@ -61,7 +65,7 @@ extension S3Client {
                     .source, "UploadPart of part \(part.number) failed: \(error)", uploadID: uploadID, partNumber: part.number,
                     underlying: error)
             }
-            return PartRequest(request: request.request, body: .bytes(request.body), attemptEnded: { await request.chunked?.endReading() }) {
+            return PartRequestOf(request: request.request, body: .bytes(request.body), attemptEnded: { await request.chunked?.endReading() }) {
                 response in
                 counters.sent(response.bytesSent)
                 return Self.partVerdict(part.number, response, uploadID: uploadID) { try request.sentChecksum() }
@@ -73,23 +77,18 @@ extension S3Client {
         upload.options = requestTransfer
         let retries = Atomic<Int>(0)
         defer { for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() } }
-        let results: [PartResult]
+        let results: [PartResultOf<S3CompletedPart>]
         do {
             results = try await PartScheduler(upload, over: transport).run(
                 feed,
                 progress: { progress in
                     retries.store(progress.retries, ordering: .relaxed)
                     meter.update(engineBytes: progress.bytesSent)
-                }, completed: { completed?($0.part, $0.made as? S3CompletedPart) })
+                }, completed: { completed?($0.part, $0.made) })
         } catch {
             throw Self.partsError(error, uploadID: uploadID)
         }
-        return try results.map { result in
-            guard let made = result.made as? S3CompletedPart else {
-                throw S3Error(.malformedResponse, "part \(result.part.number) was accepted with no ETag", uploadID: uploadID, partNumber: result.part.number)
-            }
-            return (made, result.part.length)
-        }.sorted { $0.part.partNumber < $1.part.partNumber }
+        return results.map { ($0.made, $0.part.length) }.sorted { $0.part.partNumber < $1.part.partNumber }
     }
 
     /// How S3's answer to `UploadPart` of part `number` is judged: a refusal (or a 200 with an
@@ -100,7 +99,7 @@ extension S3Client {
     /// - Parameter sent: The checksum of the bytes the attempt sent, if any.
     package static func partVerdict(
         _ number: Int, _ response: UploadResponse, uploadID: String, sent: () throws -> Checksum?
-    ) -> PartVerdict {
+    ) -> PartVerdictOf<S3CompletedPart> {
         let refusal: S3ServerError?
         do { refusal = try S3ServerError.refusal(in: response, action: "UploadPart") } catch { return .fail("\(error)", cause: error) }
         guard let refusal else {

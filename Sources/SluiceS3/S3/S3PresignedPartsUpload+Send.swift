@@ -87,7 +87,32 @@ extension S3PresignedPartsUpload {
             return UploadPart(number: number, offset: range.lowerBound, length: Int64(range.count))
         }
         let inFlight = Lock<[Int: PartInFlight]>([:])
-        var upload = ParallelUpload(parts: parts) { part in
+        let verdict: @Sendable (UploadPart, UploadResponse) -> PartVerdictOf<S3CompletedPart> = { part, response in
+            let number = part.number
+            counters.sent(response.bytesSent)
+            guard let entry = inFlight.withLock({ $0[number] }) else { return .fail("part \(number) was not prepared") }
+            let refusal: S3ServerError?
+            do { refusal = try S3ServerError.refusal(in: response, action: "UploadPart") } catch { return .fail("\(error)", cause: error) }
+            guard let answer = refusal else {
+                let completed: S3CompletedPart
+                do {
+                    completed = try S3Client.completedPart(number, response: response, sent: entry.checksum, uploadID: uploadID)
+                    try journal.accepted(S3PartETag(partNumber: number, eTag: completed.eTag, checksum: entry.checksum?.base64))
+                } catch {
+                    return .fail("\(error)", cause: error)
+                }
+                inFlight.withLock { $0[number] = nil }
+                return .accepted(completed)
+            }
+            if answer.code == "AccessDenied", answer.message == "Request has expired" || entry.url.hasExpired(at: now()) {
+                inFlight.withLock { $0[number]?.expired = true }
+                return .again("the URL of part \(number) expired")
+            }
+            let line = "\(response.status) \(answer.explanation)"
+            let error = answer.error(status: response.status, action: "UploadPart", uploadID: uploadID, partNumber: number)
+            return answer.isRetryable(status: response.status) ? .retry(line, cause: error) : .fail(line, cause: error)
+        }
+        var upload = ParallelUploadOf(parts: parts, verdict: verdict) { part in
             let number = part.number
             var entry: PartInFlight
             if let known = inFlight.withLock({ $0[number] }) {
@@ -116,7 +141,7 @@ extension S3PresignedPartsUpload {
                 url: entry.url.url, method: "PUT",
                 headers: entry.url.headers.sorted { $0.key < $1.key }.map { HTTPHeader(name: $0.key, value: $0.value) }
                     + (customerKey.map { [HTTPHeader(name: S3CustomerKey.keyHeader, value: $0.base64)] } ?? []))
-            return PartRequest(request: request, body: .bytes(entry.body))
+            return PartRequestOf(request: request, body: .bytes(entry.body))
         }
         upload.concurrency = concurrency
         upload.retryPolicy = retryPolicy
@@ -127,34 +152,9 @@ extension S3PresignedPartsUpload {
         upload.options.responseBody = .protocolAnswer
         // URLSession on Linux sends a Content-Length only for a body it holds (up to its limit).
         if transport.maximumSizedBody != nil { upload.options.prefersContentLength = true }
-        upload.verdict = { part, response in
-            let number = part.number
-            counters.sent(response.bytesSent)
-            guard let entry = inFlight.withLock({ $0[number] }) else { return .fail("part \(number) was not prepared") }
-            let refusal: S3ServerError?
-            do { refusal = try S3ServerError.refusal(in: response, action: "UploadPart") } catch { return .fail("\(error)", cause: error) }
-            guard let answer = refusal else {
-                let completed: S3CompletedPart
-                do {
-                    completed = try S3Client.completedPart(number, response: response, sent: entry.checksum, uploadID: uploadID)
-                    try journal.accepted(S3PartETag(partNumber: number, eTag: completed.eTag, checksum: entry.checksum?.base64))
-                } catch {
-                    return .fail("\(error)", cause: error)
-                }
-                inFlight.withLock { $0[number] = nil }
-                return .accepted(completed)
-            }
-            if answer.code == "AccessDenied", answer.message == "Request has expired" || entry.url.hasExpired(at: now()) {
-                inFlight.withLock { $0[number]?.expired = true }
-                return .again("the URL of part \(number) expired")
-            }
-            let line = "\(response.status) \(answer.explanation)"
-            let error = answer.error(status: response.status, action: "UploadPart", uploadID: uploadID, partNumber: number)
-            return answer.isRetryable(status: response.status) ? .retry(line, cause: error) : .fail(line, cause: error)
-        }
         let retries = Atomic<Int>(0)
         defer { for _ in 0..<retries.load(ordering: .relaxed) { counters.retried() } }
-        let results: [PartResult]
+        let results: [PartResultOf<S3CompletedPart>]
         do {
             results = try await upload.send(over: transport) { progress in
                 retries.store(progress.retries, ordering: .relaxed)
@@ -163,7 +163,7 @@ extension S3PresignedPartsUpload {
         } catch {
             throw S3Client.partsError(error, uploadID: uploadID)
         }
-        return results.compactMap { $0.made as? S3CompletedPart }
+        return results.map(\.made)
     }
 
     /// The backend's URL for a part; its failure is the part's.

@@ -13,9 +13,9 @@ extension TransferEngine {
     /// - Returns: Per-part results in the order of `upload.parts`.
     /// - Throws: `UploadError` (`.cancelled`, or the failing part's code, with a `PartFailure`
     ///   as its `underlying` error).
-    public func send(
-        _ upload: ParallelUpload, progress: (@Sendable (ParallelProgress) -> Void)? = nil
-    ) async throws -> [PartResult] {
+    public func send<Made: Sendable>(
+        _ upload: ParallelUploadOf<Made>, progress: (@Sendable (ParallelProgress) -> Void)? = nil
+    ) async throws -> [PartResultOf<Made>] {
         try await upload.send(over: CurlTransport(engine: self), progress: progress)
     }
 }

@@ -44,8 +44,9 @@ public struct UploadPart: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What one part sends: its request and its body, chosen by the caller per part and per
-/// attempt (a per-part URL query, headers, a body wrapper that signs chunks).
-public struct PartRequest: Sendable {
+/// attempt (a per-part URL query, headers, a body wrapper that signs chunks). `Made` is what an
+/// accepted part's verdict makes (`PartRequest` is the one that makes nothing).
+public struct PartRequestOf<Made: Sendable>: Sendable {
     /// The part's request: URL, method, headers.
     public var request: UploadRequest
     /// The part's body; a random-access one so a retry can send it again.
@@ -55,12 +56,12 @@ public struct PartRequest: Sendable {
     public var attemptEnded: (@Sendable () async -> Void)?
     /// This attempt's own verdict, for a protocol whose answer needs what the attempt made (the
     /// checksum of the bytes a signed body sent); nil for the upload's `verdict`.
-    public var verdict: (@Sendable (UploadResponse) -> PartVerdict)?
+    public var verdict: (@Sendable (UploadResponse) -> PartVerdictOf<Made>)?
 
     /// A part's request and body, what to run when its attempt ends, and its own verdict.
     public init(
         request: UploadRequest, body: UploadBody, attemptEnded: (@Sendable () async -> Void)? = nil,
-        verdict: (@Sendable (UploadResponse) -> PartVerdict)? = nil
+        verdict: (@Sendable (UploadResponse) -> PartVerdictOf<Made>)? = nil
     ) {
         self.request = request
         self.body = body
@@ -69,14 +70,16 @@ public struct PartRequest: Sendable {
     }
 }
 
+/// A part's request for an upload whose parts make nothing.
+public typealias PartRequest = PartRequestOf<Void>
+
 /// How a part's response is judged: the protocol's verdict; the upload's `RetryPolicy`
-/// decides what follows a `.retry`.
-public enum PartVerdict: Sendable {
-    /// Done; the response is the part's result.
-    case accept
+/// decides what follows a `.retry`. `Made` is what an accepted part makes (an S3 part's
+/// `S3CompletedPart`); `PartVerdict` is the verdict of parts that make nothing.
+public enum PartVerdictOf<Made: Sendable>: Sendable {
     /// Done, with what the protocol read from the answer (an S3 part's ETag and checksum): the
     /// result's `made`, carried to the caller with the part instead of kept beside it.
-    case accepted(any Sendable)
+    case accepted(Made)
     /// Try the part again from its first byte (counts against the retry limit). `cause` is the
     /// protocol's account of the failure (an S3 error document), kept typed for the caller.
     case retry(String, cause: (any Error)? = nil)
@@ -86,6 +89,14 @@ public enum PartVerdict: Sendable {
     /// not the part's fault (an expired presigned URL) and `prepare` renews it, or fails the
     /// part when it cannot (it alone bounds how often this happens).
     case again(String)
+}
+
+/// The verdict of a part that makes nothing.
+public typealias PartVerdict = PartVerdictOf<Void>
+
+extension PartVerdictOf where Made == Void {
+    /// Done; the response is the part's result.
+    public static var accept: Self { .accepted(()) }
 }
 
 /// Why one part of a parallel upload failed: the `underlying` error of the `UploadError` that
@@ -107,8 +118,10 @@ public struct PartFailure: Error, Sendable, CustomStringConvertible {
 
 /// A parallel ranged upload: parts of a random-access source, up to `concurrency` requests at
 /// once over any `UploadTransport` (`send(over:progress:)`; on the curl transport each part
-/// reads its own range straight into libcurl's buffer).
-public struct ParallelUpload: Sendable {
+/// reads its own range straight into libcurl's buffer). `Made` is what each accepted part's
+/// verdict makes, returned typed in its `PartResultOf.made`; `ParallelUpload` is the upload
+/// whose parts make nothing (a plain ranged upload, judged by `defaultVerdict`).
+public struct ParallelUploadOf<Made: Sendable>: Sendable {
     /// The parts, in any order; results come back in this order.
     public var parts: [UploadPart]
     /// Part requests in flight at once.
@@ -137,14 +150,29 @@ public struct ParallelUpload: Sendable {
     /// Transfer options for every part (timeouts, TLS, credentials).
     public var options = UploadOptions()
     /// Builds a part's request and body; called before each attempt.
-    public var prepare: @Sendable (UploadPart) async throws -> PartRequest
-    /// Judges a part's response: by default 2xx accepts, 408/429/5xx retry, anything else fails.
-    public var verdict: @Sendable (UploadPart, UploadResponse) -> PartVerdict = ParallelUpload.defaultVerdict
+    public var prepare: @Sendable (UploadPart) async throws -> PartRequestOf<Made>
+    /// Judges a part's response when its `PartRequestOf` has no verdict of its own
+    /// (`ParallelUpload`'s: 2xx accepts, 408/429/5xx retry, anything else fails).
+    public var verdict: @Sendable (UploadPart, UploadResponse) -> PartVerdictOf<Made>
 
-    /// Parts built by `prepare`.
-    public init(parts: [UploadPart], prepare: @escaping @Sendable (UploadPart) async throws -> PartRequest) {
+    /// Parts built by `prepare`, judged by `verdict` (or by their request's own).
+    public init(
+        parts: [UploadPart], verdict: @escaping @Sendable (UploadPart, UploadResponse) -> PartVerdictOf<Made>,
+        prepare: @escaping @Sendable (UploadPart) async throws -> PartRequestOf<Made>
+    ) {
         self.parts = parts
+        self.verdict = verdict
         self.prepare = prepare
+    }
+}
+
+/// A parallel ranged upload whose parts make nothing: each is judged by `defaultVerdict`.
+public typealias ParallelUpload = ParallelUploadOf<Void>
+
+extension ParallelUploadOf where Made == Void {
+    /// Parts built by `prepare`, judged by `defaultVerdict`.
+    public init(parts: [UploadPart], prepare: @escaping @Sendable (UploadPart) async throws -> PartRequest) {
+        self.init(parts: parts, verdict: Self.defaultVerdict, prepare: prepare)
     }
 
     /// The common case: each part is `request(part)` with the part's range of `source` as its body.
@@ -174,17 +202,20 @@ public struct ParallelUpload: Sendable {
     }
 }
 
-/// One part's outcome.
-public struct PartResult: Sendable {
+/// One part's outcome; `made` is what its verdict made.
+public struct PartResultOf<Made: Sendable>: Sendable {
     /// The part this result is for.
     public var part: UploadPart
     /// The accepted response (status, headers such as `ETag`).
     public var response: UploadResponse
     /// Attempts it took (1 when the first succeeded).
     public var attempts: Int
-    /// What the verdict read from the answer (`PartVerdict.accepted`), nil for `.accept`.
-    public var made: (any Sendable)?
+    /// What the verdict read from the answer (`PartVerdictOf.accepted`).
+    public var made: Made
 }
+
+/// The outcome of a part that makes nothing.
+public typealias PartResult = PartResultOf<Void>
 
 /// Aggregate progress of a parallel upload.
 public struct ParallelProgress: Sendable, Equatable {

@@ -24,13 +24,13 @@ package enum PartFeed: Sendable {
 /// - Important: A part is prepared (signed) when its attempt starts, not when it is queued. A
 ///   part that fails for good cancels the others; the error names it once and carries a typed
 ///   `PartFailure`. Memory besides the results: the parts in flight, never the part count.
-package struct PartScheduler: Sendable {
+package struct PartScheduler<Made: Sendable>: Sendable {
     /// Concurrency, budget, retry policy, options, `prepare` and `verdict` (its `parts` are
     /// not read: the feed says which parts go).
-    package let upload: ParallelUpload
+    package let upload: ParallelUploadOf<Made>
     package let transport: any UploadTransport
 
-    package init(_ upload: ParallelUpload, over transport: any UploadTransport) {
+    package init(_ upload: ParallelUploadOf<Made>, over transport: any UploadTransport) {
         var bounded = upload
         // `concurrency` parts run, whatever the engine's per-origin limit; each is prepared
         // (signed) just before it is sent, so none ages in the engine's queue.
@@ -50,8 +50,8 @@ package struct PartScheduler: Sendable {
     /// - Throws: `UploadError` (`.cancelled`, or the failing part's code with a `PartFailure`
     ///   as `underlying`); what the producer throws, as it is.
     package func run(
-        _ feed: PartFeed, progress: (@Sendable (ParallelProgress) -> Void)?, completed: ((PartResult) -> Void)? = nil
-    ) async throws -> [PartResult] {
+        _ feed: PartFeed, progress: (@Sendable (ParallelProgress) -> Void)?, completed: ((PartResultOf<Made>) -> Void)? = nil
+    ) async throws -> [PartResultOf<Made>] {
         let tracker: PartTracker
         var listed: IndexingIterator<[UploadPart]>?
         switch feed {
@@ -63,7 +63,7 @@ package struct PartScheduler: Sendable {
         }
         let concurrency = max(1, upload.concurrency)
         return try await withThrowingTaskGroup(of: PartEvent.self) { group in
-            var results: [PartResult?] = []
+            var results: [PartResultOf<Made>?] = []
             var inFlight = 0
             var producing = false
             var ended = false
@@ -114,11 +114,11 @@ package struct PartScheduler: Sendable {
     /// end), or a part sent.
     private enum PartEvent: Sendable {
         case produced(UploadPart?)
-        case sent(Int, PartResult)
+        case sent(Int, PartResultOf<Made>)
     }
 
     /// One part: attempts until the verdict accepts it, fails it, or its retries run out.
-    private func send(_ part: UploadPart, index: Int, tracker: PartTracker) async throws -> PartResult {
+    private func send(_ part: UploadPart, index: Int, tracker: PartTracker) async throws -> PartResultOf<Made> {
         var budget = RetryBudget(upload.retryPolicy)
         var attempt = 0
         func cancelled(_ sent: Int64? = nil) -> UploadError {
@@ -135,7 +135,7 @@ package struct PartScheduler: Sendable {
             var verdict = { @Sendable [upload] response in upload.verdict(part, response) }
             do {
                 defer { upload.budget?.release() }
-                let prepared: PartRequest
+                let prepared: PartRequestOf<Made>
                 do { prepared = try await upload.prepare(part) } catch {
                     if Task.isCancelled || (error as? UploadError)?.code == .cancelled { throw cancelled() }
                     // Refused before a byte was sent (the source, a first-pass checksum): the
@@ -171,12 +171,9 @@ package struct PartScheduler: Sendable {
             switch outcome {
             case .success(let response):
                 switch verdict(response) {
-                case .accept:
-                    tracker.done(index)
-                    return PartResult(part: part, response: response, attempts: attempt)
                 case .accepted(let made):
                     tracker.done(index)
-                    return PartResult(part: part, response: response, attempts: attempt, made: made)
+                    return PartResultOf(part: part, response: response, attempts: attempt, made: made)
                 case .retry(let why, let reason):
                     failure = UploadError(.httpStatus, why, status: response.status, bytesSent: response.bytesSent, totalBytes: part.length)
                     cause = reason ?? failure
@@ -219,7 +216,7 @@ package struct PartScheduler: Sendable {
     }
 }
 
-extension ParallelUpload {
+extension ParallelUploadOf {
     /// Sends every part over `transport`, up to `concurrency` at once.
     ///
     /// A part that fails (connection reset, no answer, a `.retry` verdict) is tried again on
@@ -236,7 +233,7 @@ extension ParallelUpload {
     ///   as its `underlying` error).
     public func send(
         over transport: any UploadTransport, progress: (@Sendable (ParallelProgress) -> Void)? = nil
-    ) async throws -> [PartResult] {
+    ) async throws -> [PartResultOf<Made>] {
         try await PartScheduler(self, over: transport).run(.list(parts), progress: progress)
     }
 }
