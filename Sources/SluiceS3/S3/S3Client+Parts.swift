@@ -143,21 +143,15 @@ extension S3Error {
     ///   - transport: The transport's own error behind it, when there is one.
     ///   - exhausted: Every failure was transient and the retry policy allowed no more.
     fileprivate init(part number: Int?, failed error: UploadError, transport: UploadError?, exhausted: Bool, uploadID: String) {
+        // The scheduler's error keeps the transport's code: the one mapping reads it.
+        let code = S3Error.Code.of(transport: error, exhausted: exhausted).code
         if let transport, transport.code == .tooManyRedirects {
             self.init(
-                .server, "UploadPart of part \(number ?? 0) was \(transport.unfollowedRedirect)", status: transport.status,
+                code, "UploadPart of part \(number ?? 0) was \(transport.unfollowedRedirect)", status: transport.status,
                 uploadID: uploadID, partNumber: number, underlying: error)
         } else if let transport, transport.code == .invalidURL {
-            // Refused by the transport before any byte was sent (a signed path it would change).
-            self.init(.invalidLocation, transport.message, uploadID: uploadID, underlying: error)
+            self.init(code, transport.message, uploadID: uploadID, underlying: error)
         } else {
-            let code: Code =
-                switch error.code {
-                case .cancelled: .cancelled
-                case .sourceFailed: .source
-                case .httpStatus: .server
-                default: exhausted ? .retriesExhausted : .transport
-                }
             self.init(code, "UploadPart: \(error.message)", status: error.status, uploadID: uploadID, partNumber: number, underlying: error)
         }
     }

@@ -306,33 +306,18 @@ extension S3Client {
             return (error, false)
         case is CancellationError:
             return (S3Error(.cancelled, "cancelled during \(call.action)\(part)", uploadID: call.uploadID, partNumber: call.partNumber), false)
-        case let error as UploadError where error.code == .cancelled:
-            return (
-                S3Error(
-                    .cancelled, "cancelled during \(call.action)\(part)", uploadID: call.uploadID, partNumber: call.partNumber,
-                    underlying: error), false
-            )
-        case let error as UploadError where error.isTransient:
-            return (
-                S3Error(
-                    .transport, "\(call.action)\(part) failed: \(error.message)", uploadID: call.uploadID,
-                    partNumber: call.partNumber, underlying: error), true
-            )
-        case let error as UploadError where error.code == .tooManyRedirects:
-            return (
-                S3Error(
-                    .server, "\(call.action)\(part) was \(error.unfollowedRedirect)", status: error.status, uploadID: call.uploadID,
-                    partNumber: call.partNumber, underlying: error), false
-            )
-        case let error as UploadError where error.code == .invalidURL:
-            // Refused by the transport before any byte was sent (a signed path it would change).
-            return (S3Error(.invalidLocation, "\(call.location): \(error.message)", uploadID: call.uploadID, underlying: error), false)
-        case let error as UploadError where error.code == .sourceFailed:
-            return (
-                S3Error(
-                    .source, "\(call.action)\(part) failed: \(error.message)", uploadID: call.uploadID,
-                    partNumber: call.partNumber, underlying: error), false
-            )
+        case let error as UploadError:
+            let (code, retryable) = S3Error.Code.of(transport: error)
+            let message =
+                switch error.code {
+                case .cancelled: "cancelled during \(call.action)\(part)"
+                case .tooManyRedirects: "\(call.action)\(part) was \(error.unfollowedRedirect)"
+                case .invalidURL: "\(call.location): \(error.message)"
+                default: "\(call.action)\(part) failed: \(error.message)"
+                }
+            let number = code == .invalidLocation ? nil : call.partNumber
+            let status = code == .server ? error.status : nil
+            return (S3Error(code, message, status: status, uploadID: call.uploadID, partNumber: number, underlying: error), retryable)
         case let error as ByteSourceError:
             return (
                 S3Error(
