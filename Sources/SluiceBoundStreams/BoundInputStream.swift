@@ -1,7 +1,7 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
+import Synchronization
 import SluiceRequests
+import SluicePrimitives
 
 /// The reading end of a `BoundStreamPair`.
 ///

@@ -2,8 +2,6 @@ import Dispatch
 import Foundation
 import Synchronization
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
 
 /// The writing end of a `BoundStreamPair`. Never blocks; one thread writes at a time; see
 /// `BoundStreamPair`.

@@ -1,7 +1,4 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
 
 extension BoundStreamPair {
     /// Both ends of the pair as one value: the ring's bytes and one `State` that says who is

@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import Synchronization
 import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
 
 /// Linux's missing `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`:

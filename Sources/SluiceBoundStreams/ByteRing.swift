@@ -1,7 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-
 /// A fixed-capacity FIFO of bytes over caller-owned storage.
 ///
 /// A plain value: its owner holds it under a lock, allocates `storage` once and frees it

@@ -1,8 +1,6 @@
 import Dispatch
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
 
 /// `InputStreamSource`'s channel over Foundation's own bound pair, through the public
 /// `Stream` API only: the seed's technique. The output stream is scheduled in a run loop on a

@@ -1,7 +1,5 @@
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
 
 /// A caller's `InputStream` as a sequential byte source, so `InputStreamSource` can pump it
 /// through a bound pair on Sluice's own queue and count its bytes.

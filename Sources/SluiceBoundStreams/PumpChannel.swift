@@ -1,8 +1,6 @@
 import Dispatch
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
 
 /// The writing side `InputStreamSource` pumps into, and the input stream the request reads.
 ///

@@ -1,8 +1,5 @@
 #if !canImport(Darwin)
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
 
 extension Stream {
     /// Apple's `Stream.getBoundStreams(withBufferSize:inputStream:outputStream:)`, which

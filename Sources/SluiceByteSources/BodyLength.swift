@@ -1,5 +1,3 @@
-import SluicePrimitives
-
 /// A body's length: known before the first byte is sent, or learned only at the end.
 ///
 /// A struct with static members rather than an enum (as AsyncHTTPClient's

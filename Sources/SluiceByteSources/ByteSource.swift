@@ -1,5 +1,3 @@
-import SluicePrimitives
-
 /// Random-access bytes of a known length: a file, an asset, a generated stream.
 ///
 /// Random-access sources can be replayed (a redirect, an auth challenge, a resumed

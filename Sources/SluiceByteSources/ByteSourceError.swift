@@ -1,5 +1,3 @@
-import SluicePrimitives
-
 /// Why a byte source could not deliver its bytes.
 public enum ByteSourceError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The path does not exist.

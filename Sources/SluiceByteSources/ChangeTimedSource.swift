@@ -1,5 +1,3 @@
-import SluicePrimitives
-
 /// A source whose bytes are a file's: its change time (`ctime`) when it was opened, and its
 /// size and change time now. The racily-clean checks read these (`SourceSnapshot`), never the
 /// path, so they speak of the bytes read, whatever the path names since.

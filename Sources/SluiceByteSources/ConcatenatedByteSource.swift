@@ -1,5 +1,3 @@
-import SluicePrimitives
-
 /// Several sources read back to back as one.
 ///
 /// A read never crosses a part boundary, so it may be short at each boundary.

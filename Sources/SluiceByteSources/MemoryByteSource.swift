@@ -1,5 +1,3 @@
-import SluicePrimitives
-
 /// Bytes held in memory. For small bodies, form fields and tests.
 public struct MemoryByteSource: ByteSource {
     /// The bytes, read at any offset.

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SluicePrimitives
 
 /// A path opened the way uploads read it: random access when its size is its length,
 /// sequential otherwise. Opening never blocks.

@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
-import SluicePrimitives
 
 /// A file descriptor with one owner, closed exactly once: by `close()` (idempotent, from any
 /// thread) or by `deinit`, and never while a read is using it, so a read can never reach a

@@ -1,5 +1,3 @@
-import SluicePrimitives
-
 /// A random-access source that reads ahead on a thread of its own (a signed aws-chunked body
 /// hashing its next chunks): a reader that must not wait, such as an engine loop, asks with
 /// `read(into:at:wake:)`, and whoever sends the source ends its background work with

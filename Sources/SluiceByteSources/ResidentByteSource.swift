@@ -1,5 +1,3 @@
-import SluicePrimitives
-
 /// A `ByteSource` whose bytes sit in memory, at a fixed address and unchanged, for as long as
 /// the source lives. A reader that only looks at the bytes (hashing them for a chunk
 /// signature, say) can use them in place instead of copying them into a buffer of its own.

@@ -1,5 +1,3 @@
-import SluicePrimitives
-
 /// A range of another source, seen from offset 0.
 public struct SliceByteSource: ByteSource {
     /// The source the slice reads from.

@@ -1,5 +1,3 @@
-import SluicePrimitives
-
 /// Deterministic, random-access bytes of any size: `synthetic:SIZE[:SEED]`.
 ///
 /// Byte `i` is byte `i mod 8` of the little-endian word `w(i div 8)`, the splitmix64

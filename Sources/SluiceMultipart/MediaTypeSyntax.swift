@@ -1,5 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
 
 /// Content type checks and guesses for form parts.

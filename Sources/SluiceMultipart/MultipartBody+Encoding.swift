@@ -1,5 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
 
 // How parts become bytes.

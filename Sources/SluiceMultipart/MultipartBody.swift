@@ -1,6 +1,4 @@
-import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
 
 /// A multipart/form-data body (RFC 7578) that streams any number of parts of any size
 /// with an exact length known before a byte is read.

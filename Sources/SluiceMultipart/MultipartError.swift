@@ -1,6 +1,4 @@
-import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
 
 /// Why a multipart/form-data part or body could not be built.
 ///

@@ -1,4 +1,3 @@
-import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 

@@ -1,4 +1,5 @@
 import Sluice
+import Foundation
 /// A parsed HTTP/1.x request line and header section, as the loopback receiver reads it.
 struct HTTPRequestHead: Equatable {
     /// How the request's body is delimited (RFC 9112 §6.3).

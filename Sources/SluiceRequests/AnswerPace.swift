@@ -1,6 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-
 /// The pace every answer keeps, derived from the stall timeout, as curl's `--speed-limit`/
 /// `--speed-time` and `--max-time` bound a transfer: the one rule both transports apply.
 ///

@@ -1,6 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-
 /// The one place a `Duration` becomes what an API below Sluice takes: seconds as a Double
 /// (URLSession, condition waits, rates), or whole milliseconds or seconds (libcurl).
 extension Duration {

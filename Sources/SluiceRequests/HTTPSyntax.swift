@@ -1,6 +1,4 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
 
 /// The byte classes and small grammars of HTTP/1.1 (RFC 9110 §5.6, RFC 9112): what request
 /// methods, header names and values are made of, for the headers Sluice sends and for the

@@ -1,5 +1,4 @@
 import SluicePrimitives
-import SluiceByteSources
 
 /// One cap on bytes per second, shared by every request that draws from it: a token bucket
 /// (rclone's `--bwlimit`, curl's `--limit-rate`, but across all connections of a job).

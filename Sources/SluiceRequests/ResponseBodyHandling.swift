@@ -1,6 +1,4 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
 
 /// What a transport does with the body of the response.
 public enum ResponseBodyHandling: Sendable {

@@ -1,5 +1,4 @@
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
 
 /// What an upload sends: where the bytes come from, how many, and whether they can be

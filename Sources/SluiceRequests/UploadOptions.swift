@@ -1,5 +1,4 @@
 import SluicePrimitives
-import SluiceByteSources
 
 /// How an upload behaves: framing, buffers, credentials, redirects, timeouts.
 public struct UploadOptions: Sendable {

@@ -1,6 +1,4 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
 
 // Sluice's one redirect policy for credentials, used by every transport.
 extension UploadRequest {

@@ -1,6 +1,4 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
 
 /// An HTTP header: a name and a value.
 ///

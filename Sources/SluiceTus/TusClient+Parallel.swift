@@ -2,7 +2,6 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 /// `TusOptions.parallelUploads` partial uploads of one source, sent at once and joined by

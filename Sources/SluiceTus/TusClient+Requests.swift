@@ -3,7 +3,6 @@ import Synchronization
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 /// The bytes the current request has handed to the connection, for progress and counters.

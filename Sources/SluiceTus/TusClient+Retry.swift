@@ -1,8 +1,6 @@
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 /// A tus upload's attempts under its `RetryPolicy`.

@@ -2,7 +2,6 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 /// One run of `TusClient.upload`: discovery, resume or creation, then PATCH to the end.

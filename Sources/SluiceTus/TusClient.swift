@@ -1,9 +1,8 @@
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
+import SluiceByteSources
 
 /// A tus 1.0.0 client: creates an upload, sends a random-access source to it in one or more
 /// PATCH requests, and resumes from the server's offset after a dropped connection or a

@@ -1,8 +1,4 @@
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// Why a tus upload or termination did not end with the whole source at the server.
 ///

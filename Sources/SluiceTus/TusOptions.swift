@@ -1,7 +1,4 @@
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 /// How a tus upload behaves: chunking, metadata, checksums, retries and where resume state lives.

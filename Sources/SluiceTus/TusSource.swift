@@ -1,9 +1,6 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// A random-access source with the identity a resumed upload is matched by.
 ///

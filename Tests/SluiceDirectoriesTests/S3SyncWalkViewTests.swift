@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceDirectories
 import SluiceTestSupport
+import Synchronization
 
 /// The walk's view held to the end of a sync (issue 37, "Deletes as a last phase"): every
 /// directory walked is checked again before deletions go out, and one replaced after the walk

@@ -1,5 +1,3 @@
-import SluicePrimitives
-
 extension Checksum {
     /// The checksum S3 reports for a multipart object with COMPOSITE checksums: the checksum
     /// of the concatenated raw part checksums, shown as `base64-N` for N parts.

@@ -1,5 +1,4 @@
 import Foundation
-import SluicePrimitives
 
 /// The whole-object checksums S3 accepts (`x-amz-checksum-*`): one type for what Sluice
 /// computes and what S3 names (`CRC32C` in `x-amz-checksum-algorithm` and in XML).

@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import SluicePrimitives
-import SluiceS3
 
 extension DirectoryWalk {
     /// How a walk holds one directory's entries: in memory up to `entriesInMemory`, and a larger

@@ -4,12 +4,9 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 import SluiceS3
+import SluicePrimitives
 
 /// A regular file found by a `DirectoryWalk`.
 public struct WalkedFile: Sendable, Equatable {

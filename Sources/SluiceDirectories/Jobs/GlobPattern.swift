@@ -1,10 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
-import SluiceS3
-
 /// A shell-style pattern with the rules of Python's `fnmatch` (POSIX, case-sensitive), which the
 /// AWS CLI's `--include`/`--exclude` filters use: `*` matches any run of characters, `/`
 /// included; `?` one character; `[seq]` one character in the set and `[!seq]` one not in it,

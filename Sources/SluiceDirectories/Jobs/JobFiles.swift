@@ -1,8 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 import SluiceS3
 
 /// The files of an `UploadJob` in the order of their keys: a walk of its root, or the files of

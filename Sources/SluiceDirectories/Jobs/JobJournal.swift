@@ -1,10 +1,5 @@
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
-import SluiceS3
 
 /// The durable record of a job of many uploads (`UploadJob`): a header naming the job, then
 /// one line per file finished, appended as each finishes (`Journal`).

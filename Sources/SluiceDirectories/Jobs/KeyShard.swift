@@ -1,9 +1,4 @@
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
-import SluiceS3
 
 /// Shard `index` of `count` (`--shard K/N`): the files and objects whose path falls in it, so
 /// that N runs of one job, on as many machines, each take a disjoint part and together all of it.

@@ -1,10 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
-import SluiceS3
-
 /// `--include` and `--exclude` with the AWS CLI's rules: every file starts included; the rules
 /// are tried in order and the last one whose pattern matches decides. A pattern is a
 /// `GlobPattern` (`*` crosses `/`) matched against the file's path below the walk's root

@@ -4,10 +4,6 @@ import Glibc
 import Darwin
 #endif
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 import SluiceS3
 
 /// The files of a job named by a list (`--files-from FILE|-`) instead of a walk of its root:

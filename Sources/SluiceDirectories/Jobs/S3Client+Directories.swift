@@ -1,8 +1,5 @@
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 import SluiceS3
 

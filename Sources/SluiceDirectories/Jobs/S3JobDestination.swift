@@ -1,10 +1,8 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 import SluiceS3
+import SluiceRequests
 
 /// An `UploadJob`'s files as objects under a prefix: the key is `prefix` + the file's path
 /// below the job's root with `/` separators, as `aws s3 cp --recursive` makes it.

@@ -1,10 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
-import SluiceS3
-
 /// Decides, file by file in the walk's order (the order of their keys), which files of an
 /// `UploadJob` are sent: `s3 sync` sends those whose object its listing shows missing or
 /// different (`S3SyncPlanner`).

@@ -1,4 +1,3 @@
-import SluicePrimitives
 import SluiceS3
 
 /// The objects of a prefix copy named by a list (`--files-from FILE|-` with an `s3://` source):

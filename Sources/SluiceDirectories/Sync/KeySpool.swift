@@ -1,8 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 import SluiceS3
 
 /// Keys kept on disk in the order they were added, then read back once in that order: what a

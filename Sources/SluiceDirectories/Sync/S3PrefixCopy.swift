@@ -1,7 +1,6 @@
-import SluicePrimitives
-import SluiceRequests
 import SluiceTransport
 import SluiceS3
+import SluiceRequests
 
 /// `s3 cp -r s3://A/P/ s3://B/Q/` and `s3 sync s3://A/P/ s3://B/Q/`: the objects under a
 /// prefix copied below another prefix by the store (`S3Client.copy`: no byte of an object

@@ -1,8 +1,4 @@
-import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 import SluiceS3
 
 /// A decision of `s3 sync`, in the order it is made.

@@ -1,8 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 import SluiceS3
 
 /// How `s3 sync` decides that a file is sent over the object a listing shows for its key: the

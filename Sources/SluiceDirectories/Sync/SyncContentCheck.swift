@@ -1,9 +1,6 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 import SluiceS3
 
 /// `s3 sync --checksum`: whether a file holds the bytes of the object of the same size the

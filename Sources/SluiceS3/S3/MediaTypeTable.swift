@@ -1,9 +1,5 @@
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// A file's content type guessed from its name as the AWS CLI guesses it: `aws s3 cp` calls
 /// Python's `mimetypes.guess_type` on the file's absolute path and sends the type it gets.

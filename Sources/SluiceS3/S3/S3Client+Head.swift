@@ -1,9 +1,6 @@
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// What `HeadObject` says of an object: its length and ETag, the checksums it stores (asked for
 /// with `x-amz-checksum-mode: ENABLED`), and whether its ETag can be an MD5 of its bytes.

@@ -1,9 +1,4 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// What is true of a multipart upload whose `CompleteMultipartUpload` was interrupted: the
 /// server may have completed it before the interrupt reached it.

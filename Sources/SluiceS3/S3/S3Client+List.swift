@@ -1,9 +1,5 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 extension S3Client {
     /// The most bytes of a `ListObjectsV2` or `DeleteObjects` answer read: 1,000 keys of

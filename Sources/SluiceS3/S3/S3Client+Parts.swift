@@ -1,9 +1,7 @@
 import Foundation
 import Synchronization
-import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 extension S3Client {

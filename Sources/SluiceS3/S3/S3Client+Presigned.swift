@@ -1,9 +1,5 @@
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// A multipart upload a backend created for a client that sends its parts through presigned
 /// URLs: what the backend keeps to presign the parts and to check the client's list, and

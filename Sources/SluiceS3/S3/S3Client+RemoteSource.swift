@@ -1,8 +1,6 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
 import SluiceTransport
+import SluiceRequests
 
 extension S3Client {
     /// An object of this client's endpoint as a `RemoteByteSource`: one signed `HeadObject`

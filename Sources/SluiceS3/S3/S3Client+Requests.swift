@@ -3,7 +3,6 @@ import Synchronization
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 /// One S3 request before it is signed: what, where, with which headers.

@@ -2,7 +2,6 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 /// Aggregate progress of parts in flight: bytes of finished parts plus each part's bytes so far.

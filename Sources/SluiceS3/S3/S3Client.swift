@@ -1,9 +1,7 @@
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
+import SluiceRequests
 
 /// An S3 client for uploads: a single `PutObject` below the part size, otherwise a multipart
 /// upload with parts in parallel, resumable after the process dies.

@@ -1,9 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
-
 /// An object's place in S3: `s3://BUCKET/KEY`.
 ///
 /// The key is everything after the first `/` following the bucket, byte for byte: spaces,

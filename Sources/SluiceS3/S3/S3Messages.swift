@@ -1,9 +1,5 @@
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 extension ChecksumAlgorithm {
     /// The element name in S3's XML (`ChecksumCRC32C`).

@@ -1,9 +1,5 @@
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// What an uploaded object carries besides its bytes: its attributes, encryption, tags, ACL,
 /// object lock and the condition it is written under. One value, turned into the headers of

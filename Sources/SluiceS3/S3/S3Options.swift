@@ -1,8 +1,6 @@
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 /// How a body is protected on the way to S3 (`x-amz-content-sha256`).

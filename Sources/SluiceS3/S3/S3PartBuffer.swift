@@ -1,9 +1,7 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
 import SluiceBoundStreams
-import SluiceTransport
 
 /// One part of a stream held in memory: filled from the stream, then sent (and re-sent on a
 /// retry) as a `ByteSource`. Resident: a signed body hashes its chunks in place, so the part

@@ -1,9 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
-
 /// How an object is cut into multipart parts.
 ///
 /// - Known length: equal parts (the last may be shorter). The default part size is at least

@@ -3,7 +3,6 @@ import Synchronization
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 extension S3PresignedPartsUpload {

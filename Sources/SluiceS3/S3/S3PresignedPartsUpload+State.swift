@@ -1,9 +1,6 @@
 import Foundation
 import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// One accepted part is one line of a presigned-parts record.
 extension S3PartETag: JournalEntry {

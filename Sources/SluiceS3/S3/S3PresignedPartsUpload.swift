@@ -2,7 +2,6 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 /// The client half of a presigned multipart upload: the parts of a source sent to URLs a

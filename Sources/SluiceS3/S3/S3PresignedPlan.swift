@@ -1,9 +1,5 @@
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// One part as a client reports it to its backend once S3 accepted it.
 public struct S3PartETag: Codable, Sendable, Equatable {

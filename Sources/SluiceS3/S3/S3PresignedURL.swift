@@ -4,11 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// Where one part of a presigned multipart upload goes: a URL signed in its query string
 /// (SigV4, `X-Amz-Signature`) and the headers that were signed with it.

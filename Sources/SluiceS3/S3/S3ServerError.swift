@@ -1,8 +1,6 @@
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 import SluiceTransport
 
 /// An S3 error document (`<Error><Code>…</Code><Message>…</Message>…</Error>`) and what it

@@ -1,4 +1,3 @@
-import SluicePrimitives
 import SluiceRequests
 
 /// The AWS CLI's transfer settings of a profile, from the nested `s3 =` section of

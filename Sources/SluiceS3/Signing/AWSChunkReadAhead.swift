@@ -1,9 +1,6 @@
 import Dispatch
 import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// Reads and hashes the next chunks of an aws-chunked body on another core while the
 /// transport sends the current one, so that SHA-256 (about 2 GB/s with SHA-NI) does not

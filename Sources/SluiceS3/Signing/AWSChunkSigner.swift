@@ -1,8 +1,4 @@
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// The chained signatures of an aws-chunked body: each chunk's signature covers the previous
 /// one and the chunk's SHA-256, starting from the request's (seed) signature.

@@ -1,8 +1,5 @@
 import SluicePrimitives
 import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// A body encoded as `aws-chunked` on the fly: a random-access `ByteSource` whose bytes are the
 /// encoding of another source, chunk signatures and trailer checksum computed as it is read.

@@ -1,8 +1,4 @@
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// SigV4's URI encoding: every byte outside `A-Z a-z 0-9 - . _ ~` becomes `%XX` (uppercase hex),
 /// `/` kept in paths only. Also the decoding of URLs given by users.

@@ -1,9 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
-
 /// A signed request: what to send, and every intermediate step (for tests and debugging).
 public struct SigV4Signature: Sendable, Hashable {
     /// The headers to send: the request's, plus `X-Amz-Date`, `X-Amz-Content-SHA256`,

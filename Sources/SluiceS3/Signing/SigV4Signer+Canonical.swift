@@ -1,9 +1,3 @@
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
-
 extension SigV4Signer {
     /// The canonical URI: the path encoded once; normalised first only under `.normalizing`.
     package func canonicalURI(_ path: String) -> String {

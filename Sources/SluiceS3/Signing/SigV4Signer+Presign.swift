@@ -1,8 +1,4 @@
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 extension SigV4Signer {
     /// The longest a presigned URL may live: 7 days.

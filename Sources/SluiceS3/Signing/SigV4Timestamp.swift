@@ -4,11 +4,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// The instant a request is signed at, in SigV4's two spellings: `20150830T123600Z` and `20150830`.
 public struct SigV4Timestamp: Sendable, Hashable, CustomStringConvertible {

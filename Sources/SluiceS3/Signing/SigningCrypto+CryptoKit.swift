@@ -1,10 +1,5 @@
 #if canImport(CryptoKit)
 import CryptoKit
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 extension SigningCrypto {
     /// SHA-256 of `bytes`.

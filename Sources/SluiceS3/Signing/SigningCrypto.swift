@@ -1,8 +1,4 @@
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
-import SluiceTransport
 
 /// The hashes SigV4 is built from: SHA-256 and HMAC-SHA256, on the platform's crypto library
 /// (`SigningCrypto+OpenSSL.swift` on Linux, `SigningCrypto+CryptoKit.swift` on Apple platforms).

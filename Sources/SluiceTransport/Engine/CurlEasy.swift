@@ -1,9 +1,6 @@
 #if canImport(CCurl)
 import CCurl
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 /// libcurl's process-wide setup, run once before the first handle (thread-safe: a global
 /// `let` is initialized exactly once).

@@ -3,9 +3,7 @@ import CCurl
 import Foundation
 import Synchronization
 import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 /// One event loop of the transfer engine: a thread and a libcurl multi handle that drive any
 /// number of transfers at once, and keep their connections for the next request.

@@ -1,10 +1,8 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 // libcurl's callbacks, all called on the transfer's thread from inside curl_multi_perform.
 extension CurlTransfer {

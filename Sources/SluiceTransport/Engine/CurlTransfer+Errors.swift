@@ -1,10 +1,8 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
+import SluiceByteSources
 
 extension CurlTransfer {
     /// Turns a failed attempt into one `UploadError` line with bytes sent and the cause.

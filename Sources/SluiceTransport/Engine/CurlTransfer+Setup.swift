@@ -1,10 +1,8 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
-import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 extension CurlTransfer {
     /// Methods that normally carry no body: with an empty body they send no `Content-Length`.

@@ -4,7 +4,6 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 /// One request on the transfer engine: an easy handle driven by a `CurlLoop`.
 ///

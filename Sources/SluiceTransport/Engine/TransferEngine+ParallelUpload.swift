@@ -1,8 +1,4 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
 
 #if canImport(CCurl)
 extension TransferEngine {

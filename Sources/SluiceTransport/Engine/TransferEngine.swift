@@ -2,9 +2,7 @@
 import CCurl
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 /// Sluice's libcurl transfer engine: a small, fixed set of loop threads, each with a libcurl
 /// multi handle, that serve any number of concurrent requests and keep their connections

@@ -1,8 +1,6 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
 
 /// One HTTP request of a remote source (a HEAD or a ranged GET) on one libcurl easy handle,

@@ -2,7 +2,6 @@
 import CCurl
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
 
 /// One range of a `RemoteByteSource`: a pinned GET streamed on a thread of its own into a

@@ -1,7 +1,4 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
 
 /// Why a remote source (`RemoteByteSource`) could not give its bytes.
 ///

@@ -1,5 +1,4 @@
 import Foundation
-import SluicePrimitives
 import SluiceRequests
 
 /// How a `RemoteByteSource` asks for its bytes.

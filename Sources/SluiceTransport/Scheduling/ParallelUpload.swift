@@ -2,7 +2,6 @@ import Foundation
 import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 /// One part of a parallel ranged upload: a range of the source.
 public struct UploadPart: Sendable, Hashable, CustomStringConvertible {

@@ -1,8 +1,5 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 /// Where a part scheduler's parts come from.
 package enum PartFeed: Sendable {

@@ -1,8 +1,5 @@
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
 
 /// Per-part bytes in flight and parts done, kept as running sums: an update costs the same
 /// whatever the number of parts, and only the parts in flight are held.

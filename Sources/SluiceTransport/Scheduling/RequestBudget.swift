@@ -1,7 +1,4 @@
 import SluicePrimitives
-import SluiceByteSources
-import SluiceRequests
-import SluiceBoundStreams
 
 /// How many requests may be in flight at once across everything that shares it: the parts of
 /// every upload of a job draw from one budget, so `--concurrency N` means N requests, however

@@ -1,8 +1,5 @@
 import Foundation
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 /// When a failed request is tried again, and how long to wait first: the one policy every
 /// protocol uses (the part scheduler's parts, `S3Client`'s requests, `TusClient`'s PATCHes).

@@ -1,7 +1,4 @@
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 /// Sends uploads with the system's libcurl (`libcurl.so.4`): Sluice's default on Linux.
 ///

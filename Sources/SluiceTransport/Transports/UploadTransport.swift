@@ -1,7 +1,4 @@
-import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 /// Sends one request with its body and returns the answer.
 ///

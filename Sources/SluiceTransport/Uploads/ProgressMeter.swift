@@ -1,8 +1,6 @@
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
 
 /// Turns raw byte counts into throttled `UploadProgress` with a smoothed rate.
 ///

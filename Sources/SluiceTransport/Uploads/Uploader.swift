@@ -1,8 +1,7 @@
 import Foundation
 import SluicePrimitives
-import SluiceByteSources
 import SluiceRequests
-import SluiceBoundStreams
+import SluiceByteSources
 
 /// The front door: sends a body to a URL over a transport, with progress and cancellation.
 ///
