@@ -89,17 +89,23 @@ extension CurlTransfer {
         try setHeaders(easy, chunked: onLoop.chunked)
     }
 
+    /// Gives libcurl a data callback (`function`: write, header or read) and the `context` it
+    /// is called with (`dataOption`: the matching `…DATA`).
+    private func setDataCallback(
+        _ easy: CurlEasy, _ dataOption: Int32, _ function: Int32, _ context: UnsafeMutableRawPointer,
+        _ callback: sluice_curl_data_callback
+    ) throws {
+        try easy.set(dataOption, pointer: context)
+        try check(sluice_curl_setopt_data_callback(easy.handle, function, callback))
+    }
+
     private func setCallbacks(_ easy: CurlEasy, context: UnsafeMutableRawPointer) throws {
-        try easy.set(SLUICE_CURLOPT_WRITEDATA, pointer: context)
-        try check(
-            sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_WRITEFUNCTION) { buffer, size, count, context in
-                CurlTransfer.from(context).receiveBody(buffer, size * count)
-            })
-        try easy.set(SLUICE_CURLOPT_HEADERDATA, pointer: context)
-        try check(
-            sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
-                CurlTransfer.from(context).receiveHeader(buffer, size * count)
-            })
+        try setDataCallback(easy, SLUICE_CURLOPT_WRITEDATA, SLUICE_CURLOPT_WRITEFUNCTION, context) { buffer, size, count, context in
+            CurlTransfer.from(context).receiveBody(buffer, size * count)
+        }
+        try setDataCallback(easy, SLUICE_CURLOPT_HEADERDATA, SLUICE_CURLOPT_HEADERFUNCTION, context) { buffer, size, count, context in
+            CurlTransfer.from(context).receiveHeader(buffer, size * count)
+        }
         try easy.set(SLUICE_CURLOPT_XFERINFODATA, pointer: context)
         try check(
             sluice_curl_setopt_xferinfo_callback(easy.handle) { context, _, _, _, uploaded in
@@ -138,11 +144,9 @@ extension CurlTransfer {
         if let count = length.value, !chunked {
             try easy.set(SLUICE_CURLOPT_INFILESIZE_LARGE, offset: count)
         }
-        try easy.set(SLUICE_CURLOPT_READDATA, pointer: context)
-        try check(
-            sluice_curl_setopt_data_callback(easy.handle, SLUICE_CURLOPT_READFUNCTION) { buffer, size, count, context in
-                CurlTransfer.from(context).readBody(buffer, size * count)
-            })
+        try setDataCallback(easy, SLUICE_CURLOPT_READDATA, SLUICE_CURLOPT_READFUNCTION, context) { buffer, size, count, context in
+            CurlTransfer.from(context).readBody(buffer, size * count)
+        }
         try easy.set(SLUICE_CURLOPT_SEEKDATA, pointer: context)
         try check(
             sluice_curl_setopt_seek_callback(easy.handle) { context, offset, origin in
