@@ -136,7 +136,14 @@ public enum CommandLineTool {
     ///
     /// - Returns: The exit status: 0 success, 1 failure, 2 usage error, 130 interrupted.
     public static func run(_ arguments: [String]) async -> Int32 {
-        await runCommand(arguments)
+        let status = await runCommand(arguments)
+        // Lines still held for stdout (`Terminal.line`) go out before the exit; a command
+        // that printed them asked for their failure already, this is the last word.
+        if let failure = Terminal.flushLines(), status == 0 {
+            Terminal.error("sluice: \(failure)")
+            return 1
+        }
+        return status
     }
 }
 

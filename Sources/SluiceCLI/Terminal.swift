@@ -23,6 +23,8 @@ enum Terminal {
     static func errorText(_ text: String) {
         var text = Redaction.secrets(in: text)
         screen.withLock { screen in
+            // The lines held for stdout go first: both streams keep the order things happened.
+            writeHeldLines(&screen)
             if screen.barShown { clearBar() }
             screen.barShown = false
             text.withUTF8 { try? write(2, UnsafeRawBufferPointer($0)) }
@@ -34,6 +36,7 @@ enum Terminal {
     static func drawBar(_ line: String) {
         var text = "\r" + Redaction.secrets(in: line) + "\u{1B}[K"
         screen.withLock { screen in
+            writeHeldLines(&screen)
             // A response body that ended mid-line on the same terminal keeps its line.
             if screen.stdoutLineOpen { writeStatic("\n", to: 1) }
             screen.stdoutLineOpen = false
@@ -45,6 +48,7 @@ enum Terminal {
     /// Ends a progress bar's line: the bar stays, what follows starts below it.
     static func endBar() {
         screen.withLock { screen in
+            writeHeldLines(&screen)
             if screen.barShown { writeStatic("\n") }
             screen.barShown = false
         }
@@ -57,6 +61,16 @@ enum Terminal {
         var barShown = false
         /// Whether what a terminal stdout was last given ended mid-line.
         var stdoutLineOpen = false
+        /// Lines for stdout not written yet (`line(_:)`): at most `heldLinesBound` bytes, for
+        /// at most `lineTick`.
+        var heldLines: [UInt8] = []
+        /// When held lines were last written (nil: never).
+        var linesWritten: ContinuousClock.Instant?
+        /// Whether a write of the held lines is due at the end of a tick.
+        var tickArmed = false
+        /// The first error of stdout met while writing held lines: every later line is refused
+        /// with it, and `flushLines` returns it.
+        var linesFailure: OutputError?
     }
     private static let screen = Lock(Screen())
 
@@ -80,16 +94,84 @@ enum Terminal {
     ///
     /// - Throws: `OutputError` when stdout cannot take them.
     static func output(_ bytes: UnsafeRawBufferPointer) throws {
-        guard stdoutIsTerminal else { return try write(1, bytes) }
         try screen.withLock { screen in
-            if screen.barShown { clearBar() }
-            screen.barShown = false
-            try write(1, bytes)
-            if let last = bytes.last { screen.stdoutLineOpen = last != UInt8(ascii: "\n") }
+            writeHeldLines(&screen)
+            try writeOut(bytes, &screen)
         }
     }
 
-    private static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws {
+    /// `bytes` on stdout, a progress bar on the same terminal cleared first; under `screen`'s lock.
+    private static func writeOut(_ bytes: UnsafeRawBufferPointer, _ screen: inout Screen) throws(OutputError) {
+        guard stdoutIsTerminal else { return try write(1, bytes) }
+        if screen.barShown { clearBar() }
+        screen.barShown = false
+        try write(1, bytes)
+        if let last = bytes.last { screen.stdoutLineOpen = last != UInt8(ascii: "\n") }
+    }
+
+    /// How long a line for stdout may wait to be written with those after it: the progress
+    /// display's tick. Lines that come faster (a job of small files: thousands a second) go
+    /// out in one write a tick, not one write each.
+    static let lineTick = Duration.milliseconds(100)
+    /// The most bytes of lines held before they are written, whatever the tick.
+    static let heldLinesBound = 32 << 10
+
+    /// `text` (whole lines) on stdout: at once when no line was written within the last
+    /// `lineTick`, else held and written with the lines after it at the end of the tick, when
+    /// `heldLinesBound` bytes are held, before anything else is written on stdout or stderr (an
+    /// error line, a progress bar, a signal's line), or at `flushLines`. Bytes and order are
+    /// those of one write a line.
+    ///
+    /// - Throws: `OutputError` when stdout could not take this line or one held before it;
+    ///   every later call throws the same.
+    static func line(_ text: String) throws(OutputError) {
+        let (arm, failure) = screen.withLock { screen -> (Bool, OutputError?) in
+            if let failure = screen.linesFailure { return (false, failure) }
+            screen.heldLines.append(contentsOf: text.utf8)
+            let now = ContinuousClock.now
+            let quiet = screen.linesWritten.map { now - $0 >= lineTick } ?? true
+            if screen.heldLines.count >= heldLinesBound || (quiet && !screen.tickArmed) {
+                writeHeldLines(&screen, at: now)
+                return (false, screen.linesFailure)
+            }
+            guard !screen.tickArmed else { return (false, nil) }
+            screen.tickArmed = true
+            return (true, nil)
+        }
+        if let failure { throw failure }
+        if arm {
+            Task.detached {
+                try? await Task.sleep(for: lineTick)
+                _ = flushLines()
+            }
+        }
+    }
+
+    /// Writes the lines `line(_:)` holds.
+    ///
+    /// - Returns: The first error of stdout met by a held line, if any (now or before).
+    @discardableResult
+    static func flushLines() -> OutputError? {
+        screen.withLock { screen in
+            screen.tickArmed = false
+            writeHeldLines(&screen)
+            return screen.linesFailure
+        }
+    }
+
+    /// The held lines written, under `screen`'s lock; a failure kept in `linesFailure`.
+    private static func writeHeldLines(_ screen: inout Screen, at now: ContinuousClock.Instant? = nil) {
+        guard !screen.heldLines.isEmpty else { return }
+        defer { screen.heldLines.removeAll(keepingCapacity: true) }
+        screen.linesWritten = now ?? ContinuousClock.now
+        guard screen.linesFailure == nil else { return }
+        let held = screen.heldLines
+        do { try held.withUnsafeBytes { try writeOut($0, &screen) } } catch {
+            screen.linesFailure = error as? OutputError ?? OutputError(errorNumber: EIO)
+        }
+    }
+
+    private static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(OutputError) {
         var done = 0
         while done < bytes.count {
             #if canImport(Glibc)

@@ -71,13 +71,21 @@ struct TransferLines: Sendable {
         }
     }
 
-    /// Why stdout could not take a line, if it could not.
-    var outputError: OutputError? { failure.withLock { $0 } }
+    /// Why stdout could not take a line, if it could not; the lines still held written first
+    /// (`Terminal.line`), so it is asked once the run's lines are all given.
+    var outputError: OutputError? {
+        let held = level == .all ? Terminal.flushLines() : nil
+        return failure.withLock { failure in
+            failure = failure ?? held
+            return failure
+        }
+    }
 
+    /// One line on stdout; lines that come faster than the display's tick go out together
+    /// (`Terminal.line`), in the same bytes and order.
     private func line(_ text: String) {
         guard level == .all, failure.withLock({ $0 == nil }) else { return }
-        do { try Terminal.output((dryRun ? "(dryrun) " : "") + text + "\n") } catch {
-            let error = error as? OutputError ?? OutputError(errorNumber: EIO)
+        do { try Terminal.line((dryRun ? "(dryrun) " : "") + text + "\n") } catch {
             failure.withLock { $0 = $0 ?? error }
         }
     }

@@ -184,3 +184,22 @@ def test_dryrun_sends_nothing_and_names_what_cannot_be_sent(s3, env, tmp_path):
     # A dry run keeps no record: no journal under the state directory.
     assert not os.path.exists(os.path.join(env["XDG_CACHE_HOME"], "sluice", "jobs")) or \
         os.listdir(os.path.join(env["XDG_CACHE_HOME"], "sluice", "jobs")) == []
+
+
+def test_lines_faster_than_a_tick_come_whole_and_before_the_summary(s3, env, tmp_path):
+    # 600 files end within a tick or two: their lines are held and written together
+    # (`Terminal.line`); on one stream with stderr each must still be whole, once, and before
+    # the summary that follows them.
+    root = tmp_path / "many"
+    root.mkdir()
+    for number in range(600):
+        (root / ("f%03d" % number)).write_bytes(b"x" * (number % 7))
+    prefix = "held-%s/" % uuid.uuid4().hex[:8]
+    proc = subprocess.run([sluice_bin(), "s3", "cp", "-r", "many", "s3://%s/%s" % (BUCKET, prefix)], env=env,
+                          cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    out = proc.stdout.decode("utf-8", "replace").splitlines()
+    assert proc.returncode == 0, out[-5:]
+    expected = ["upload: many/f%03d to s3://%s/%sf%03d" % (n, BUCKET, prefix, n) for n in range(600)]
+    assert sorted(out[:-1]) == expected, [line for line in out if line not in expected][:5]
+    assert out[-1].startswith("sluice: 600 files sent"), out[-3:]
+    assert len(keys(s3, prefix)) == 600
