@@ -20,6 +20,10 @@ public struct S3JobDestination: UploadJobDestination {
     /// The resume records in the client's state directory, listed once at the job's first
     /// small file (not looked for once a file).
     private let records = S3StateStore.Listing()
+    /// `client` with its options checked and its signer made once for the job
+    /// (`S3Client.checkedOnce`), not once a file and again once a request; the failure, if
+    /// any, is each file's.
+    private let checked: Result<S3Client, any Error>
 
     /// A destination that puts every file under `location`'s prefix in its bucket.
     ///
@@ -28,6 +32,7 @@ public struct S3JobDestination: UploadJobDestination {
     ///   - location: `s3://BUCKET/PREFIX`; a prefix that does not end in `/` gets one.
     public init(client: S3Client, location: S3Location) {
         self.client = client
+        checked = Result { try client.checkedOnce() }
         bucket = location.bucket
         prefix = location.key.isEmpty || location.key.hasSuffix("/") ? location.key : location.key + "/"
     }
@@ -68,7 +73,7 @@ public struct S3JobDestination: UploadJobDestination {
             }
             source = S3Source(bytes, identity: "file:\(bytes.path)", fingerprint: S3SourceFingerprint(file: bytes))
         }
-        var client = self.client
+        var client = try checked.get()
         client.options.object = client.options.object.forFile(atPath: file.path)
         client.options.restart = restart
         // A file changed since its multipart upload began is sent again as it is now.

@@ -152,7 +152,7 @@ extension S3Client {
     ///   the checksum of the bytes once they were sent.
     /// - Throws: `S3Error`, or a source's error from a first pass (checksum, SHA-256).
     package func prepare(_ call: S3Call, body: S3RequestBody) throws -> S3PreparedRequest {
-        let signer = try makeSigner()
+        let signer = try checkedSigner ?? makeSigner()
         var request = try signingRequest(call)
         let uploadBody: any ByteSource
         let signature: SigV4Signature

@@ -68,7 +68,7 @@ extension S3Client {
         _ source: S3Source, to location: S3Location, records: S3StateStore.Listing?,
         progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> S3UploadResult {
-        try checkBeforeAnyEffect()
+        if checkedSigner == nil { try checkBeforeAnyEffect() }
         let start = ContinuousClock.now
         let counters = S3Counters()
         let length = source.bytes.length
@@ -300,6 +300,18 @@ extension S3Client {
     public func checkBeforeAnyEffect() throws {
         try options.validate()
         _ = try makeSigner()
+    }
+
+    /// This client with its options checked (`checkBeforeAnyEffect`) and its signer made, once
+    /// for many uploads: each then neither checks the options again nor makes a signer a
+    /// request. Only for options changed afterwards in ways that cannot fail the check.
+    ///
+    /// - Throws: `S3Error` (`.invalidOption`, `.credentials`).
+    package func checkedOnce() throws -> S3Client {
+        try options.validate()
+        var client = self
+        client.checkedSigner = try makeSigner()
+        return client
     }
 
     /// How a file source differs now from its fingerprint (taken when it was opened, or

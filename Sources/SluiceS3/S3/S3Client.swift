@@ -37,6 +37,10 @@ public struct S3Client: Sendable {
     public var options: S3Options
     /// The transport every request goes through.
     public let transport: any UploadTransport
+    /// The signer `checkedOnce()` made once its options were checked: requests sign with it,
+    /// and an upload does not check the options again (a job's files, whose options differ
+    /// only by what cannot fail a check: a content type from the table, the restart flags).
+    package internal(set) var checkedSigner: SigV4Signer?
 
     /// A client over the transport of kind `transport` (libcurl by default on Linux).
     public init(configuration: S3Configuration, options: S3Options = S3Options(), transport: TransportKind = .platformDefault) {
