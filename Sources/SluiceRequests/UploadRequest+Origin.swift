@@ -75,11 +75,12 @@ extension URL {
 
     /// The host as a URL writes it: an IPv6 literal in brackets (`[::1]`), any other as is.
     package var bracketedHost: String? {
-        host.map { $0.contains(":") && !$0.hasPrefix("[") ? "[\($0)]" : $0 }
+        // By bytes: `String.contains(_:)` of a string goes through Foundation's search, once a request.
+        host.map { $0.utf8.contains(UInt8(ascii: ":")) && !$0.hasPrefix("[") ? "[\($0)]" : $0 }
     }
 
     /// Whether the host is an IPv6 literal (`http://[::1]:8080/`).
     package var hasIPv6LiteralHost: Bool {
-        host?.contains(":") == true
+        host?.utf8.contains(UInt8(ascii: ":")) == true
     }
 }
