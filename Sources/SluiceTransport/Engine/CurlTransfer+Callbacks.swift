@@ -202,13 +202,23 @@ extension CurlTransfer {
     /// aborts when cancelled, and holds the answer to `AnswerPace` once the body is all sent.
     package func reportProgress(_ uploaded: Int64) -> Int32 {
         if isCancelled { return 1 }
-        let now = ContinuousClock.now
-        if !onLoop.answer.hasBegun, bodyAllSent(uploaded) { onLoop.answer.begin(at: now) }
-        if let violation = onLoop.answer.check(at: now) ?? onLoop.answer.checkSilence(sent: uploaded, at: now) {
-            onLoop.failure = UploadError(
-                .timedOut, violation.describe(host: onLoop.url.hostAndPort),
-                bytesSent: bytesSent, totalBytes: body.length.value)
-            return 1
+        // The clock is read only where an answer is timed: from the body's last byte (or a
+        // keep-alive answer's silence from the start); before that, no check can fail.
+        var timed = onLoop.answer.hasBegun || onLoop.answer.keepAlive != nil
+        var now: ContinuousClock.Instant?
+        if !onLoop.answer.hasBegun, bodyAllSent(uploaded) {
+            now = .now
+            onLoop.answer.begin(at: now!)
+            timed = true
+        }
+        if timed {
+            let now = now ?? .now
+            if let violation = onLoop.answer.check(at: now) ?? onLoop.answer.checkSilence(sent: uploaded, at: now) {
+                onLoop.failure = UploadError(
+                    .timedOut, violation.describe(host: onLoop.url.hostAndPort),
+                    bytesSent: bytesSent, totalBytes: body.length.value)
+                return 1
+            }
         }
         if case .none = onLoop.reader { return 0 }
         let sent = min(uploaded, onLoop.position)
