@@ -204,14 +204,15 @@ extension CurlTransfer {
         if isCancelled { return 1 }
         // The clock is read only where an answer is timed: from the body's last byte (or a
         // keep-alive answer's silence from the start); before that, no check can fail.
-        var timed = onLoop.answer.hasBegun || onLoop.answer.keepAlive != nil
+        // (`hasBegun` asked once: a call into another module, once a callback.)
+        var timed = onLoop.answer.hasBegun
         var now: ContinuousClock.Instant?
-        if !onLoop.answer.hasBegun, bodyAllSent(uploaded) {
+        if !timed, bodyAllSent(uploaded) {
             now = .now
             onLoop.answer.begin(at: now!)
             timed = true
         }
-        if timed {
+        if timed || onLoop.answer.keepAlive != nil {
             let now = now ?? .now
             if let violation = onLoop.answer.check(at: now) ?? onLoop.answer.checkSilence(sent: uploaded, at: now) {
                 onLoop.failure = UploadError(
