@@ -285,6 +285,26 @@ def nginx_bytes_served(root, name, run):
                 if line.startswith("GET /dav/%s " % name) and line.rstrip("\n").endswith(" run=%s" % run)]
 
 
+def test_parts_that_are_not_multiples_of_the_window_ask_only_for_their_own_bytes(fault_url, s3, env):  # noqa: F811
+    """5 MiB parts of a 23 MiB source: every GET lies within one part (windows of 8 MiB would run
+    into the next part's bytes), and together they ask for each byte once."""
+    part, size = 5 * MIB, 23 * MIB + 5
+    name = "pieces-%s" % uuid.uuid4().hex[:8]
+    key = "remote/%s.bin" % name
+    before = len(fault_requests(fault_url))
+    status, out, err = sluice(env, "s3", "cp", "%s/source/%s?size=%d&seed=4" % (fault_url, name, size), "s3://%s/%s" % (BUCKET, key),
+                              "--part-size", "5MiB", "--concurrency", "3", "--progress", "none")
+    assert status == 0, err
+    asked = []
+    for entry in fault_requests(fault_url)[before:]:
+        if entry["path"] == "/source/" + name and entry["method"] == "GET":
+            first, _, last = entry["headers"]["range"][len("bytes="):].partition("-")
+            asked.append((int(first), int(last)))
+    assert all(first // part == last // part for first, last in asked), asked
+    assert sum(last - first + 1 for first, last in asked) == size, asked
+    assert hashlib.sha256(s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()).hexdigest() == source_sha(4, size)
+
+
 def test_a_1_gib_http_source_in_flat_memory_resumed_reading_only_what_is_missing(nginx, s3, env):  # noqa: F811
     """Issue 38's done-when: nginx -> SeaweedFS, 1 GiB byte-exact at 16 MiB parts x 8 under 64 MiB
     peak RSS; killed with SIGKILL once a part is held, the same command has nginx send only the

@@ -203,6 +203,8 @@ extension S3Client {
         let plan = record.plan
         let count = plan.partCount ?? 1
         let algorithm = options.checksum
+        // Each part's GETs end at its last byte: none reads into a part another reader takes.
+        (source.bytes as? RemoteByteSource)?.readsInPieces(of: plan.partSize)
         // A pinned source's parts are journaled as S3 accepts them: a later run takes their
         // checksums from there instead of reading the parts again.
         let journal = source.bytes.isPinned ? try await BlockingPool.shared.run { S3PartsJournal(store: store, record: record) } : nil

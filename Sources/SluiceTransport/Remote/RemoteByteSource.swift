@@ -64,6 +64,8 @@ public final class RemoteByteSource: ByteSource {
         var live: [ObjectIdentifier: RemoteRangeStream] = [:]
         var handles: [IdleHandle] = []
         var closed = false
+        /// The size of the pieces readers take (`readsInPieces(of:)`), 0 for none known.
+        var piece: Int64 = 0
     }
 
     /// The most streams kept between reads, waiting for a reader to go on where they stand.
@@ -236,6 +238,14 @@ public final class RemoteByteSource: ByteSource {
         return count
     }
 
+    /// Tells the source that readers take it in pieces of `size` bytes from offset 0 (the
+    /// parts of a multipart upload): no GET then runs past the end of the piece it starts in, so a
+    /// part that is not a multiple of `RemoteSourceOptions.window` asks for none of the next
+    /// part's bytes, which another reader may be reading at the same time.
+    public func readsInPieces(of size: Int64) {
+        state.withLock { $0.piece = max(size, 0) }
+    }
+
     /// Ends every GET and its thread; reads after it fail. Idempotent.
     public func close() {
         let (streams, handles) = state.withLock { state -> ([RemoteRangeStream], [IdleHandle]) in
@@ -254,15 +264,16 @@ public final class RemoteByteSource: ByteSource {
     /// The stream whose next byte is `offset`, or a new GET from there.
     private func checkOut(at offset: Int64) throws -> RemoteRangeStream {
         let window = max(options.window, 1)
-        let taken = try state.withLock { state -> (RemoteRangeStream?, IdleHandle?) in
+        let taken = try state.withLock { state -> (RemoteRangeStream?, IdleHandle?, Int64) in
             guard !state.closed else { throw RemoteSourceError(.closed, "read after the source was closed", url: url) }
             if let index = state.idle.firstIndex(where: { $0.position == offset }) {
-                return (state.idle.remove(at: index), nil)
+                return (state.idle.remove(at: index), nil, state.piece)
             }
-            return (nil, state.handles.popLast())
+            return (nil, state.handles.popLast(), state.piece)
         }
         if let stream = taken.0 { return stream }
-        let end = min(length, (offset / window + 1) * window)
+        var end = min(length, (offset / window + 1) * window)
+        if taken.2 > 0 { end = min(end, (offset / taken.2 + 1) * taken.2) }
         let stream = RemoteRangeStream(source: self, range: offset..<end)
         let added = state.withLock { state -> Bool in
             guard !state.closed else { return false }
