@@ -29,32 +29,17 @@ enum ReceiverSocket {
     /// - Returns: The socket and the port it is bound to.
     /// - Throws: `LoopbackReceiverError.invalidHost` or `.socket`.
     static func makeListener(address: String, port: UInt16) throws(LoopbackReceiverError) -> (fd: Int32, port: UInt16) {
-        var storage = sockaddr_storage()
-        let length: socklen_t
-        let family: Int32
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        if inet_pton(AF_INET, address, &v4) == 1 {
-            family = AF_INET
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let sin = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
-                sin.pointee.sin_family = sa_family_t(AF_INET)
-                sin.pointee.sin_port = port.bigEndian
-                sin.pointee.sin_addr = v4
-            }
-        } else if inet_pton(AF_INET6, address, &v6) == 1 {
-            family = AF_INET6
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let sin6 = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
-                sin6.pointee.sin6_family = sa_family_t(AF_INET6)
-                sin6.pointee.sin6_port = port.bigEndian
-                sin6.pointee.sin6_addr = v6
-            }
-        } else {
-            throw .invalidHost(address)
-        }
+        // A numeric address only (no lookup), of either family: the kernel's own parsing fills
+        // the socket address, the port with it.
+        var hints = addrinfo()
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE
+        hints.ai_family = AF_UNSPEC
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(address, String(port), &hints, &found) == 0, let info = found else { throw .invalidHost(address) }
+        defer { freeaddrinfo(info) }
+        let family = info.pointee.ai_family
+        guard family == AF_INET || family == AF_INET6, let socketAddress = info.pointee.ai_addr else { throw .invalidHost(address) }
+        let length = info.pointee.ai_addrlen
 
         let fd = socket(family, streamType, 0)
         guard fd >= 0 else { throw .socket(operation: "socket", address: address, errno: errno) }
@@ -66,9 +51,7 @@ enum ReceiverSocket {
         if family == AF_INET6 {
             _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
         }
-        let bound = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
+        let bound = bind(fd, socketAddress, length)
         guard bound == 0 else {
             let code = errno
             close(fd)

@@ -273,6 +273,12 @@ private typealias Support = ReceiverTestSupport
         #expect(receiver.port != 0)
         #expect(receiver.url == "http://127.0.0.1:\(receiver.port)/")
         #expect(throws: LoopbackReceiverError.invalidHost("example.com")) { _ = try LoopbackReceiver(host: "example.com") }
+        #expect(throws: LoopbackReceiverError.invalidHost("1.2.3.4.5")) { _ = try LoopbackReceiver(host: "1.2.3.4.5") }
+        // Either family, parsed by the kernel: IPv6 loopback takes a body as IPv4's does.
+        let six = try LoopbackReceiver(host: "::1", log: Self.quiet)
+        defer { six.stop() }
+        #expect(six.port != 0 && six.url == "http://[::1]:\(six.port)/")
+        #expect(try Support.curl(["--data-binary", "x", "\(six.url)six"]).status == 0)
         #expect(throws: (any Error).self) { _ = try LoopbackReceiver(port: receiver.port, log: Self.quiet) }
         #expect(throws: (any Error).self) { _ = try LoopbackReceiver(storeDirectory: "/nonexistent/sluice") }
     }
