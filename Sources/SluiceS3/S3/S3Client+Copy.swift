@@ -356,22 +356,8 @@ extension S3Client {
             }
         }
         if record == nil {
-            let create = S3Call(
-                method: "POST", location: destination, query: [SigV4QueryItem("uploads")], headers: createMultipartUploadHeaders,
-                action: "CreateMultipartUpload")
-            let uploadID = try S3CreatedUpload(xml: try await send(create, counters: counters).response.body).uploadID
-            var created = S3UploadRecord(
-                endpoint: endpoint, bucket: destination.bucket, key: destination.key, uploadID: uploadID, source: identity,
-                fingerprint: S3SourceFingerprint(size: length), plan: plan, checksum: options.checksum, createdAt: Date().timeIntervalSince1970)
-            created.checksumType = options.effectiveChecksumType
-            created.customerKeyFingerprint = options.object.customerKey?.fingerprint
-            do { try await BlockingPool.shared.run(ignoringCancellation: true) { [created] in try store.save(created) } } catch var error as S3Error {
-                if (try? await abortMultipartUpload(destination, uploadID: uploadID, counters: counters)) != nil {
-                    error.message += "; upload \(uploadID) was aborted"
-                }
-                throw error
-            }
-            record = created
+            record = try await createRecordedUpload(
+                destination, source: identity, fingerprint: S3SourceFingerprint(size: length), plan: plan, store: store, counters: counters)
         }
         let stored = record!
         let uploadID = stored.uploadID

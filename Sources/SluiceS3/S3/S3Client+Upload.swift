@@ -137,23 +137,8 @@ extension S3Client {
             return try await putObject(source, to: location, counters: counters, meter: meter, start: start)
         }
         if record == nil {
-            let uploadID = try await createMultipartUpload(location, counters: counters)
-            var created = S3UploadRecord(
-                endpoint: endpoint, bucket: location.bucket, key: location.key, uploadID: uploadID, source: source.identity,
-                fingerprint: source.fingerprint, plan: fresh, checksum: options.checksum,
-                createdAt: Date().timeIntervalSince1970)
-            created.checksumType = options.effectiveChecksumType
-            created.customerKeyFingerprint = options.object.customerKey?.fingerprint
-            // Written (and synced) whether or not the task is cancelled meanwhile: the upload exists.
-            do { try await BlockingPool.shared.run(ignoringCancellation: true) { [created] in try store.save(created) } } catch var error as S3Error {
-                // Nothing could resume it: abort it, and say so instead of naming it as kept.
-                if (try? await abortMultipartUpload(location, uploadID: uploadID, counters: counters)) != nil {
-                    error.uploadID = nil
-                    error.message += "; upload \(uploadID) was aborted"
-                }
-                throw error
-            }
-            record = created
+            record = try await createRecordedUpload(
+                location, source: source.identity, fingerprint: source.fingerprint, plan: fresh, store: store, counters: counters)
         }
         let stored = record!
         // The parts already sent carry the stored upload's checksum: keep to it.
@@ -180,6 +165,32 @@ extension S3Client {
                 "upload \(stored.uploadID) of \(location) was not completed; restart the upload to send it again"
             }
         }
+    }
+
+    /// A new multipart upload of `location`, recorded in `store` (with this client's part plan,
+    /// checksum and SSE-C key fingerprint) before any part is sent, so a later run can resume it.
+    ///
+    /// - Throws: `S3Error`; when the record cannot be written the upload is aborted (nothing could
+    ///   resume it) and the error says so instead of naming it as kept.
+    package func createRecordedUpload(
+        _ location: S3Location, source identity: String, fingerprint: S3SourceFingerprint, plan: S3PartPlan, store: S3StateStore,
+        counters: S3Counters
+    ) async throws -> S3UploadRecord {
+        let uploadID = try await createMultipartUpload(location, counters: counters)
+        var created = S3UploadRecord(
+            endpoint: configuration.endpointIdentity, bucket: location.bucket, key: location.key, uploadID: uploadID, source: identity,
+            fingerprint: fingerprint, plan: plan, checksum: options.checksum, createdAt: Date().timeIntervalSince1970)
+        created.checksumType = options.effectiveChecksumType
+        created.customerKeyFingerprint = options.object.customerKey?.fingerprint
+        // Written (and synced) whether or not the task is cancelled meanwhile: the upload exists.
+        do { try await BlockingPool.shared.run(ignoringCancellation: true) { [created] in try store.save(created) } } catch var error as S3Error {
+            if (try? await abortMultipartUpload(location, uploadID: uploadID, counters: counters)) != nil {
+                error.uploadID = nil
+                error.message += "; upload \(uploadID) was aborted"
+            }
+            throw error
+        }
+        return created
     }
 
     /// The parts the server holds of `stored`'s upload, by number (the latest of each); nil when
