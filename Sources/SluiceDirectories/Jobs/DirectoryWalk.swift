@@ -327,8 +327,37 @@ public struct DirectoryWalk: Sequence, IteratorProtocol, Sendable {
         } catch {
             return .failure(WalkIssue(path: directory, kind: spillFailed(error)))
         }
-        entries.sort { order.precedes($0.sortKey, $1.sortKey) }
-        return .success(.held(entries))
+        return .success(.held(ordered(entries, by: order)))
+    }
+
+    /// `entries` in key order, their keys compared in one buffer that holds them all: sorting
+    /// the entries themselves retained and released a key's array at each comparison and move,
+    /// a quarter of the retains a run of small files made (issue 37.11).
+    static func ordered(_ entries: [Listed], by order: KeyOrder) -> [Listed] {
+        guard entries.count > 1 else { return entries }
+        /// Where one entry's key lies in `keys`, and which entry it is.
+        struct Span {
+            var start: Int
+            var count: Int
+            var entry: Int
+        }
+        var keys: [UInt8] = []
+        keys.reserveCapacity(entries.reduce(0) { $0 + $1.sortKey.count })
+        var spans: [Span] = []
+        spans.reserveCapacity(entries.count)
+        for (index, listed) in entries.enumerated() {
+            spans.append(Span(start: keys.count, count: listed.sortKey.count, entry: index))
+            keys.append(contentsOf: listed.sortKey)
+        }
+        keys.withUnsafeBytes { keys in
+            spans.sort { a, b in
+                order.precedes(
+                    UnsafeRawBufferPointer(rebasing: keys[a.start..<(a.start + a.count)]),
+                    UnsafeRawBufferPointer(rebasing: keys[b.start..<(b.start + b.count)])
+                )
+            }
+        }
+        return spans.map { entries[$0.entry] }
     }
 
     /// A directory whose entries could not be sorted on disk, or read back.
