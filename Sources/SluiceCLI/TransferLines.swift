@@ -23,6 +23,10 @@ struct TransferLines: Sendable {
     private let workingComponents: [Substring]
     /// The first error of stdout (closed, full): the run ends with 1 once it is done.
     private let failure = Lock<OutputError?>(nil)
+    /// The directory of the last file a line showed, as given and as shown: a job's files come
+    /// directory by directory, so a directory is made relative once, not once a file (its
+    /// components split and compared, a run of small files' 1 %: issue 37.11).
+    private let lastDirectory = Lock<(given: Substring, shown: String)?>(nil)
 
     init(level: Level, dryRun: Bool, workingDirectory: String = FileManager.default.currentDirectoryPath) {
         self.level = level
@@ -45,7 +49,29 @@ struct TransferLines: Sendable {
 
     /// `upload: PATH to URL` for the file at `path` (absolute, or as typed), stored as `url`.
     func upload(_ path: String, to url: String) {
-        upload(shown: Self.shown(path, from: workingComponents), to: url)
+        guard level == .all else { return }
+        upload(shown: shown(path), to: url)
+    }
+
+    /// `path` as `shown(_:from:)` shows it from the working directory, its directory's part
+    /// taken from the last line's where it is the same directory.
+    func shown(_ path: String) -> String {
+        // An ASCII path's last name (not empty, `.` or `..`) ends what `shown` gives, as itself.
+        guard path.utf8.allSatisfy({ $0 < 0x80 }), let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else {
+            return Self.shown(path, from: workingComponents)
+        }
+        let directory = path[..<slash]
+        let name = path.utf8[path.utf8.index(after: slash)...]
+        guard !name.isEmpty, !name.elementsEqual(".".utf8), !name.elementsEqual("..".utf8) else {
+            return Self.shown(path, from: workingComponents)
+        }
+        if let last = lastDirectory.withLock({ $0 }), last.given == directory {
+            return last.shown + String(Substring(name))
+        }
+        let shown = Self.shown(path, from: workingComponents)
+        let prefix = String(decoding: shown.utf8.dropLast(name.count), as: UTF8.self)
+        lastDirectory.withLock { $0 = (directory, prefix) }
+        return shown
     }
 
     /// `upload: SOURCE to URL` for a source that is no file (`synthetic:…`), shown as it is.
@@ -66,6 +92,7 @@ struct TransferLines: Sendable {
 
     /// The line of a job's event about a file under `bucket`.
     func tell(_ event: UploadJobEvent, bucket: String) {
+        guard level == .all else { return }
         switch event {
         case .sent(let file, let key), .wouldSend(let file, let key): upload(file.path, to: "s3://\(bucket)/\(key)")
         }
