@@ -55,11 +55,21 @@ package struct AnswerPace: Sendable {
     }
 
     private let stallTimeout: Duration
+    /// The longest answer: `stallTimeoutsPerAnswer` stall timeouts.
+    private let limit: Duration
     /// How long a keep-alive answer may send whitespace before its document; nil for none.
     package let keepAlive: Duration?
-    private var began: ContinuousClock.Instant?
-    private var windowStart: ContinuousClock.Instant?
+    /// The first instant given: every time below is a `Duration` from it. (An instant is of a
+    /// type whose layout is the runtime's to know, so each comparison, sum or optional of two
+    /// was a call through its witnesses: the pace is asked at each of libcurl's progress
+    /// calls, several a request, a run of small files' 1 %.)
+    private var origin: ContinuousClock.Instant?
+    private var began: Duration?
+    private var windowStart: Duration?
     private var windowBytes: Int64 = 0
+    /// The first time `check` can find a violation at, nil until worked out again: before it,
+    /// `check` compares two durations and does no arithmetic.
+    private var quietUntil: Duration?
     /// A keep-alive answer whose body so far is whitespace only (and an XML declaration).
     private var awaitingDocument: Bool
     /// Where a keep-alive answer's body is in its leading XML declaration (`<?xml …?>`, which
@@ -68,7 +78,7 @@ package struct AnswerPace: Sendable {
     /// Bytes of the answer so far (head and body).
     private var total: Int64 = 0
     /// Bytes sent and received when `checkSilence` last saw them change, and when.
-    private var activity: (count: Int64, at: ContinuousClock.Instant)?
+    private var activity: (count: Int64, at: Duration)?
 
     /// - Parameters:
     ///   - stallTimeout: The request's stall timeout.
@@ -76,6 +86,7 @@ package struct AnswerPace: Sendable {
     ///     its document (`UploadOptions.answerKeepAlive`); nil: every byte is judged.
     package init(stallTimeout: Duration, keepAlive: Duration? = nil) {
         self.stallTimeout = min(max(stallTimeout, .milliseconds(1)), UploadOptions.maximumTimeout)
+        limit = self.stallTimeout * Self.stallTimeoutsPerAnswer
         self.keepAlive = keepAlive
         awaitingDocument = keepAlive != nil
     }
@@ -83,12 +94,23 @@ package struct AnswerPace: Sendable {
     /// Whether the answer has begun.
     package var hasBegun: Bool { began != nil }
 
+    /// `instant` as a duration from `origin` (which it becomes, the first time).
+    private mutating func time(_ instant: ContinuousClock.Instant) -> Duration {
+        guard let origin else {
+            origin = instant
+            return .zero
+        }
+        return instant - origin
+    }
+
     /// The answer begins (once; later calls change nothing).
-    package mutating func begin(at now: ContinuousClock.Instant) {
+    package mutating func begin(at instant: ContinuousClock.Instant) {
         guard began == nil else { return }
+        let now = time(instant)
         began = now
         windowStart = now
         windowBytes = 0
+        quietUntil = nil
     }
 
     /// `count` bytes of the answer arrived (its head, or a body whose bytes need no look).
@@ -99,20 +121,23 @@ package struct AnswerPace: Sendable {
 
     /// Bytes of the answer's body arrived: a keep-alive answer's first byte that is not
     /// whitespace begins its document, and the pace rule from then on.
-    package mutating func receivedBody(_ bytes: UnsafeRawBufferPointer, at now: ContinuousClock.Instant) {
+    package mutating func receivedBody(_ bytes: UnsafeRawBufferPointer, at instant: ContinuousClock.Instant) {
         received(bytes.count)
         guard awaitingDocument, !bytes.allSatisfy({ awaitsDocument(after: $0) }) else { return }
         awaitingDocument = false
+        let now = time(instant)
         began = now
         windowStart = now
         windowBytes = Int64(bytes.count)
+        quietUntil = nil
     }
 
     /// A keep-alive answer's own stall check, for a transport whose check is off: nil while
     /// bytes go either way (`sent`: the request's bytes sent so far), else `.silent` once a
     /// stall timeout passed with none. Always nil without `keepAlive`.
-    package mutating func checkSilence(sent: Int64, at now: ContinuousClock.Instant) -> Violation? {
+    package mutating func checkSilence(sent: Int64, at instant: ContinuousClock.Instant) -> Violation? {
         guard keepAlive != nil else { return nil }
+        let now = time(instant)
         let count = sent + total
         guard let last = activity, last.count == count else {
             activity = (count, now)
@@ -136,15 +161,18 @@ package struct AnswerPace: Sendable {
         return true
     }
 
-    /// Whether the answer broke the rule by `now`; a window that kept the pace starts the next.
-    package mutating func check(at now: ContinuousClock.Instant) -> Violation? {
+    /// Whether the answer broke the rule by `instant`; a window that kept the pace starts the next.
+    package mutating func check(at instant: ContinuousClock.Instant) -> Violation? {
         guard let began, let windowStart else { return nil }
+        let now = time(instant)
+        if let quietUntil, now < quietUntil { return nil }
         if awaitingDocument, let keepAlive {
             // Whitespace so far: only the wait for the document is bounded (silence is
             // `checkSilence`'s, or the transport's, to end).
+            quietUntil = began + keepAlive
             return now - began >= keepAlive ? .noDocument(limit: keepAlive) : nil
         }
-        let limit = stallTimeout * Self.stallTimeoutsPerAnswer
+        quietUntil = min(began + limit, windowStart + stallTimeout)
         if now - began >= limit { return .tooLong(limit: limit) }
         let window = now - windowStart
         guard window >= stallTimeout else { return nil }
@@ -154,6 +182,7 @@ package struct AnswerPace: Sendable {
         if windowBytes < needed { return .tooSlow(bytes: windowBytes, window: window) }
         self.windowStart = now
         windowBytes = 0
+        quietUntil = nil
         return nil
     }
 }

@@ -41,7 +41,7 @@ public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
         guard HTTPSyntax.isToken(name) else {
             throw UploadError.invalidHeader("header name '\(name.debugDescription.dropFirst().dropLast())' is not a valid token")
         }
-        guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
+        guard !HTTPSyntax.breaksFieldValue(value) else {
             throw UploadError.invalidHeader("header '\(name)' has a CR, LF or NUL in its value")
         }
     }
