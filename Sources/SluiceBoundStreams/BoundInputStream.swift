@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import SluiceRequests
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 /// The reading end of a `BoundStreamPair`.
 ///

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 /// The writing end of a `BoundStreamPair`. Never blocks; one thread writes at a time; see
 /// `BoundStreamPair`.

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 /// `InputStreamSource`'s channel over Foundation's own bound pair, through the public
 /// `Stream` API only: the seed's technique. The output stream is scheduled in a run loop on a

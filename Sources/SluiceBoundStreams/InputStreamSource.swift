@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 /// The writing side `InputStreamSource` pumps into, and the input stream the request reads.
 ///

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 

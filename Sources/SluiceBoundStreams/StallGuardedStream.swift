@@ -1,5 +1,5 @@
 import Dispatch
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 

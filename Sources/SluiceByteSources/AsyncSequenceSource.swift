@@ -1,4 +1,4 @@
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 /// A sequential source over an `AsyncSequence` of byte chunks: the bridge between a caller's
 /// async producer and a transport that reads with `read(into:)` on a thread of its own.

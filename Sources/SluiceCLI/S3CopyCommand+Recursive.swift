@@ -1,5 +1,6 @@
 import Foundation
 import Sluice
+@_spi(Floors) import SluicePrimitives
 
 /// `sluice s3 cp --recursive DIR s3://BUCKET/PREFIX/`: the files below DIR as one `UploadJob`.
 extension S3CopyCommand {

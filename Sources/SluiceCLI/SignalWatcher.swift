@@ -3,6 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+@_spi(Floors) import SluicePrimitives
 
 /// SIGINT and SIGTERM for the whole process, caught from the first line of `main`.
 ///

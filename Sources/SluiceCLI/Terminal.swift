@@ -3,6 +3,7 @@ import Sluice
 #if canImport(Glibc)
 import Glibc
 #endif
+@_spi(Floors) import SluicePrimitives
 
 /// stdout could not be written (a full disk, a closed pipe): one line, exit 1.
 struct OutputError: Error, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import Sluice
+@_spi(Floors) import SluicePrimitives
 
 /// What `s3 cp`, `s3 cp -r` and `s3 sync` print on stdout as they go, as the AWS CLI prints it:
 /// `upload: ./f to s3://b/k` once a file is stored, `delete: s3://b/k` once an object is

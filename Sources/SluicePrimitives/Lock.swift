@@ -18,14 +18,15 @@ import Darwin
 /// - Important: `wait(_:)` sleeps until a `broadcast()` (or `withLockBroadcasting`, or `withLockSignalling` for one waiter) makes its
 ///   condition true; `wait(timeout:_:)` also gives up at its deadline. Every state change a
 ///   waiter may be waiting for must broadcast.
-package final class Lock<State> {
+@_spi(Floors) public final class Lock<State> {
     // Inlinable (its fields usable from inlined code): each module's calls are specialized
     // for their state, not made through the generic entry point with its witness calls.
     @usableFromInline var state: State
     @usableFromInline let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     @usableFromInline let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    package init(_ state: State) {
+    /// A lock guarding `state`.
+    public init(_ state: State) {
         self.state = state
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
@@ -46,7 +47,7 @@ package final class Lock<State> {
 
     /// Runs `body` with the lock held.
     @inlinable
-    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    public func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
@@ -56,7 +57,7 @@ package final class Lock<State> {
     ///
     /// `body` runs with the lock held and returns `nil` to keep waiting.
     @inlinable
-    package func wait<R>(_ body: (inout State) throws -> R?) rethrows -> R {
+    public func wait<R>(_ body: (inout State) throws -> R?) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
@@ -66,7 +67,7 @@ package final class Lock<State> {
     }
 
     /// Like `wait(_:)`, but gives up after `seconds`: returns nil if `body` still returned nil.
-    package func wait<R>(timeout seconds: Double, _ body: (inout State) throws -> R?) rethrows -> R? {
+    public func wait<R>(timeout seconds: Double, _ body: (inout State) throws -> R?) rethrows -> R? {
         var deadline = timespec()
         #if os(Linux)
         clock_gettime(CLOCK_MONOTONIC, &deadline)
@@ -89,7 +90,7 @@ package final class Lock<State> {
     }
 
     /// Wakes every waiter so it re-checks the state.
-    package func broadcast() {
+    public func broadcast() {
         pthread_mutex_lock(mutex)
         pthread_cond_broadcast(condition)
         pthread_mutex_unlock(mutex)
@@ -97,7 +98,7 @@ package final class Lock<State> {
 
     /// Runs `body` with the lock held, then wakes every waiter.
     @inlinable
-    package func withLockBroadcasting<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    public func withLockBroadcasting<R>(_ body: (inout State) throws -> R) rethrows -> R {
         try withLock(waking: false, body)
     }
 
@@ -107,7 +108,7 @@ package final class Lock<State> {
     /// The signal comes after the unlock, so the woken thread does not block at once on the
     /// mutex its waker still holds.
     @inlinable
-    package func withLockSignalling<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    public func withLockSignalling<R>(_ body: (inout State) throws -> R) rethrows -> R {
         try withLock(waking: true, body)
     }
 

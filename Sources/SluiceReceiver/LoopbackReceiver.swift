@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+@_spi(Floors) import SluicePrimitives
 
 /// A small HTTP/1.1 server on the loopback interface that accepts any request body, hashes it
 /// with SHA-256 as it streams in, optionally stores it, and answers `200` with what it got:

@@ -1,4 +1,4 @@
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 /// One cap on bytes per second, shared by every request that draws from it: a token bucket
 /// (rclone's `--bwlimit`, curl's `--limit-rate`, but across all connections of a job).

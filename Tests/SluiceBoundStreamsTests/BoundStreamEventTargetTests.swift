@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// The output stream's first `hasSpaceAvailable` reaches a writer whatever it does first:
 /// open, then schedule (legal with Apple's streams), or schedule, then open; on a run loop or

@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceReceiver
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// Model-based test of the bound pair (issue 8 §1): random interleavings of open, write (in
 /// and outside space events, one write per event or until a short write), read, close of

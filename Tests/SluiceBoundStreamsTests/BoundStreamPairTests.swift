@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceReceiver
 import SluiceTestSupport
 import Synchronization
+@_spi(Floors) import SluicePrimitives
 
 /// Collects a stream's events; a gate instead of sleeps.
 final class EventRecorder: StreamDelegate, @unchecked Sendable {

@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceReceiver
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// The seed's own usage of the pair (issue 8 §1): output scheduled in a run loop, exactly one
 /// `write` per `hasSpaceAvailable`, from a fixed buffer smaller than, equal to or larger than

@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceReceiver
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 @Suite(.hangGuard) struct InputStreamSourceTests {
     @Test(arguments: [(37, 71, 13), (64 * 1024, 1_000_003, 65524), (4096, 0, 100), (1, 257, 3), (1000, 999, 1000)])

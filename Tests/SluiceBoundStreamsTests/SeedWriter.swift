@@ -3,6 +3,7 @@ import Foundation
 @testable import Sluice
 @testable import SluiceReceiver
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// The seed's "input stream source", ported as the seed writes it (/work/shared/seed): a
 /// delegate on the output stream of a bound pair, scheduled in a run loop of its own thread,

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// `StallGuardedStream`: a source silent for the stall timeout fails its read with
 /// `ProducerStalled`, through the source's own way out (a FIFO's `close()`). The timer is the

@@ -8,6 +8,7 @@ import Glibc
 @testable import SluiceByteSources
 #endif
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// `SourceSnapshot`: a small body read once; a file only as it was at rest. Changes come from
 /// hooks (between the read and the second look, or in the wait), the clock is the test's where

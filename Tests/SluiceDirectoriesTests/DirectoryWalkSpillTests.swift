@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceDirectories
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// A directory larger than the walk's bound is sorted on disk and read back in key order (issue
 /// 37.7); a spill that fails is an issue of the walk and holds every delete back.

@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceDirectories
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// `s3 sync --delete` deletes only what the run proved absent: any error of any kind (a walk
 /// that saw a directory moved, a file gone before it was sent, a record that could not be

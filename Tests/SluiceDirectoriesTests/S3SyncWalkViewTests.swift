@@ -4,6 +4,7 @@ import Testing
 @testable import SluiceDirectories
 import SluiceTestSupport
 import Synchronization
+@_spi(Floors) import SluicePrimitives
 
 /// The walk's view held to the end of a sync (issue 37, "Deletes as a last phase"): every
 /// directory walked is checked again before deletions go out, and one replaced after the walk

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// `s3 sync --checksum`'s decisions (`SyncContentCheck`), each branch, against a scripted server
 /// that answers `HeadObject` as told, and lies where told (a checksum of the wrong length, base64

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// What a job tells of each file (`UploadJobEvent`): every file stored once, after its record
 /// took it; a dry run tells every file it would send, asks the destination nothing and keeps no

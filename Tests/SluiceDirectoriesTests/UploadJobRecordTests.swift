@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// A small tmpfs of its own (64 KiB), mounted for one test and unmounted after: a disk that
 /// really fills. Mounting needs root (CAP_SYS_ADMIN); elsewhere `mount` is nil.

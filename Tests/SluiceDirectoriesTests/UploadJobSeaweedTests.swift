@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceS3
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// `UploadJob` to S3 in the library against the SeaweedFS scripts/test.sh starts: every object
 /// byte-exact, one request budget for small files and parts alike, and a cancelled job that the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// A destination whose first upload waits at a gate (the others return at once), counting the
 /// names it was asked for; a cancel while it waits is thrown as the S3 destination throws it.

@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluicePrimitives
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// The blocking-call pool: bodies run on its own threads, never more than its count, queued
 /// items a cancel takes back fail with `CancellationError` without running, shutdown ends it.

@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceS3
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// Success only for what the server proved: every S3 call sluice makes, answered `200` with an
 /// `<Error>` document, without the ETag it needs, with nothing, or with a cut-off document,

@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceReceiver
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// `S3Client` in the library against the SeaweedFS scripts/test.sh starts, read back by boto3.
 @Suite(

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// `S3Client.copy(_:from:to:progress:)` in the library against SeaweedFS: by the store with no
 /// source client or one of the same endpoint and keys, streamed with a client that names the

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// Which requests wait for `100 Continue`: a `PutObject` over 2 MiB and every part do (a
 /// refusal saves the body; a reset part is retried, and counted, by the retry policy), a smaller

@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceS3
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// Presigned multipart uploads: the backend half (`S3Client`, with credentials) and the client
 /// half (`S3PresignedPartsUpload`, with none) against the SeaweedFS scripts/test.sh starts,

@@ -5,6 +5,7 @@ import Testing
 @testable import SluiceS3
 @testable import SluiceByteSources
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// Racily clean files (issue 37, item 4), as git treats a racily clean index entry: a write
 /// within one timestamp tick of a file's last change leaves its change time where it was, so a

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// A body sent in one request while its source changes, against SeaweedFS (which checks the
 /// signed SHA-256 of every body). Below `S3Client.headerSignedBodyLimit` the body is read once

@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceReceiver
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// A stand-in S3 that answers the multipart calls with canned XML and records which part
 /// buffers it was handed, and how many parts were in flight at once. A fake only to look

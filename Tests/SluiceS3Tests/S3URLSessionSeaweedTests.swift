@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// S3 over `URLSessionTransport` (the only transport on Apple platforms) against SeaweedFS:
 /// the same part scheduler as on libcurl, each object read back byte-exact.

@@ -9,6 +9,7 @@ import SluiceReceiver
 #if canImport(Glibc)
 import Glibc
 #endif
+@_spi(Floors) import SluicePrimitives
 
 /// A source whose bytes change each time it is read from its start: a file rewritten between
 /// two passes, without a file.

@@ -9,6 +9,7 @@ import SluiceReceiver
 #if canImport(Glibc)
 import Glibc
 #endif
+@_spi(Floors) import SluicePrimitives
 
 /// A stream of synthetic bytes, read once, length unknown: stdin as the library sees it.
 package final class SyntheticStream: SequentialByteSource {

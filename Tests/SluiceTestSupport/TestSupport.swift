@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Sluice
 import SluiceReceiver
+@_spi(Floors) import SluicePrimitives
 
 /// The package's root directory (this file is `Tests/SluiceTestSupport/TestSupport.swift`).
 package let repositoryRoot = URL(fileURLWithPath: #filePath)

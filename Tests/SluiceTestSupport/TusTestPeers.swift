@@ -8,6 +8,7 @@ import Glibc
 #endif
 import Sluice
 import SluiceReceiver
+@_spi(Floors) import SluicePrimitives
 
 /// A peer process started by a test, stopped by PID.
 ///

@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceReceiver
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// `UploadBody.stream(_:length:)`: an `AsyncSequence` of byte chunks sent by both transports,
 /// byte-exact (SHA-256 at the receiver), counted, cancellable, with backpressure.

@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceReceiver
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 @Suite("CurlTransport against a loopback sink", .serialized, .hangGuard)
 struct CurlTransportTests {

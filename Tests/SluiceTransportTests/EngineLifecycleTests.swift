@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// The engine's edges: shutdown (twice, while parts are in flight, awaited), work after it,
 /// and engines that are dropped without one. The counting tests run alone in a child copy of

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// Aggregate progress of a parallel upload: never lower than the report before, except in a
 /// report that names the parts started again; in order even when parts on several loops

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// A stream's part that fails for good while the producer waits for the next one (stdin not
 /// yet full) ends the run at once: the producer runs beside the parts in the scheduler's group

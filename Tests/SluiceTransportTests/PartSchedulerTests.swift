@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// The part scheduler over both transports: the same retry, concurrency, budget, progress and
 /// failure semantics on URLSession (the only transport on Apple platforms) as on libcurl.

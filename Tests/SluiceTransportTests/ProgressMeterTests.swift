@@ -3,6 +3,7 @@ import Testing
 
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// The meter's throttle holds an update back, never drops it: a stalled upload shows the count
 /// it reached (a Ctrl-C test's gate waited on it, and a user reads it).

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// A signed aws-chunked body on the engine: the loop never waits for the read-ahead (it
 /// pauses the transfer and is woken), and the read-ahead ends with its request.

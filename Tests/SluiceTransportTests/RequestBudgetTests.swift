@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Sluice
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// `RequestBudget`: never more permits out than its limit, waiters served in order, a
 /// cancelled waiter leaves at once and takes no permit.

@@ -3,6 +3,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceReceiver
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// Response bodies larger than the collect limit: streamed whole to a sink, or kept up to the
 /// limit with the truncation visible. Both transports, against a loopback sink.

@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceReceiver
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 @Suite("TransferEngine: loops, threads, connection reuse, per-host limit", .serialized, .hangGuard)
 struct TransferEngineTests {

@@ -4,6 +4,7 @@ import Testing
 @testable import Sluice
 @testable import SluiceReceiver
 import SluiceTestSupport
+@_spi(Floors) import SluicePrimitives
 
 /// tus on the transfer engine: one connection per upload; parallel partial uploads joined by
 /// the concatenation extension (tuspyserver lists and implements it).

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 extension DirectoryWalk {
     /// How a walk holds one directory's entries: in memory up to `entriesInMemory`, and a larger

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 /// Every directory a walk left, with the identity (device, inode) it had, kept on disk to be
 /// checked again at the end of a run: before deletions go out, each path still names the

@@ -1,5 +1,5 @@
 import Foundation
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceByteSources
 import SluiceBoundStreams
 

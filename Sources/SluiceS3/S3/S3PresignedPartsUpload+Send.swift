@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceTransport

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceByteSources
 
 /// What identifies a source file's content cheaply: device, inode, size, modification and

@@ -1,5 +1,5 @@
 import Dispatch
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceByteSources
 
 /// Reads and hashes the next chunks of an aws-chunked body on another core while the

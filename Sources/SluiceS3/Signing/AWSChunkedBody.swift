@@ -1,4 +1,4 @@
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceByteSources
 
 /// A body encoded as `aws-chunked` on the fly: a random-access `ByteSource` whose bytes are the

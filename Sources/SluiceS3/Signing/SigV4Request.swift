@@ -1,5 +1,5 @@
 import Foundation
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceRequests
 
 /// One header as it goes into a signed request: name as given, value as given.

@@ -1,5 +1,5 @@
 import Foundation
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 /// AWS Signature Version 4: header-signed requests, presigned URLs and the chunk signatures of
 /// aws-chunked bodies.

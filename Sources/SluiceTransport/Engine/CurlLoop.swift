@@ -2,7 +2,7 @@
 import CCurl
 import Foundation
 import Synchronization
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceRequests
 
 /// One event loop of the transfer engine: a thread and a libcurl multi handle that drive any

@@ -1,7 +1,7 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceRequests
 
 /// Sluice's libcurl transfer engine: a small, fixed set of loop threads, each with a libcurl

@@ -1,7 +1,7 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 

@@ -1,7 +1,7 @@
 #if canImport(CCurl)
 import CCurl
 import Foundation
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceRequests
 
 /// One range of a `RemoteByteSource`: a pinned GET streamed on a thread of its own into a

@@ -1,5 +1,5 @@
 import Foundation
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 /// Per-part bytes in flight and parts done, kept as running sums: an update costs the same
 /// whatever the number of parts, and only the parts in flight are held.

@@ -1,4 +1,4 @@
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 /// How many requests may be in flight at once across everything that shares it: the parts of
 /// every upload of a job draw from one budget, so `--concurrency N` means N requests, however

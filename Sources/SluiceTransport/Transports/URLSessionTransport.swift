@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceByteSources
 import SluiceRequests
 import SluiceBoundStreams

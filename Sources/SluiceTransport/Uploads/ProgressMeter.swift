@@ -1,5 +1,5 @@
 import Foundation
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 import SluiceRequests
 
 /// Turns raw byte counts into throttled `UploadProgress` with a smoothed rate.

@@ -1,5 +1,5 @@
 import Foundation
-import SluicePrimitives
+@_spi(Floors) import SluicePrimitives
 
 /// One timer for the held-back reports of every `ProgressMeter` of the process: a meter whose
 /// update came too soon after a report asks for a `flush` at the end of its interval, and the
