@@ -47,6 +47,16 @@ public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(name): \(value)" }
+
+    /// The value of the first of `headers` named `name` (in any case), or nil. Each header is
+    /// looked at where it is, not copied out (a copy retained its name and value: a lookup a
+    /// request's setup makes several times, issue 37.11).
+    package static func value(of name: String, in headers: [HTTPHeader]) -> String? {
+        headers.withUnsafeBufferPointer { headers in
+            for index in headers.indices where HTTPSyntax.namesMatch(headers[index].name, name) { return headers[index].value }
+            return nil
+        }
+    }
 }
 
 /// Where and how to send a body.
@@ -89,7 +99,7 @@ public struct UploadRequest: Sendable {
 
     /// The first value of header `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { HTTPSyntax.namesMatch($0.name, name) }?.value
+        HTTPHeader.value(of: name, in: headers)
     }
 
     /// Checks every header (transports call it before sending).
@@ -134,7 +144,7 @@ public struct UploadResponse: Sendable {
 
     /// The first value of header `name`, compared case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { HTTPSyntax.namesMatch($0.name, name) }?.value
+        HTTPHeader.value(of: name, in: headers)
     }
 
     /// Whether the status is 2xx.

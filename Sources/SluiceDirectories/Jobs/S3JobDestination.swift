@@ -10,8 +10,13 @@ import SluiceRequests
 /// Each file is one `S3Client.upload`: a `PutObject` below the part size, a resumable multipart
 /// upload above it. Give the client's options a `RequestBudget` (`S3Options.requestBudget`) to
 /// hold every request of the job, small files and parts alike, to one number in flight.
-public struct S3JobDestination: UploadJobDestination {
-    /// The client every file goes through.
+///
+/// A class: a job's tasks each hold it for a file, and a copy of a struct of two clients
+/// retained every string and array of both (80 retains a small file, issue 37.11).
+public final class S3JobDestination: UploadJobDestination {
+    /// The client every file goes through: with its options checked and its signer made once
+    /// for the job (`S3Client.checkedOnce`) when they could be, not once a file and again once
+    /// a request.
     public let client: S3Client
     /// The bucket the files go to.
     public let bucket: String
@@ -20,10 +25,8 @@ public struct S3JobDestination: UploadJobDestination {
     /// The resume records in the client's state directory, listed once at the job's first
     /// small file (not looked for once a file).
     private let records = S3StateStore.Listing()
-    /// `client` with its options checked and its signer made once for the job
-    /// (`S3Client.checkedOnce`), not once a file and again once a request; the failure, if
-    /// any, is each file's.
-    private let checked: Result<S3Client, any Error>
+    /// Why `client`'s options could not be checked, if they could not: each file's failure.
+    private let checkFailure: (any Error)?
 
     /// A destination that puts every file under `location`'s prefix in its bucket.
     ///
@@ -31,8 +34,13 @@ public struct S3JobDestination: UploadJobDestination {
     ///   - client: The client every file goes through.
     ///   - location: `s3://BUCKET/PREFIX`; a prefix that does not end in `/` gets one.
     public init(client: S3Client, location: S3Location) {
-        self.client = client
-        checked = Result { try client.checkedOnce() }
+        do {
+            self.client = try client.checkedOnce()
+            checkFailure = nil
+        } catch {
+            self.client = client
+            checkFailure = error
+        }
         bucket = location.bucket
         prefix = location.key.isEmpty || location.key.hasSuffix("/") ? location.key : location.key + "/"
     }
@@ -73,7 +81,8 @@ public struct S3JobDestination: UploadJobDestination {
             }
             source = S3Source(bytes, identity: "file:\(bytes.path)", fingerprint: S3SourceFingerprint(file: bytes))
         }
-        var client = try checked.get()
+        if let checkFailure { throw checkFailure }
+        var client = client
         client.options.object = client.options.object.forFile(atPath: file.path)
         client.options.restart = restart
         // A file changed since its multipart upload began is sent again as it is now.
