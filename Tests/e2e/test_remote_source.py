@@ -230,6 +230,26 @@ def test_an_http_source_resumes_after_kill_9_and_a_replaced_one_is_sent_whole(ng
     assert hashlib.sha256(body).hexdigest() == sha256_file(path)
 
 
+def test_a_pinned_source_without_checksums_keeps_no_parts_journal_and_resumes(nginx, s3, env):  # noqa: F811
+    """With `--checksum-algorithm none` Complete names ETags alone, which ListParts gives: no
+    parts journal is kept beside the record (nothing would read it), and the rerun still takes
+    the held parts from the server."""
+    source, path = put_file(nginx, 30 * MIB + 7, 6)
+    key = "remote/no-checksum-%s.bin" % uuid.uuid4().hex[:8]
+    args = ["s3", "cp", source, "s3://%s/%s" % (BUCKET, key), "--part-size", "5MiB", "--concurrency", "2", "--progress", "none",
+            "--checksum-algorithm", "none"]
+    kill_once_parts_are_held(s3, env, args + ["--limit-rate", "4M"], key)
+    state = os.path.join(env["XDG_CACHE_HOME"], "sluice", "s3")
+    kept = os.listdir(state)
+    assert any(name.endswith(".json") for name in kept), kept  # the record the rerun resumes from
+    assert not any(name.endswith(".parts") for name in kept), kept
+    status, out, err = sluice(env, *args)
+    assert status == 0, err
+    assert "already at the server" in err, err
+    body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    assert hashlib.sha256(body).hexdigest() == sha256_file(path)
+
+
 def test_a_resumed_pinned_source_reads_only_the_parts_the_server_does_not_hold(fault_url, s3, env):  # noqa: F811
     """After kill -9, the held parts' checksums come from the parts journal beside the record
     (SeaweedFS's ListParts lists none): the source is asked only for the ranges of missing parts."""

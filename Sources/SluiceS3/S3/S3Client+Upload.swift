@@ -217,8 +217,10 @@ extension S3Client {
         // Each part's GETs end at its last byte: none reads into a part another reader takes.
         (source.bytes as? RemoteByteSource)?.readsInPieces(of: plan.partSize)
         // A pinned source's parts are journaled as S3 accepts them: a later run takes their
-        // checksums from there instead of reading the parts again.
-        let journal = source.bytes.isPinned ? try await BlockingPool.shared.run { S3PartsJournal(store: store, record: record) } : nil
+        // checksums from there instead of reading the parts again. Without checksums Complete
+        // names ETags alone, which the listing gives: nothing would read a journal.
+        let journal =
+            source.bytes.isPinned && algorithm != nil ? try await BlockingPool.shared.run { S3PartsJournal(store: store, record: record) } : nil
         defer { journal?.close() }
         var done: [Int: S3CompletedPart] = [:]
         for number in 1...count {
