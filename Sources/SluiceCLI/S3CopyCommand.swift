@@ -282,7 +282,7 @@ struct S3CopyCommand {
         if dryRun { return dryRunOne(lines) }
         let client = S3Client(configuration: configuration, options: options(taking: configuration.transfer), transport: transport)
         let source = self.source
-        let (location, remote) = (self.location, self.remote)
+        let (location, remote) = (self.location, remote(for: client.options))
         let result = await ProgressPrinter.run(style: lines.progress(progress)) { report in
             try await client.upload(source: source, to: location, remote: remote, progress: report)
         }
@@ -335,6 +335,15 @@ extension S3CopyCommand {
             "--part-size": .multipartChunkSize, "--concurrency": .maximumConcurrentRequests, "--limit-rate": .maximumBandwidth,
         ]
         return options.applying(settings, keeping: Set(given.compactMap { flags[$0] }))
+    }
+
+    /// An http(s) source's options for a run with `options` (`options(taking:)`'s): its GETs
+    /// keep to the source's cap there, `--limit-rate`'s or the profile's `max_bandwidth`, as a
+    /// streamed copy's reads of an `s3://` source do (the profile's had capped only those).
+    func remote(for options: S3Options) -> RemoteSourceOptions {
+        var remote = self.remote
+        remote.rateLimit = options.sourceRateLimit
+        return remote
     }
 
     /// `s3 cp s3://A/K s3://B/K2`: the object copied by the store; `copy: s3://A/K to
