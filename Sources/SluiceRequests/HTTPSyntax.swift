@@ -85,22 +85,32 @@ package enum HTTPSyntax {
 
     /// Whether `text` is a token: one or more `tchar`s (methods, header names, media types).
     package static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && (text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isTokenCharacter) } ?? text.utf8.allSatisfy(isTokenCharacter))
+        !text.isEmpty && (text.utf8.withContiguousStorageIfAvailable(isToken) ?? text.utf8.allSatisfy(isTokenCharacter))
+    }
+
+    /// Whether every byte is a `tchar`: one loop over the buffer (each header of each request
+    /// and answer comes here).
+    private static func isToken(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where !isTokenCharacter(byte) { return false }
+        return true
     }
 
     /// Whether `text` is a token. Not generic, as `isToken(_:)` of a `String` is not: each
     /// header line of each answer is checked from another module, where a generic one ran
     /// unspecialized, its bytes walked through witness-table calls.
     package static func isToken(_ text: Substring) -> Bool {
-        !text.isEmpty && (text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isTokenCharacter) } ?? text.utf8.allSatisfy(isTokenCharacter))
+        !text.isEmpty && (text.utf8.withContiguousStorageIfAvailable(isToken) ?? text.utf8.allSatisfy(isTokenCharacter))
     }
 
     /// Whether `text` holds a CR, LF or NUL (what no field value may hold). Like `isToken`, over
     /// the bytes in place where they are contiguous (every native string): a loop over a
     /// buffer, not the view's iterator, for every header of every request.
     package static func breaksFieldValue(_ text: String) -> Bool {
-        func found(_ bytes: some Collection<UInt8>) -> Bool { bytes.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 } }
-        return text.utf8.withContiguousStorageIfAvailable(found) ?? found(text.utf8)
+        func breaks(_ byte: UInt8) -> Bool { byte == 0x0D || byte == 0x0A || byte == 0x00 }
+        return text.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes where breaks(byte) { return true }
+            return false
+        } ?? text.utf8.contains(where: breaks)
     }
 
     /// SP or HTAB.
