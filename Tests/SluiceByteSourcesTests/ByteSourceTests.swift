@@ -22,6 +22,17 @@ import SluiceTestSupport
         }
     }
 
+    /// Every read gives the words one at a time, little-endian, whatever its offset and length
+    /// (the read writes four words a turn, then one, then the bytes left).
+    @Test func syntheticBytesAreItsWordsInOrderAtAnyOffset() throws {
+        let source = SyntheticByteSource(length: 4_099, seed: 9)
+        var expected: [UInt8] = []
+        for k in 0..<UInt64(513) { withUnsafeBytes(of: source.word(k).littleEndian) { expected += $0 } }
+        for (start, end) in [(0, 4_099), (3, 4_099), (5, 37), (8, 72), (1, 33), (0, 31), (4_000, 4_099), (24, 56)] {
+            #expect(try source.bytes(in: Int64(start)..<Int64(end)) == Array(expected[start..<end]), "\(start)..<\(end)")
+        }
+    }
+
     /// `BodyLength` is a struct with static members: compared, hashed and read through `value`.
     @Test func bodyLengthIsAValueWithStaticMembers() {
         #expect(BodyLength.known(5).value == 5)
