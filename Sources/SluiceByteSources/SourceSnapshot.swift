@@ -82,14 +82,14 @@ package struct SourceSnapshot: Sendable {
         return max(0, wait)
     }
 
-    /// The bytes of `source`, read once.
+    /// The bytes of `source`, read once: in memory (a source already there is itself).
     ///
     /// - Throws: `Changed` for a file whose change time moved since it was opened or during
     ///   the read, or is too far ahead of the clock; `ByteSourceError` when the read fails or
     ///   the source ends early; `CancellationError` while it waits.
-    package func read(_ source: any ByteSource) async throws -> [UInt8] {
-        if let memory = source as? MemoryByteSource { return memory.bytes }
-        guard let file = source as? any ChangeTimedSource else { return try source.bytes(in: 0..<source.length) }
+    package func read(_ source: any ByteSource) async throws -> any ByteSource {
+        if source is MemoryByteSource || source is PinnedByteSource { return source }
+        guard let file = source as? any ChangeTimedSource else { return try PinnedByteSource(count: Int(source.length), of: source) }
         let opened = file.openedChangeTime
         let wait = try Self.wait(before: opened, clock: clock)
         if wait > 0 { try await clock.sleep(.nanoseconds(wait)) }
@@ -98,7 +98,7 @@ package struct SourceSnapshot: Sendable {
 
     /// Looks at the change time (it must still be `opened`), reads, looks again, on the pool
     /// (the looks and the read wait on the disk): once the clock is a granularity past `opened`.
-    private func readAfterWait(_ file: any ChangeTimedSource, opened: Int64) async throws -> [UInt8] {
+    private func readAfterWait(_ file: any ChangeTimedSource, opened: Int64) async throws -> PinnedByteSource {
         let afterRead = afterRead
         return try await BlockingPool.shared.run {
             try Self.check(file, opened: opened, when: "since it was opened")
@@ -108,13 +108,14 @@ package struct SourceSnapshot: Sendable {
 
     /// A small file read whole, as it was at rest, and what it was (its `fstat`).
     package struct File: Sendable {
-        package var bytes: [UInt8]
+        /// Its bytes, at an address a transport may hand to libcurl as they are.
+        package var bytes: PinnedByteSource
         package var device: UInt64
         package var inode: UInt64
         package var modificationTime: Int64
         package var changeTime: Int64
 
-        package init(_ file: FileByteSource, bytes: [UInt8]) {
+        package init(_ file: FileByteSource, bytes: PinnedByteSource) {
             self.bytes = bytes
             device = file.device
             inode = file.inode
@@ -122,7 +123,7 @@ package struct SourceSnapshot: Sendable {
         }
 
         /// What `info` (an open file's `fstat`) says.
-        init(_ info: stat, bytes: [UInt8]) {
+        init(_ info: stat, bytes: PinnedByteSource) {
             self.bytes = bytes
             device = UInt64(info.st_dev)
             inode = UInt64(info.st_ino)
@@ -199,13 +200,12 @@ package struct SourceSnapshot: Sendable {
     private static func readCached(_ fd: Int32, info: stat, path: String, afterRead: (@Sendable () -> Void)?) throws -> File? {
         let count = Int(info.st_size)
         var complete = false
-        let bytes = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        let bytes = try PinnedByteSource(count: count) { buffer in
             do throws(Errno) {
-                complete = try Syscall.preadCached(fd, UnsafeMutableRawBufferPointer(buffer), 0) == count
+                complete = try Syscall.preadCached(fd, buffer, 0) == count
             } catch {
                 throw ByteSourceError.system(operation: "read", path: path, errno: error.code)
             }
-            initialized = complete ? count : 0
         }
         guard complete else { return nil }
         afterRead?()
@@ -218,8 +218,8 @@ package struct SourceSnapshot: Sendable {
     }
 
     /// Reads `file` whole and looks at its change time again: it must still be `opened`.
-    private static func readAtRest(_ file: any ChangeTimedSource, opened: Int64, afterRead: (@Sendable () -> Void)?) throws -> [UInt8] {
-        let bytes = try file.bytes(in: 0..<file.length)
+    private static func readAtRest(_ file: any ChangeTimedSource, opened: Int64, afterRead: (@Sendable () -> Void)?) throws -> PinnedByteSource {
+        let bytes = try PinnedByteSource(count: Int(file.length), of: file)
         afterRead?()
         try check(file, opened: opened, when: "while it was read")
         return bytes

@@ -114,24 +114,23 @@ extension ByteSource {
     /// Calls `body` with every byte of the source in order, in pieces of at most `chunkSize`
     /// (256 KiB by default: two hashes of a piece still find it in a core's cache).
     ///
-    /// A `ResidentByteSource` or a `MemoryByteSource` (a small file read whole) is handed out
-    /// in place; any other is read into one buffer of whole pages, given back to the kernel at
-    /// the end (a pass per S3 part must not leave malloc arenas behind).
+    /// A source in memory (`MemoryByteSource`, or a small file's snapshot, `PinnedByteSource`)
+    /// is handed out in place; any other is read into one buffer of whole pages, given back to
+    /// the kernel at the end (a pass per S3 part must not leave malloc arenas behind).
     ///
     /// - Throws: The source's or `body`'s error; `ByteSourceError.endedEarly` if the source is
     ///   short; `PageMemory.AllocationFailed` when the kernel has no memory for the buffer.
     package func forEachChunk(chunkSize: Int = 256 << 10, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        if let memory = self as? MemoryByteSource {
-            try memory.bytes.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let end = min(offset + chunkSize, bytes.count)
-                    try body(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
-                    offset = end
-                }
+        func inPlace(_ bytes: UnsafeRawBufferPointer) throws {
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + chunkSize, bytes.count)
+                try body(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
+                offset = end
             }
-            return
         }
+        if let memory = self as? MemoryByteSource { return try memory.bytes.withUnsafeBytes(inPlace) }
+        if let pinned = self as? PinnedByteSource { return try inPlace(pinned.memory) }
         let size = Int(min(Int64(chunkSize), max(length, 1)))
         var buffer: UnsafeMutableRawBufferPointer?
         defer { buffer.map(PageMemory.deallocate) }

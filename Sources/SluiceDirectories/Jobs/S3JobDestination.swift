@@ -70,9 +70,9 @@ public final class S3JobDestination: UploadJobDestination {
         if file.size < S3Client.headerSignedBodyLimit, let small = try await Self.snapshot(file.path, with: client, to: location) {
             // Open, fstat, read, fstat again and close in one trip to the blocking pool.
             source = S3Source(
-                MemoryByteSource(small.bytes), identity: "file:\(file.path)",
+                small.bytes, identity: "file:\(file.path)",
                 fingerprint: S3SourceFingerprint(
-                    size: Int64(small.bytes.count), device: small.device, inode: small.inode,
+                    size: small.bytes.length, device: small.device, inode: small.inode,
                     modificationTime: small.modificationTime, changeTime: small.changeTime))
         } else {
             let file = try OpenedFile(path: file.path)

@@ -381,11 +381,11 @@ extension S3Client {
         _ source: S3Source, to location: S3Location, counters: S3Counters, meter: S3PartProgress, start: ContinuousClock.Instant
     ) async throws -> S3UploadResult {
         if source.bytes.length < Self.headerSignedBodyLimit {
-            let bytes: [UInt8]
+            let bytes: any ByteSource
             do { bytes = try await options.snapshot.read(source.bytes) } catch {
                 throw Self.snapshotError(error, location: location)
             }
-            return try await putObject(MemoryByteSource(bytes), to: location, counters: counters, meter: meter, start: start)
+            return try await putObject(bytes, to: location, counters: counters, meter: meter, start: start)
         }
         let result: S3UploadResult
         do { result = try await putObject(source.bytes, to: location, counters: counters, meter: meter, start: start) } catch let error as S3Error {

@@ -77,9 +77,9 @@ package final class CurlTransfer: @unchecked Sendable {
         /// `url.origin`, worked out when the URL changes (a redirect), not at every request's end.
         package var urlOrigin: String
         package var redirects = 0
-        /// A small body read whole before the request (`CurlTransfer.inlineBodyLimit`), handed
-        /// to libcurl as POSTFIELDS; freed with the handle.
-        package var inlineBody: UnsafeMutableRawBufferPointer?
+        /// A small body in memory (`CurlTransfer.inlineBodyLimit`), handed to libcurl as
+        /// POSTFIELDS: held here, so its bytes stay where libcurl reads them, until the handle goes.
+        package var inlineBody: PinnedByteSource?
         /// Connections opened over all attempts (CURLINFO_NUM_CONNECTS).
         package var connectionsOpened = 0
         /// The current attempt's answer under `AnswerPace` (checked by the progress callback).
@@ -123,7 +123,6 @@ package final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         errorBuffer.deallocate()
-        loopState.inlineBody?.deallocate()
     }
 
     package var easyHandle: OpaquePointer? { onLoop.easy?.handle }
@@ -286,7 +285,7 @@ package final class CurlTransfer: @unchecked Sendable {
         try easy.set(SLUICE_CURLOPT_USERNAME, string: credentials?.user)
         try easy.set(SLUICE_CURLOPT_PASSWORD, string: credentials?.password)
         // An inline body is libcurl's to send again, whole.
-        onLoop.position = Int64(onLoop.inlineBody?.count ?? 0)
+        onLoop.position = onLoop.inlineBody?.length ?? 0
         onLoop.paused = false
         onLoop.pausedDescriptor = nil
         onLoop.lastReported = -1
@@ -352,7 +351,6 @@ package final class CurlTransfer: @unchecked Sendable {
         onLoop.easy = nil
         onLoop.multi = nil
         onLoop.headerList = nil
-        onLoop.inlineBody?.deallocate()
         onLoop.inlineBody = nil
     }
 }
