@@ -56,8 +56,11 @@ extension S3CopyCommand {
     }
 
     /// A job's progress for `printer`: drawn at most every 100 ms (reports come from every
-    /// part's progress), and the last one.
-    static func jobReporter(_ printer: ProgressPrinter) -> @Sendable (UploadJobProgress) -> Void {
+    /// part's progress), and the last one; nil when nothing is drawn (`--progress none`), so
+    /// the job keeps no running count of its files' bytes in flight (issue 37.11: a clock read
+    /// and two locks a report, several reports a small file).
+    static func jobReporter(_ printer: ProgressPrinter) -> (@Sendable (UploadJobProgress) -> Void)? {
+        guard printer.style != .none else { return nil }
         let started = ContinuousClock.now
         let lastDrawn = Lock<ContinuousClock.Instant?>(nil)
         return { job in

@@ -489,7 +489,10 @@ package final class UploadJobTracker: Sendable {
         }
     }
 
+    /// A file's bytes on their way, for the reports; none kept when nothing is reported (a
+    /// file's bytes count once it ends, in `finished`).
     package func update(_ slot: Int, _ bytes: Int64) {
+        guard report != nil else { return }
         change { state in
             guard let old = state.inFlight[slot] else { return }
             state.inFlight[slot] = bytes
