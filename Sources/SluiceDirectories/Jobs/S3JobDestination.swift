@@ -39,7 +39,7 @@ public final class S3JobDestination: UploadJobDestination {
             checkFailure = nil
             // The table of content types read here, once, before the job's tasks start: at
             // their first files they all waited for it at once, spinning on its lock.
-            if client.options.object.guessesContentType, client.options.object.contentType == nil { _ = MediaTypeTable.system }
+            if client.options.object.guessesFromFileNames { _ = MediaTypeTable.system }
         } catch {
             self.client = client
             checkFailure = error

@@ -60,11 +60,15 @@ public struct S3ObjectOptions: Sendable, Equatable {
     /// the file's name (`MediaTypeTable.system`) when none is given and `guessesContentType`
     /// is set, else as they are. The one place an object's content type is decided.
     public func forFile(atPath path: String) -> S3ObjectOptions {
-        guard contentType == nil, guessesContentType else { return self }
+        guard guessesFromFileNames else { return self }
         var options = self
         options.contentType = MediaTypeTable.system.contentType(forPath: path)
         return options
     }
+
+    /// Whether `forFile(atPath:)` guesses a file's content type from its name: no type is
+    /// given and `guessesContentType` is set.
+    package var guessesFromFileNames: Bool { contentType == nil && guessesContentType }
 
     /// The directive a copy follows: `metadataDirective`, else the AWS CLI's default.
     public var effectiveMetadataDirective: S3MetadataDirective {
